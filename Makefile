@@ -1,0 +1,29 @@
+# A thin front door: everything real lives in CMake.
+BUILD ?= build
+JOBS  ?= 2
+DEMO  = --platform platforms/presets/dgx-a100-4x8.yaml \
+        --workload workloads/presets/gpt3-13b.yaml \
+        --plan strategies/presets/tp4-pp2-dp4-1f1b.yaml
+
+.PHONY: deps build demo test bench clean
+
+deps:
+	@tools/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+demo: build
+	@mkdir -p $(BUILD)/demo
+	$(BUILD)/tools/dejavu simulate $(DEMO) --json $(BUILD)/demo/report.json --trace $(BUILD)/demo/trace.json
+	@echo "report: $(BUILD)/demo/report.json   trace (open in ui.perfetto.dev): $(BUILD)/demo/trace.json"
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+bench: build
+	$(BUILD)/bench/simulate_benchmark
+
+clean:
+	rm -rf $(BUILD)

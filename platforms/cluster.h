@@ -1,0 +1,78 @@
+// A cluster of GPU servers, read from platform YAML and built into a sim::Network.
+//
+//   name: dgx-a100-4x8
+//   servers:                        # one entry per group of identical servers
+//     - count: 4
+//       gpu: A100-SXM-80GB
+//       gpus_per_server: 8
+//       intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 1 us}  # per GPU, per direction
+//       nic: {bandwidth: 200 Gbps, latency: 2 us, per_gpu: true}
+//   network: {kind: fat-tree, latency: 1 us, oversubscription: 1}
+//
+// Network shape: each server has a switch (NVSwitch or PCIe) joined to each GPU by an
+// `intra` link, and a NIC leaf joined to each GPU (per_gpu) or to the server switch by a
+// `nic` link; the leaf reaches the fabric core over an uplink of the server's total NIC
+// bandwidth divided by the oversubscription. Latencies are end to end: GPU to GPU inside
+// a server takes intra.latency; across servers nic.latency + network.latency.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "platforms/gpu_catalog.h"
+#include "sim/config_node.h"
+#include "sim/network.h"
+
+namespace dejavu::platforms {
+
+struct IntraSpec {
+  std::string kind = "nvswitch";  // nvswitch | pcie
+  double bandwidth_Bps = 0;
+  double latency_s = 0;
+};
+
+struct NicSpec {
+  double bandwidth_Bps = 0;
+  double latency_s = 0;
+  bool per_gpu = true;
+};
+
+struct ServerGroup {
+  int count = 1;
+  std::string gpu;
+  int gpus_per_server = 8;
+  IntraSpec intra;
+  NicSpec nic;
+};
+
+struct FabricSpec {
+  std::string kind = "fat-tree";
+  double latency_s = 0;
+  double oversubscription = 1;
+};
+
+struct GpuSlot {
+  int host = -1;    // node id in the network
+  int server = -1;  // global server index
+  int local = -1;   // index inside the server
+  const GpuSpec* spec = nullptr;
+};
+
+struct Cluster {
+  std::string name;
+  std::vector<ServerGroup> groups;
+  FabricSpec fabric;
+  std::vector<GpuSlot> gpus;  // in server order, then local order
+  sim::Network network;
+
+  int gpu_count() const { return static_cast<int>(gpus.size()); }
+  int server_count() const;
+};
+
+// Builds gpus and network from groups and fabric.
+void build_network(Cluster& cluster);
+
+Cluster load_cluster(const ConfigNode& root);
+Cluster load_cluster_file(const std::string& path);
+
+}  // namespace dejavu::platforms

@@ -1,0 +1,73 @@
+// A YAML node that knows its file, its position and its key path, so every complaint
+// about it reads `file.yaml:14:7: links[3].bandwidth: expected ..., got ...`.
+// Configs are parsed once at the edge with this; nothing deeper takes a file path.
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/error.h"
+#include "sim/units.h"
+
+namespace dejavu {
+
+class ConfigNode {
+ public:
+  // Parses a file; a missing file or a YAML syntax error is a ConfigError.
+  static ConfigNode load_file(const std::string& path);
+  static ConfigNode load_string(const std::string& text, const std::string& name);
+
+  ConfigNode(YAML::Node node, std::string file, std::string path);
+
+  const std::string& file() const { return file_; }
+  const std::string& path() const { return path_; }  // "links[3].bandwidth"
+  SourceLoc loc() const;
+  const YAML::Node& yaml() const { return node_; }
+
+  bool is_map() const { return node_.IsMap(); }
+  bool is_sequence() const { return node_.IsSequence(); }
+  bool is_scalar() const { return node_.IsScalar(); }
+
+  // Throws unless this is a mapping whose keys are all in `allowed`; the error for an
+  // unknown key points at the key and lists the valid ones.
+  void expect_map(std::initializer_list<const char*> allowed) const;
+  std::vector<ConfigNode> items() const;  // a sequence's elements; throws if not a list
+
+  bool has(const std::string& key) const;
+  ConfigNode child(const std::string& key) const;  // throws if missing
+  SourceLoc key_loc(const std::string& key) const;  // where the key itself is written
+
+  std::string as_string() const;
+  long long as_int() const;
+  double as_double() const;
+  bool as_bool() const;
+  double as_quantity(units::Dimension dim) const;
+  std::string as_choice(const std::vector<std::string>& choices) const;
+
+  // Convenience readers for a key of this mapping. get_* throw when the key is missing.
+  std::string get_string(const std::string& key) const { return child(key).as_string(); }
+  long long get_int(const std::string& key) const { return child(key).as_int(); }
+  double get_quantity(const std::string& key, units::Dimension d) const {
+    return child(key).as_quantity(d);
+  }
+  long long get_int(const std::string& key, long long fallback) const;
+  double get_double(const std::string& key, double fallback) const;
+  bool get_bool(const std::string& key, bool fallback) const;
+  std::string get_string(const std::string& key, const std::string& fallback) const;
+  double get_quantity(const std::string& key, units::Dimension d, double fallback) const;
+
+  [[noreturn]] void fail(const std::string& problem) const;
+
+ private:
+  YAML::Node node_;
+  std::string file_;
+  std::string path_;
+};
+
+std::string join(const std::vector<std::string>& items, const std::string& sep);
+
+}  // namespace dejavu

@@ -1,0 +1,24 @@
+// Where each device's time went over a run: computing, communicating (and how much of the
+// communication nothing else hid), idle.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "sim/engine.h"
+#include "sim/task_graph.h"
+
+namespace dejavu::sim {
+
+struct DeviceTime {
+  double compute_s = 0;                  // some compute task running
+  double communication_s = 0;            // some transfer or collective running
+  double exposed_communication_s = 0;    // communicating while not computing
+  double idle_s = 0;                     // neither, within [0, makespan]
+};
+
+// `only`, when given, restricts the accounting to the tasks it accepts.
+std::vector<DeviceTime> device_times(const TaskGraph& graph, const Result& result,
+                                     const std::function<bool(const Task&)>& only = {});
+
+}  // namespace dejavu::sim

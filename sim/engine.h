@@ -1,0 +1,44 @@
+// The Engine interface: a TaskGraph on a Network in, a Result out. Engines are named in a
+// registry (`dejavu list` prints them); nothing outside an engine branches on which one
+// it is talking to.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/network.h"
+#include "sim/registry.h"
+#include "sim/task_graph.h"
+
+namespace dejavu::sim {
+
+struct EngineOptions {
+  std::string collective_algorithm = "ring";
+};
+
+struct Result {
+  std::string engine;
+  double makespan_s = 0;
+  std::vector<double> start_s;  // per task
+  std::vector<double> end_s;    // per task
+  // Bytes carried per link direction over the run: index 2*link (a->b) and 2*link+1 (b->a).
+  // Counts every physical transfer a symmetric task stands for.
+  std::vector<double> link_bytes;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  // Throws ModelError if the graph cannot complete (a dependency cycle, or stream orders
+  // that contradict the dependencies).
+  virtual Result run(const TaskGraph& graph, const Network& net,
+                     const EngineOptions& options) const = 0;
+};
+
+Registry<Engine>& engines();
+
+// Fills this folder's registries (engines, collective algorithms). Safe to call twice.
+void register_builtins();
+
+}  // namespace dejavu::sim

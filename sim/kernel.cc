@@ -1,0 +1,51 @@
+#include "sim/kernel.h"
+
+namespace dejavu::sim {
+
+const char* to_string(OpClass c) {
+  switch (c) {
+    case OpClass::Gemm: return "gemm";
+    case OpClass::Attention: return "attention";
+    case OpClass::Elementwise: return "elementwise";
+    case OpClass::Norm: return "norm";
+    case OpClass::Embedding: return "embedding";
+    case OpClass::Optimizer: return "optimizer";
+  }
+  return "?";
+}
+
+const char* to_string(DType d) {
+  switch (d) {
+    case DType::FP32: return "fp32";
+    case DType::TF32: return "tf32";
+    case DType::FP16: return "fp16";
+    case DType::BF16: return "bf16";
+    case DType::FP8: return "fp8";
+  }
+  return "?";
+}
+
+double dtype_bytes(DType d) {
+  switch (d) {
+    case DType::FP32:
+    case DType::TF32: return 4;
+    case DType::FP16:
+    case DType::BF16: return 2;
+    case DType::FP8: return 1;
+  }
+  return 4;
+}
+
+bool parse_dtype(const std::string& name, DType* out) {
+  for (DType d : {DType::FP32, DType::TF32, DType::FP16, DType::BF16, DType::FP8}) {
+    if (name == to_string(d)) {
+      *out = d;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* dtype_names() { return "fp32, tf32, fp16, bf16, fp8"; }
+
+}  // namespace dejavu::sim

@@ -1,0 +1,67 @@
+// The machine as a graph: hosts (GPUs) and switches joined by full-duplex links, each
+// direction with the link's full bandwidth. Routes are shortest by latency (then by hop
+// count, then by node id, so they are deterministic) and never pass through a host: a GPU
+// does not forward traffic. Routes are computed per source on first use and cached.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace dejavu::sim {
+
+struct Link {
+  std::string name;
+  int a = -1, b = -1;          // endpoints (node ids)
+  double bandwidth_Bps = 0;    // per direction
+  double latency_s = 0;
+};
+
+struct Node {
+  std::string name;
+  bool is_host = false;
+};
+
+// One link crossed in one direction: `forward` means from link.a to link.b.
+struct Hop {
+  int link = -1;
+  bool forward = true;
+};
+
+struct PathCost {
+  double latency_s = 0;
+  double bottleneck_Bps = 0;  // infinity for a route of no links (a host to itself)
+};
+
+class Network {
+ public:
+  int add_host(const std::string& name);
+  int add_switch(const std::string& name);
+  int add_link(const std::string& name, int a, int b, double bandwidth_Bps, double latency_s);
+
+  int node_count() const { return static_cast<int>(nodes_.size()); }
+  int link_count() const { return static_cast<int>(links_.size()); }
+  const Node& node(int id) const { return nodes_.at(id); }
+  const Link& link(int id) const { return links_.at(id); }
+  const std::vector<Link>& links() const { return links_; }
+
+  // Throws ModelError when dst cannot be reached from src.
+  const std::vector<Hop>& route(int src, int dst) const;
+  PathCost path_cost(int src, int dst) const;
+
+ private:
+  struct Adjacent {
+    int node;
+    int link;
+  };
+  const std::vector<int>& predecessor_links(int src) const;
+
+  std::vector<Node> nodes_;
+  std::vector<Link> links_;
+  std::vector<std::vector<Adjacent>> adjacency_;
+  mutable std::unordered_map<int, std::vector<int>> pred_cache_;  // src -> link into node
+  mutable std::unordered_map<int64_t, std::vector<Hop>> route_cache_;
+};
+
+}  // namespace dejavu::sim

@@ -1,0 +1,115 @@
+#include "sim/task_graph.h"
+
+#include "sim/error.h"
+
+namespace dejavu::sim {
+
+const char* to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::AllReduce: return "all_reduce";
+    case CollectiveOp::ReduceScatter: return "reduce_scatter";
+    case CollectiveOp::AllGather: return "all_gather";
+  }
+  return "?";
+}
+
+int TaskGraph::add_device(const std::string& name, std::vector<int> hosts) {
+  devices_.push_back(Device{name, std::move(hosts)});
+  return static_cast<int>(devices_.size()) - 1;
+}
+
+int TaskGraph::stream(const std::string& name) {
+  for (size_t i = 0; i < stream_names_.size(); ++i)
+    if (stream_names_[i] == name) return static_cast<int>(i);
+  stream_names_.push_back(name);
+  return static_cast<int>(stream_names_.size()) - 1;
+}
+
+int TaskGraph::label(const std::string& text) {
+  auto [it, inserted] = label_ids_.emplace(text, static_cast<int>(labels_.size()));
+  if (inserted) labels_.push_back(text);
+  return it->second;
+}
+
+int TaskGraph::add_comm_set(CommSet set) {
+  comm_sets_.push_back(std::move(set));
+  return static_cast<int>(comm_sets_.size()) - 1;
+}
+
+int TaskGraph::add_participants(std::vector<int> devices) {
+  participant_sets_.push_back(std::move(devices));
+  return static_cast<int>(participant_sets_.size()) - 1;
+}
+
+TaskId TaskGraph::push(Task t) {
+  tasks_.push_back(t);
+  return static_cast<TaskId>(tasks_.size()) - 1;
+}
+
+TaskId TaskGraph::add_compute(int device, int stream, double duration_s, int label,
+                              int microbatch) {
+  Task t;
+  t.kind = TaskKind::Compute;
+  t.device = device;
+  t.stream = static_cast<int16_t>(stream);
+  t.duration_s = duration_s;
+  t.label = label;
+  t.microbatch = microbatch;
+  return push(t);
+}
+
+TaskId TaskGraph::add_transfer(int src_device, int stream, int comm_set, double bytes,
+                               int label, int microbatch) {
+  Task t;
+  t.kind = TaskKind::Transfer;
+  t.device = src_device;
+  t.stream = static_cast<int16_t>(stream);
+  t.comm_set = comm_set;
+  t.bytes = bytes;
+  t.label = label;
+  t.microbatch = microbatch;
+  return push(t);
+}
+
+TaskId TaskGraph::add_collective(int participants, int stream, CollectiveOp op, int comm_set,
+                                 double bytes, int label, int microbatch) {
+  Task t;
+  t.kind = TaskKind::Collective;
+  t.op = op;
+  t.participants = participants;
+  t.device = participant_sets_.at(participants).at(0);
+  t.stream = static_cast<int16_t>(stream);
+  t.comm_set = comm_set;
+  t.bytes = bytes;
+  t.label = label;
+  t.microbatch = microbatch;
+  return push(t);
+}
+
+void TaskGraph::depend(TaskId before, TaskId after) {
+  if (before == after) throw ModelError("a task cannot depend on itself");
+  edges_.emplace_back(before, after);
+}
+
+std::vector<int> TaskGraph::devices_of(const Task& t) const {
+  if (t.kind == TaskKind::Collective) return participant_sets_[t.participants];
+  return {t.device};
+}
+
+void TaskGraph::finalize() {
+  const size_t n = tasks_.size();
+  succ_begin_.assign(n + 1, 0);
+  indegree_.assign(n, 0);
+  for (auto [a, b] : edges_) {
+    if (a < 0 || b < 0 || static_cast<size_t>(a) >= n || static_cast<size_t>(b) >= n)
+      throw ModelError("a dependency names a task that does not exist");
+    ++succ_begin_[a + 1];
+    ++indegree_[b];
+  }
+  for (size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
+  succ_.assign(edges_.size(), 0);
+  std::vector<int32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+  for (auto [a, b] : edges_) succ_[fill[a]++] = b;
+}
+
+}  // namespace dejavu::sim

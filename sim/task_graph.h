@@ -1,0 +1,101 @@
+// The simulator's input: tasks with dependencies, placed on device streams. It knows
+// nothing of neural networks. A device may stand for several identical GPUs (a
+// tensor-parallel group, symmetric data-parallel replicas); its `hosts` list says which.
+//
+// Tasks on one (device, stream) run one at a time, in the order they were added, as on a
+// CUDA stream. A compute task carries its duration; a transfer or collective carries bytes
+// and the physical host groups it stands for, and the engine prices it on the Network.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace dejavu::sim {
+
+using TaskId = int32_t;
+
+enum class TaskKind : uint8_t { Compute, Transfer, Collective };
+enum class CollectiveOp : uint8_t { AllReduce, ReduceScatter, AllGather };
+
+const char* to_string(CollectiveOp op);
+
+struct Device {
+  std::string name;
+  std::vector<int> hosts;  // network hosts (GPUs) this device stands for
+};
+
+// The physical transfers or collectives one task stands for: each group is a list of
+// network hosts (for a transfer, {src, dst}). Groups are identical by symmetry, so the
+// first is priced; all of them load links.
+struct CommSet {
+  std::vector<std::vector<int>> groups;
+};
+
+struct Task {
+  TaskKind kind = TaskKind::Compute;
+  CollectiveOp op = CollectiveOp::AllReduce;
+  int16_t stream = 0;
+  int32_t device = -1;         // compute: where it runs; transfer: the sender
+  int32_t participants = -1;   // collective: index into participant_sets (devices)
+  int32_t comm_set = -1;       // transfer / collective: index into comm_sets
+  int32_t label = -1;          // index into labels ("fwd L3 attention")
+  int32_t microbatch = -1;     // -1 when not per microbatch
+  double duration_s = 0;       // compute only
+  double bytes = 0;            // transfer / collective payload (per participant for collectives)
+};
+
+class TaskGraph {
+ public:
+  int add_device(const std::string& name, std::vector<int> hosts);
+  int stream(const std::string& name);  // id of a stream name, created on first use
+  int label(const std::string& text);   // interned
+  int add_comm_set(CommSet set);
+  int add_participants(std::vector<int> devices);
+
+  TaskId add_compute(int device, int stream, double duration_s, int label, int microbatch);
+  TaskId add_transfer(int src_device, int stream, int comm_set, double bytes, int label,
+                      int microbatch);
+  TaskId add_collective(int participants, int stream, CollectiveOp op, int comm_set,
+                        double bytes, int label, int microbatch);
+  void depend(TaskId before, TaskId after);  // `after` starts only once `before` is done
+
+  // Builds the successor lists; call once after the last task or edge is added.
+  void finalize();
+
+  size_t size() const { return tasks_.size(); }
+  const Task& task(TaskId id) const { return tasks_[id]; }
+  const std::vector<Task>& tasks() const { return tasks_; }
+  const std::vector<Device>& devices() const { return devices_; }
+  const std::vector<std::string>& stream_names() const { return stream_names_; }
+  const std::vector<std::string>& labels() const { return labels_; }
+  const CommSet& comm_set(int id) const { return comm_sets_[id]; }
+  const std::vector<CommSet>& comm_sets() const { return comm_sets_; }
+  const std::vector<int>& participants(int id) const { return participant_sets_[id]; }
+  // Devices whose streams a task occupies: one for compute and transfer, all for collectives.
+  std::vector<int> devices_of(const Task& t) const;
+
+  // After finalize(): successors of task i are succ[succ_begin[i] .. succ_begin[i+1]).
+  const std::vector<int32_t>& succ_begin() const { return succ_begin_; }
+  const std::vector<TaskId>& successors() const { return succ_; }
+  const std::vector<int32_t>& indegree() const { return indegree_; }
+  size_t edge_count() const { return edges_.size(); }
+
+ private:
+  TaskId push(Task t);
+
+  std::vector<Task> tasks_;
+  std::vector<Device> devices_;
+  std::vector<std::string> stream_names_;
+  std::vector<std::string> labels_;
+  std::unordered_map<std::string, int> label_ids_;
+  std::vector<CommSet> comm_sets_;
+  std::vector<std::vector<int>> participant_sets_;
+  std::vector<std::pair<TaskId, TaskId>> edges_;
+  std::vector<int32_t> succ_begin_;
+  std::vector<TaskId> succ_;
+  std::vector<int32_t> indegree_;
+};
+
+}  // namespace dejavu::sim

@@ -1,0 +1,20 @@
+#include "strategies/builtins.h"
+
+#include "strategies/schedules/gpipe.h"
+#include "strategies/schedules/one_f_one_b.h"
+
+namespace dejavu::strategies {
+
+Registry<PipelineSchedule>& schedules() {
+  static Registry<PipelineSchedule> registry("schedule");
+  return registry;
+}
+
+void register_builtins() {
+  schedules().add("gpipe", "all forwards, then all backwards (GPipe)",
+                  [] { return std::make_unique<GPipe>(); });
+  schedules().add("1f1b", "one forward, one backward after p-i-1 warm-up forwards (PipeDream-Flush)",
+                  [] { return std::make_unique<OneFOneB>(); });
+}
+
+}  // namespace dejavu::strategies

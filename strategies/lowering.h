@@ -1,0 +1,52 @@
+// Lowering: Plan + ModelGraph + Cluster -> sim::TaskGraph.
+//
+// GPUs take Megatron's rank order (tensor-parallel ranks innermost, then data-parallel,
+// then pipeline stages), so tensor-parallel groups sit inside a server. Each stage's ops
+// are cut into compute segments at the tensor-parallel all-reduces; each work item of the
+// pipeline schedule (a microbatch's forward or backward on a stage) becomes its segments,
+// their all-reduces and the send to the neighbouring stage, placed on the stage's streams
+// in the schedule's order. After the last backward each stage all-reduces its gradients
+// over the data-parallel group and steps the optimizer.
+//
+// Symmetry: data-parallel replicas whose GPUs and routes price the same are simulated once
+// (one device per stage stands for every GPU of those replicas' tensor-parallel groups);
+// a heterogeneous cluster keeps one representative per distinct replica.
+#pragma once
+
+#include <vector>
+
+#include "platforms/cluster.h"
+#include "sim/task_graph.h"
+#include "strategies/plan.h"
+#include "workloads/model_graph.h"
+
+namespace dejavu::strategies {
+
+struct GpuRole {
+  int stage = 0, dp_rank = 0, tp_rank = 0;
+  int device = -1;  // the simulated device standing for this GPU
+};
+
+struct LoweredJob {
+  sim::TaskGraph graph;
+  std::vector<GpuRole> roles;        // per GPU, in cluster order
+  std::vector<int> device_stage;     // per simulated device
+  double model_flops = 0;            // Megatron's count, no recomputation
+  double hardware_flops = 0;         // including recomputation
+  double params_per_gpu_max = 0;     // parameters held by the fullest GPU
+};
+
+struct LowerOptions {
+  bool fold_symmetric = true;  // false: one device per data-parallel replica and stage
+};
+
+// Validates the plan first; throws ConfigError / ModelError.
+LoweredJob lower(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
+                 const Plan& plan, const LowerOptions& options = {});
+
+// Which GPU (cluster index) holds (stage, dp_rank, tp_rank).
+inline int gpu_index(const Plan& p, int stage, int dp_rank, int tp_rank) {
+  return (stage * p.dp + dp_rank) * p.tp + tp_rank;
+}
+
+}  // namespace dejavu::strategies

@@ -1,0 +1,170 @@
+#include "strategies/report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/device_time.h"
+#include "sim/units.h"
+
+namespace dejavu::strategies {
+
+Report make_report(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
+                   const Plan& plan, const LoweredJob& job, const sim::Result& result) {
+  const sim::TaskGraph& g = job.graph;
+  Report r;
+  r.platform = cluster.name;
+  r.workload = model.name;
+  r.plan = plan.name;
+  r.engine = result.engine;
+  r.gpus = cluster.gpu_count();
+  r.tasks = static_cast<int>(g.size());
+  r.iteration_time_s = result.makespan_s;
+  r.model_flops = job.model_flops;
+  r.hardware_flops = job.hardware_flops;
+  for (const auto& slot : cluster.gpus) r.peak_flops_total += slot.spec->peak_flops(model.dtype);
+  const double T = r.iteration_time_s;
+  if (T > 0) {
+    r.tflops_per_gpu = r.model_flops / T / r.gpus / 1e12;
+    r.hardware_tflops_per_gpu = r.hardware_flops / T / r.gpus / 1e12;
+    r.mfu = r.model_flops / T / r.peak_flops_total;
+    r.hfu = r.hardware_flops / T / r.peak_flops_total;
+  }
+
+  // The pipeline phase runs until the last microbatch's task ends; within it, a device's
+  // bubble is the time it does no microbatch work (neither compute nor its own exposed
+  // tensor-parallel or pipeline communication).
+  const auto times = sim::device_times(g, result);
+  const auto microbatch_times =
+      sim::device_times(g, result, [](const sim::Task& t) { return t.microbatch >= 0; });
+  double pipeline_end = 0;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g.task(static_cast<sim::TaskId>(i)).microbatch >= 0)
+      pipeline_end = std::max(pipeline_end, result.end_s[i]);
+  std::vector<double> microbatch_busy;
+  for (const auto& t : microbatch_times)
+    microbatch_busy.push_back(t.compute_s + t.exposed_communication_s);
+  double bubble_sum = 0;
+  for (size_t d = 0; d < g.devices().size(); ++d) {
+    SimulatedDeviceReport s;
+    s.name = g.devices()[d].name;
+    s.stage = job.device_stage[d];
+    s.gpus = static_cast<int>(g.devices()[d].hosts.size());
+    s.compute_s = times[d].compute_s;
+    s.communication_s = times[d].communication_s;
+    s.exposed_communication_s = times[d].exposed_communication_s;
+    s.idle_s = times[d].idle_s;
+    s.bubble_fraction = pipeline_end > 0 ? 1.0 - microbatch_busy[d] / pipeline_end : 0;
+    bubble_sum += s.bubble_fraction * s.gpus;
+    r.simulated.push_back(s);
+  }
+  r.bubble_fraction = r.gpus > 0 ? bubble_sum / r.gpus : 0;
+
+  for (int i = 0; i < cluster.gpu_count(); ++i) {
+    const GpuRole& role = job.roles[i];
+    DeviceReport d;
+    d.gpu = i;
+    d.name = cluster.network.node(cluster.gpus[i].host).name;
+    d.gpu_type = cluster.gpus[i].spec->name;
+    d.stage = role.stage;
+    d.dp_rank = role.dp_rank;
+    d.tp_rank = role.tp_rank;
+    d.simulated_as = g.devices()[role.device].name;
+    d.busy_s = times[role.device].compute_s;
+    d.communication_s = times[role.device].communication_s;
+    d.exposed_communication_s = times[role.device].exposed_communication_s;
+    d.idle_s = times[role.device].idle_s;
+    r.devices.push_back(d);
+  }
+
+  double best = -1;
+  for (size_t k = 0; k < result.link_bytes.size(); ++k) {
+    const sim::Link& link = cluster.network.link(static_cast<int>(k / 2));
+    const double util = T > 0 ? result.link_bytes[k] / (link.bandwidth_Bps * T) : 0;
+    if (util > best) {
+      best = util;
+      const bool forward = k % 2 == 0;
+      const std::string& a = cluster.network.node(forward ? link.a : link.b).name;
+      const std::string& b = cluster.network.node(forward ? link.b : link.a).name;
+      r.busiest_link = LinkReport{link.name, a + " -> " + b, result.link_bytes[k], util};
+    }
+  }
+  return r;
+}
+
+void write_json(std::ostream& out, const Report& r) {
+  nlohmann::ordered_json j;
+  j["platform"] = r.platform;
+  j["workload"] = r.workload;
+  j["plan"] = r.plan;
+  j["engine"] = r.engine;
+  j["gpus"] = r.gpus;
+  j["tasks"] = r.tasks;
+  j["iteration_time_s"] = r.iteration_time_s;
+  j["tflops_per_gpu"] = r.tflops_per_gpu;
+  j["hardware_tflops_per_gpu"] = r.hardware_tflops_per_gpu;
+  j["mfu"] = r.mfu;
+  j["hfu"] = r.hfu;
+  j["model_flops"] = r.model_flops;
+  j["bubble_fraction"] = r.bubble_fraction;
+  j["busiest_link"] = {{"name", r.busiest_link.name},
+                       {"direction", r.busiest_link.direction},
+                       {"bytes", r.busiest_link.bytes},
+                       {"utilization", r.busiest_link.utilization}};
+  auto& sims = j["simulated_devices"] = nlohmann::ordered_json::array();
+  for (const auto& s : r.simulated)
+    sims.push_back({{"name", s.name},
+                    {"stage", s.stage},
+                    {"gpus", s.gpus},
+                    {"compute_s", s.compute_s},
+                    {"communication_s", s.communication_s},
+                    {"exposed_communication_s", s.exposed_communication_s},
+                    {"idle_s", s.idle_s},
+                    {"bubble_fraction", s.bubble_fraction}});
+  auto& devs = j["devices"] = nlohmann::ordered_json::array();
+  for (const auto& d : r.devices)
+    devs.push_back({{"gpu", d.gpu},
+                    {"name", d.name},
+                    {"gpu_type", d.gpu_type},
+                    {"stage", d.stage},
+                    {"dp_rank", d.dp_rank},
+                    {"tp_rank", d.tp_rank},
+                    {"simulated_as", d.simulated_as},
+                    {"busy_s", d.busy_s},
+                    {"communication_s", d.communication_s},
+                    {"exposed_communication_s", d.exposed_communication_s},
+                    {"idle_s", d.idle_s}});
+  out << j.dump(2) << "\n";
+}
+
+void write_summary(std::ostream& out, const Report& r) {
+  char buf[256];
+  out << "dejavu: " << r.workload << " on " << r.platform << ", plan " << r.plan << " ("
+      << r.engine << " engine)\n";
+  std::snprintf(buf, sizeof buf, "  iteration time     %s\n", units::format_time(r.iteration_time_s).c_str());
+  out << buf;
+  std::snprintf(buf, sizeof buf,
+                "  model TFLOP/s/GPU  %.1f   MFU %.1f%%   (hardware %.1f TFLOP/s/GPU, HFU %.1f%%)\n",
+                r.tflops_per_gpu, 100 * r.mfu, r.hardware_tflops_per_gpu, 100 * r.hfu);
+  out << buf;
+  std::snprintf(buf, sizeof buf, "  pipeline bubble    %.1f%%\n", 100 * r.bubble_fraction);
+  out << buf;
+  std::snprintf(buf, sizeof buf, "  simulated          %d GPUs as %zu devices, %d tasks\n", r.gpus,
+                r.simulated.size(), r.tasks);
+  out << buf;
+  std::snprintf(buf, sizeof buf, "  busiest link       %s (%s): %s, %.1f%% busy\n",
+                r.busiest_link.name.c_str(), r.busiest_link.direction.c_str(),
+                units::format_bytes(r.busiest_link.bytes).c_str(), 100 * r.busiest_link.utilization);
+  out << buf;
+  out << "  device (stage)        GPUs   compute     exposed comm   idle        bubble\n";
+  for (const auto& s : r.simulated) {
+    std::snprintf(buf, sizeof buf, "  %-16s (%d)  %5d   %-11s %-14s %-11s %.1f%%\n", s.name.c_str(),
+                  s.stage, s.gpus, units::format_time(s.compute_s).c_str(),
+                  units::format_time(s.exposed_communication_s).c_str(),
+                  units::format_time(s.idle_s).c_str(), 100 * s.bubble_fraction);
+    out << buf;
+  }
+}
+
+}  // namespace dejavu::strategies

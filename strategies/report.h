@@ -1,0 +1,62 @@
+// What `simulate` tells a user: iteration time, throughput and MFU, the pipeline bubble,
+// where each GPU's time went, and the busiest link. The JSON keys iteration_time_s,
+// tflops_per_gpu, mfu and devices (busy_s, communication_s, idle_s per GPU) are a stable
+// contract that later tools rely on.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "platforms/cluster.h"
+#include "sim/engine.h"
+#include "strategies/lowering.h"
+
+namespace dejavu::strategies {
+
+struct DeviceReport {
+  int gpu = 0;
+  std::string name;     // network host name, "server0/gpu3"
+  std::string gpu_type;
+  int stage = 0, dp_rank = 0, tp_rank = 0;
+  std::string simulated_as;  // the device that stood for it
+  double busy_s = 0, communication_s = 0, exposed_communication_s = 0, idle_s = 0;
+};
+
+struct SimulatedDeviceReport {
+  std::string name;
+  int stage = 0;
+  int gpus = 0;  // how many GPUs it stands for
+  double compute_s = 0, communication_s = 0, exposed_communication_s = 0, idle_s = 0;
+  double bubble_fraction = 0;
+};
+
+struct LinkReport {
+  std::string name;
+  std::string direction;  // "a->b"
+  double bytes = 0;
+  double utilization = 0;  // bytes / (bandwidth * iteration time)
+};
+
+struct Report {
+  std::string platform, workload, plan, engine;
+  int gpus = 0;
+  int tasks = 0;
+  double iteration_time_s = 0;
+  double model_flops = 0, hardware_flops = 0;
+  double tflops_per_gpu = 0, hardware_tflops_per_gpu = 0;
+  double mfu = 0, hfu = 0;
+  double bubble_fraction = 0;
+  double peak_flops_total = 0;
+  std::vector<SimulatedDeviceReport> simulated;
+  std::vector<DeviceReport> devices;
+  LinkReport busiest_link;
+};
+
+Report make_report(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
+                   const Plan& plan, const LoweredJob& job, const sim::Result& result);
+
+void write_json(std::ostream& out, const Report& r);
+void write_summary(std::ostream& out, const Report& r);
+
+}  // namespace dejavu::strategies

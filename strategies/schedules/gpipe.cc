@@ -1,0 +1,13 @@
+#include "strategies/schedules/gpipe.h"
+
+namespace dejavu::strategies {
+
+std::vector<WorkItem> GPipe::order(int, int, int m) const {
+  std::vector<WorkItem> out;
+  out.reserve(2 * m);
+  for (int j = 0; j < m; ++j) out.push_back({j, false});
+  for (int j = 0; j < m; ++j) out.push_back({j, true});
+  return out;
+}
+
+}  // namespace dejavu::strategies

@@ -1,0 +1,13 @@
+#include <gtest/gtest.h>
+
+#include "sim/engine.h"
+#include "strategies/builtins.h"
+#include "workloads/generator.h"
+
+int main(int argc, char** argv) {
+  dejavu::sim::register_builtins();
+  dejavu::workloads::register_builtins();
+  dejavu::strategies::register_builtins();
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,182 @@
+#include "strategies/lowering.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "platforms/perf_model.h"
+#include "sim/chrome_trace.h"
+#include "strategies/simulate.h"
+#include "workloads/generator.h"
+
+namespace dejavu::strategies {
+namespace {
+
+std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+
+struct Inputs {
+  workloads::ModelGraph model;
+  platforms::Cluster cluster;
+  Plan plan;
+};
+
+Inputs presets(const std::string& platform, const std::string& workload, const std::string& plan) {
+  return {workloads::load_workload_file(src("workloads/presets/" + workload + ".yaml")),
+          platforms::load_cluster_file(src("platforms/presets/" + platform + ".yaml")),
+          load_plan_file(src("strategies/presets/" + plan + ".yaml"))};
+}
+
+// p identical layers of one GEMM each, nothing before or after them: equal stages.
+workloads::ModelGraph equal_layers(int p, double flops) {
+  workloads::ModelGraph g;
+  g.name = "equal";
+  g.layers = p;
+  int prev = -1;
+  for (int l = 0; l < p; ++l) {
+    workloads::Op op;
+    op.name = "layer" + std::to_string(l);
+    op.layer = l;
+    op.fwd_flops = flops;
+    op.bwd_flops = 2 * flops;
+    op.counts_as_model_flops = true;
+    const int v = g.add_op(op);
+    if (prev >= 0) g.add_edge(prev, v);
+    prev = v;
+  }
+  return g;
+}
+
+// One server of n GPUs whose links are as good as free.
+platforms::Cluster free_network(int n) {
+  platforms::Cluster c;
+  c.name = "free";
+  platforms::ServerGroup g;
+  g.count = 1;
+  g.gpu = "A100-SXM-80GB";
+  g.gpus_per_server = n;
+  g.intra = {"nvswitch", 1e300, 0};
+  g.nic = {1e300, 0, true};
+  c.groups = {g};
+  build_network(c);
+  return c;
+}
+
+void expect_pipeline_closed_form(const std::string& schedule) {
+  const int p = 4, m = 8;
+  const double F = 4e12;
+  const auto model = equal_layers(p, F);
+  const auto cluster = free_network(p);
+  Plan plan;
+  plan.pp = p;
+  plan.global_batch_size = m;
+  plan.schedule = schedule;
+  const Simulation s = simulate(model, cluster, plan);
+
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  const double f = pm.time_s({sim::OpClass::Gemm, F, 0, sim::DType::BF16});
+  const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 0, sim::DType::BF16});
+  const double step = pm.time_s({sim::OpClass::Optimizer, 0, 0, sim::DType::BF16});
+  EXPECT_NEAR(s.result.makespan_s, (m + p - 1) * (f + b) + step, 1e-9) << schedule;
+  EXPECT_NEAR(s.report.bubble_fraction, double(p - 1) / (m + p - 1), 1e-9) << schedule;
+}
+
+TEST(Pipeline, GPipeMakespanIsMPlusPMinusOneTimesFPlusB) { expect_pipeline_closed_form("gpipe"); }
+TEST(Pipeline, OneFOneBMakespanIsMPlusPMinusOneTimesFPlusB) { expect_pipeline_closed_form("1f1b"); }
+
+TEST(Lowering, OneGpuIterationIsTheSumOfOpTimes) {
+  const Inputs in = presets("single-a100", "gpt3-1.3b", "single-gpu");
+  const Simulation s = simulate(in.model, in.cluster, in.plan);
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  const double b = in.plan.micro_batch_size;
+  double per_microbatch = 0;
+  for (size_t v = 0; v < in.model.size(); ++v) {
+    const workloads::Op& op = in.model.op(v);
+    per_microbatch += pm.time_s({op.op_class, op.fwd_flops * b, op.fwd_bytes * b + op.weight_bytes,
+                                 in.model.dtype});
+    per_microbatch += pm.time_s({op.op_class, op.bwd_flops * b,
+                                 op.bwd_bytes * b + 2 * op.weight_bytes, in.model.dtype});
+  }
+  const double step =
+      pm.time_s({sim::OpClass::Optimizer, 0, 28 * in.model.parameter_count(), in.model.dtype});
+  const double expected = in.plan.microbatches() * per_microbatch + step;
+  EXPECT_NEAR(s.result.makespan_s / expected, 1.0, 1e-12);
+  EXPECT_EQ(s.report.devices.size(), 1u);
+  EXPECT_NEAR(s.report.devices[0].idle_s, 0.0, 1e-9);
+}
+
+TEST(Lowering, FoldingSymmetricReplicasDoesNotChangeTheAnswer) {
+  Inputs in = presets("dgx-a100-4x8", "gpt3-1.3b", "tp4-pp2-dp4-1f1b");
+  in.plan.global_batch_size = 32;
+  const LoweredJob folded = lower(in.model, in.cluster, in.plan);
+  const LoweredJob full = lower(in.model, in.cluster, in.plan, LowerOptions{false});
+  EXPECT_EQ(folded.graph.devices().size(), 2u);
+  EXPECT_EQ(full.graph.devices().size(), 8u);
+  const auto engine = sim::engines().make("analytic");
+  const double a = engine->run(folded.graph, in.cluster.network, {}).makespan_s;
+  const double b = engine->run(full.graph, in.cluster.network, {}).makespan_s;
+  EXPECT_NEAR(a / b, 1.0, 1e-12);
+}
+
+TEST(Lowering, MegatronRankOrderKeepsTensorGroupsInsideAServer) {
+  const Inputs in = presets("dgx-a100-4x8", "gpt3-13b", "tp4-pp2-dp4-1f1b");
+  const LoweredJob job = lower(in.model, in.cluster, in.plan);
+  for (int i = 0; i < in.cluster.gpu_count(); ++i) {
+    const GpuRole& r = job.roles[i];
+    EXPECT_EQ(gpu_index(in.plan, r.stage, r.dp_rank, r.tp_rank), i);
+    EXPECT_EQ(in.cluster.gpus[i].server, in.cluster.gpus[i - r.tp_rank].server);
+  }
+}
+
+TEST(Lowering, FasterGpusFinishTheirStageSooner) {
+  // Stage 0 on the A100 server, stage 1 on the H100 server.
+  const Inputs in = presets("mixed-a100-h100-2x8", "gpt3-1.3b", "tp4-pp2-dp2-1f1b");
+  const Simulation s = simulate(in.model, in.cluster, in.plan);
+  ASSERT_EQ(s.report.simulated.size(), 2u);
+  EXPECT_EQ(s.report.devices[0].gpu_type, "A100-SXM-80GB");
+  EXPECT_EQ(s.report.devices[15].gpu_type, "H100-SXM-80GB");
+  EXPECT_LT(s.report.simulated[1].compute_s, s.report.simulated[0].compute_s);
+  EXPECT_GT(s.report.simulated[1].bubble_fraction, s.report.simulated[0].bubble_fraction);
+}
+
+TEST(Lowering, FullRecomputeAddsOneForwardOfTheLayers) {
+  Inputs in = presets("dgx-a100-4x8", "gpt3-13b", "tp4-pp2-dp4-1f1b");
+  const LoweredJob job = lower(in.model, in.cluster, in.plan);
+  const double B = in.plan.global_batch_size, s = 2048, l = 40, h = 5120, V = 51200;
+  EXPECT_NEAR(job.hardware_flops / (96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))), 1.0, 1e-12);
+}
+
+TEST(Simulate, SameInputsGiveTheSameBytes) {
+  const Inputs in = presets("dgx-a100-4x8", "gpt3-1.3b", "tp4-pp2-dp4-1f1b");
+  auto once = [&] {
+    const Simulation s = simulate(in.model, in.cluster, in.plan);
+    std::ostringstream json, trace;
+    write_json(json, s.report);
+    sim::write_chrome_trace(trace, s.job.graph, s.result);
+    return json.str() + trace.str();
+  };
+  EXPECT_EQ(once(), once());
+}
+
+TEST(Simulate, EveryPresetRuns) {
+  struct Case {
+    const char *platform, *workload, *plan;
+  } cases[] = {
+      {"single-a100", "gpt3-1.3b", "single-gpu"},
+      {"dgx-a100-4x8", "gpt3-13b", "tp4-pp2-dp4-1f1b"},
+      {"dgx-a100-4x8", "gpt3-175b", "tp8-pp4-gpipe"},
+      {"mixed-a100-h100-2x8", "gpt3-13b", "tp4-pp2-dp2-1f1b"},
+      {"pcie-l4-2x4", "gpt3-1.3b", "dp8-pcie"},
+      {"dgx-a100-128x8", "gpt3-175b", "tp8-pp16-dp8-1f1b"},
+  };
+  for (const Case& c : cases) {
+    const Inputs in = presets(c.platform, c.workload, c.plan);
+    const Simulation s = simulate(in.model, in.cluster, in.plan);
+    EXPECT_GT(s.report.iteration_time_s, 0) << c.plan;
+    EXPECT_GT(s.report.mfu, 0.05) << c.plan;
+    EXPECT_LT(s.report.mfu, 0.8) << c.plan;  // below the GEMM efficiency ceiling
+    EXPECT_EQ(s.report.devices.size(), static_cast<size_t>(in.cluster.gpu_count()));
+  }
+}
+
+}  // namespace
+}  // namespace dejavu::strategies

@@ -1,0 +1,134 @@
+// The command line as a user meets it: bad input gives one line naming the file, the
+// place and what would be valid, exit code 2, and no output file.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+CliRun dejavu(const std::string& args) {
+  const fs::path dir = fs::temp_directory_path() / ("dejavu-cli-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string cmd = std::string(DEJAVU_BINARY) + " " + args + " >" + (dir / "out").string() +
+                          " 2>" + (dir / "err").string();
+  const int status = std::system(cmd.c_str());
+  CliRun r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  return r;
+}
+
+struct BadCase {
+  const char* name;
+  const char* platform;
+  const char* workload;
+  const char* plan;
+  const char* expected_prefix;  // file:line:col: key: ...
+};
+
+class BadInput : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadInput, OneLineExitTwoNoOutputFile) {
+  const BadCase& c = GetParam();
+  const fs::path json = fs::temp_directory_path() / ("dejavu-bad-" + std::to_string(::getpid()) + ".json");
+  fs::remove(json);
+  const CliRun r = dejavu("simulate --platform " + src(c.platform) + " --workload " + src(c.workload) +
+                       " --plan " + src(c.plan) + " --json " + json.string());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(c.expected_prefix), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(json));
+  EXPECT_FALSE(fs::exists(json.string() + ".partial"));
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, BadInput,
+    ::testing::Values(
+        BadCase{"UnknownKey", "platforms/presets/dgx-a100-4x8.yaml", "workloads/presets/gpt3-13b.yaml",
+                "tests/fixtures/bad/unknown-key.plan.yaml",
+                "unknown-key.plan.yaml:6:1: schedul: unknown key; valid keys here are: name, tp, pp, dp"},
+        BadCase{"MissingUnit", "tests/fixtures/bad/missing-unit.platform.yaml", "workloads/presets/gpt3-13b.yaml",
+                "strategies/presets/tp4-pp2-dp4-1f1b.yaml",
+                "missing-unit.platform.yaml:6:40: servers[0].intra.bandwidth: expected a rate such as "
+                "\"400 Gbps\" (the unit is missing), got \"300\""},
+        BadCase{"WrongUnitKind", "tests/fixtures/bad/wrong-unit-kind.platform.yaml", "workloads/presets/gpt3-13b.yaml",
+                "strategies/presets/tp4-pp2-dp4-1f1b.yaml",
+                "wrong-unit-kind.platform.yaml:7:22: servers[0].nic.bandwidth: expected a rate"},
+        BadCase{"UnknownGpu", "tests/fixtures/bad/unknown-gpu.platform.yaml", "workloads/presets/gpt3-13b.yaml",
+                "strategies/presets/tp4-pp2-dp4-1f1b.yaml",
+                "unknown-gpu.platform.yaml:4:10: servers[0].gpu: unknown GPU type \"A200-SXM\"; valid: "
+                "A100-SXM-40GB"},
+        BadCase{"TpNotDividingHeads", "platforms/presets/dgx-a100-4x8.yaml", "workloads/presets/gpt3-13b.yaml",
+                "tests/fixtures/bad/tp3.plan.yaml",
+                "tp3.plan.yaml:1:5: tp: 3 does not divide the 40 attention heads"},
+        BadCase{"GpuCountMismatch", "platforms/presets/dgx-a100-4x8.yaml", "workloads/presets/gpt3-13b.yaml",
+                "tests/fixtures/bad/wrong-gpu-count.plan.yaml",
+                "wrong-gpu-count.plan.yaml:3:5: dp: tp x pp x dp = 4 x 2 x 2 = 16 GPUs"},
+        BadCase{"MalformedYaml", "platforms/presets/dgx-a100-4x8.yaml", "tests/fixtures/bad/malformed.workload.yaml",
+                "strategies/presets/tp4-pp2-dp4-1f1b.yaml", "malformed.workload.yaml:"},
+        BadCase{"MissingFile", "platforms/presets/dgx-a100-4x8.yaml", "workloads/presets/no-such-file.yaml",
+                "strategies/presets/tp4-pp2-dp4-1f1b.yaml", "no-such-file.yaml: cannot open the file"}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return std::string(info.param.name); });
+
+TEST(Cli, SimulateWritesReportAndTrace) {
+  const fs::path dir = fs::temp_directory_path() / ("dejavu-ok-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const CliRun r = dejavu("simulate --platform " + src("platforms/presets/dgx-a100-4x8.yaml") +
+                       " --workload " + src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
+                       src("strategies/presets/tp4-pp2-dp4-1f1b.yaml") + " --json " +
+                       (dir / "r.json").string() + " --trace " + (dir / "t.json").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("iteration time"), std::string::npos);
+  EXPECT_NE(r.out.find("busiest link"), std::string::npos);
+  const std::string json = slurp(dir / "r.json");
+  for (const char* key : {"\"iteration_time_s\"", "\"tflops_per_gpu\"", "\"mfu\"", "\"devices\"",
+                          "\"busy_s\"", "\"communication_s\"", "\"idle_s\""})
+    EXPECT_NE(json.find(key), std::string::npos) << key;
+  const std::string trace = slurp(dir / "t.json");
+  EXPECT_NE(trace.find("\"traceEvents\""), std::string::npos);
+  EXPECT_NE(trace.find("\"thread_name\""), std::string::npos);
+}
+
+TEST(Cli, ListNamesGpusEnginesSchedulesAndPresets) {
+  const CliRun r = dejavu("list");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* name : {"H100-SXM-80GB", "analytic", "1f1b", "gpipe", "ring", "transformer",
+                           "platforms/presets/dgx-a100-4x8.yaml", "workloads/presets/gpt3-175b.yaml",
+                           "strategies/presets/tp8-pp16-dp8-1f1b.yaml"})
+    EXPECT_NE(r.out.find(name), std::string::npos) << name;
+}
+
+TEST(Cli, UnknownEngineIsABadInput) {
+  const CliRun r = dejavu("simulate --platform " + src("platforms/presets/single-a100.yaml") +
+                       " --workload " + src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
+                       src("strategies/presets/single-gpu.yaml") + " --engine warp");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown engine \"warp\"; valid: analytic"), std::string::npos) << r.err;
+}
+
+}  // namespace

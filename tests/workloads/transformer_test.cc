@@ -1,0 +1,82 @@
+#include "workloads/transformer.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/error.h"
+#include "workloads/generator.h"
+
+namespace dejavu::workloads {
+namespace {
+
+std::string preset(const std::string& name) {
+  return std::string(DEJAVU_SOURCE_DIR) + "/workloads/presets/" + name + ".yaml";
+}
+
+// 12lh²(1 + 13/(12h) + (V+s)/(12lh)): Narayanan et al. 2021, eq. (2) plus positions.
+double megatron_params(double l, double h, double V, double s) {
+  return 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h));
+}
+
+TEST(Transformer, PresetParameterCountsMatchMegatronFormula) {
+  struct Case {
+    const char* name;
+    double l, h;
+  } cases[] = {{"gpt3-1.3b", 24, 2048}, {"gpt3-13b", 40, 5120}, {"gpt3-175b", 96, 12288}};
+  for (const Case& c : cases) {
+    const ModelGraph g = load_workload_file(preset(c.name));
+    const double expected = megatron_params(c.l, c.h, 51200, 2048);
+    EXPECT_NEAR(g.parameter_count() / expected, 1.0, 0.01) << c.name;
+  }
+}
+
+TEST(Transformer, Gpt3_175bHas174_6BillionParameters) {
+  const ModelGraph g = load_workload_file(preset("gpt3-175b"));
+  EXPECT_NEAR(g.parameter_count(), 174.6e9, 0.001 * 174.6e9);
+}
+
+TEST(Transformer, ModelFlopsMatchMegatronCount) {
+  TransformerConfig c;
+  c.layers = 40;
+  c.hidden = 5120;
+  c.heads = 40;
+  c.seq_len = 2048;
+  c.vocab = 51200;
+  const ModelGraph g = make_transformer(c);
+  const double B = 512, s = 2048, l = 40, h = 5120, V = 51200;
+  const double expected = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  EXPECT_NEAR(g.model_flops(B) / expected, 1.0, 1e-12);
+}
+
+TEST(Transformer, LayerForwardIs24bsh2Plus4bs2h) {
+  TransformerConfig c{"t", 1, 256, 8, 128, 1000, 0, sim::DType::BF16};
+  const ModelGraph g = make_transformer(c);
+  double flops = 0;
+  for (size_t v = 0; v < g.size(); ++v)
+    if (g.op(v).layer == 0 && g.op(v).counts_as_model_flops) flops += g.op(v).fwd_flops;
+  const double s = 128, h = 256;
+  EXPECT_DOUBLE_EQ(flops, 24 * s * h * h + 4 * s * s * h);
+}
+
+TEST(ModelGraph, CycleIsAModelError) {
+  ModelGraph g;
+  g.name = "loop";
+  const int a = g.add_op(Op{}), b = g.add_op(Op{});
+  g.add_edge(a, b);
+  g.add_edge(b, a);
+  EXPECT_THROW(g.topological_order(), ModelError);
+}
+
+TEST(Transformer, HeadsMustDivideHidden) {
+  try {
+    load_workload_file(std::string(DEJAVU_SOURCE_DIR) +
+                       "/tests/fixtures/bad/heads-not-dividing.workload.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("heads-not-dividing.workload.yaml:4:8: heads: must divide hidden (100)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace dejavu::workloads

@@ -1,0 +1,32 @@
+#include "workloads/generator.h"
+
+#include "workloads/transformer.h"
+
+namespace dejavu::workloads {
+
+Registry<Generator>& generators() {
+  static Registry<Generator> registry("workload kind");
+  return registry;
+}
+
+void register_builtins() {
+  generators().add("transformer",
+                   "GPT-style decoder: embedding, decoder layers, LM head (Megatron layout)",
+                   [] { return std::make_unique<TransformerGenerator>(); });
+}
+
+ModelGraph load_workload(const ConfigNode& root) {
+  const ConfigNode kind = root.child("kind");
+  if (!generators().has(kind.as_string()))
+    kind.fail("unknown workload kind \"" + kind.as_string() + "\"; valid: " +
+              generators().names_joined());
+  ModelGraph g = generators().make(kind.as_string())->generate(root);
+  g.topological_order();  // rejects cycles here, at the edge
+  return g;
+}
+
+ModelGraph load_workload_file(const std::string& path) {
+  return load_workload(ConfigNode::load_file(path));
+}
+
+}  // namespace dejavu::workloads

@@ -1,0 +1,44 @@
+// A model as a graph of operators (Boost.Graph), plus the few facts about it that plans
+// are checked against.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "sim/kernel.h"
+#include "workloads/op.h"
+
+namespace dejavu::workloads {
+
+class ModelGraph {
+ public:
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Op>;
+
+  int add_op(Op op);
+  void add_edge(int from, int to);  // `to` consumes the output of `from`
+
+  size_t size() const { return boost::num_vertices(graph_); }
+  const Op& op(int v) const { return graph_[static_cast<Graph::vertex_descriptor>(v)]; }
+  const Graph& graph() const { return graph_; }
+
+  // Ops in an order where every op follows its inputs; throws ModelError on a cycle.
+  std::vector<int> topological_order() const;
+
+  double parameter_count() const;
+  // Megatron's model FLOPs for one iteration over `global_batch` samples: forward plus
+  // backward (3x forward) of the ops counted as model FLOPs, no recomputation.
+  double model_flops(double global_batch) const;
+
+  std::string name;
+  int layers = 0;                     // repeated layers, split across pipeline stages
+  int heads = 0;                      // tensor parallelism must divide this (0: no limit)
+  double boundary_bytes_per_sample = 0;  // activation crossing a layer boundary
+  sim::DType dtype = sim::DType::BF16;
+
+ private:
+  Graph graph_;
+};
+
+}  // namespace dejavu::workloads

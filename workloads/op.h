@@ -1,0 +1,38 @@
+// One operator of a model, with everything the lowering needs, per sample (one sequence):
+// a micro-batch of b samples costs b times the per-sample FLOPs and activation bytes.
+#pragma once
+
+#include <string>
+
+#include "sim/kernel.h"
+
+namespace dejavu::workloads {
+
+// How an op behaves under Megatron tensor parallelism over t GPUs.
+enum class TpMode {
+  Split,       // FLOPs, weights and activations divided by t
+  Replicated,  // every rank does the whole op (LayerNorm without sequence parallelism)
+};
+
+struct Op {
+  std::string name;                  // "L3.qkv"
+  sim::OpClass op_class = sim::OpClass::Gemm;
+  int layer = 0;                     // -1 before the repeated layers, `layers` after them
+  double fwd_flops = 0;              // per sample
+  double bwd_flops = 0;              // per sample
+  double fwd_bytes = 0;              // memory traffic per sample
+  double bwd_bytes = 0;
+  double weight_bytes = 0;           // weights read once per pass, whatever the batch
+  double params = 0;                 // parameter count
+  double activation_bytes = 0;       // output kept for backward, per sample
+  TpMode tp = TpMode::Split;
+  // Megatron's f/g operators: an all-reduce of `tp_sync_bytes` per sample over the
+  // tensor-parallel group after the forward (g, after row-parallel ops) or after the
+  // backward (f, before column-parallel ops).
+  bool tp_sync_fwd = false;
+  bool tp_sync_bwd = false;
+  double tp_sync_bytes = 0;
+  bool counts_as_model_flops = false;  // Megatron counts only matmul FLOPs
+};
+
+}  // namespace dejavu::workloads

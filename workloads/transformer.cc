@@ -1,0 +1,152 @@
+#include "workloads/transformer.h"
+
+namespace dejavu::workloads {
+
+namespace {
+using sim::OpClass;
+
+// Element-wise kernels read their input and write their output; backward moves about
+// twice as much (gradient in, saved input, gradient out).
+Op memory_op(std::string name, OpClass cls, int layer, double elems, double e, TpMode tp) {
+  Op op;
+  op.name = std::move(name);
+  op.op_class = cls;
+  op.layer = layer;
+  op.fwd_flops = 5 * elems;
+  op.bwd_flops = 10 * elems;
+  op.fwd_bytes = 2 * elems * e;
+  op.bwd_bytes = 4 * elems * e;
+  op.activation_bytes = elems * e;
+  op.tp = tp;
+  return op;
+}
+
+// y[s, n] = x[s, k] · W[k, n]: 2·s·k·n FLOPs forward, twice that backward (dX and dW).
+Op gemm(std::string name, int layer, double s, double k, double n, double e, bool bias) {
+  Op op;
+  op.name = std::move(name);
+  op.op_class = OpClass::Gemm;
+  op.layer = layer;
+  op.fwd_flops = 2 * s * k * n;
+  op.bwd_flops = 2 * op.fwd_flops;
+  op.fwd_bytes = (s * k + s * n) * e;
+  op.bwd_bytes = 2 * op.fwd_bytes;
+  op.weight_bytes = k * n * e;
+  op.params = k * n + (bias ? n : 0);
+  op.activation_bytes = s * n * e;
+  op.counts_as_model_flops = true;
+  return op;
+}
+}  // namespace
+
+ModelGraph make_transformer(const TransformerConfig& c) {
+  ModelGraph g;
+  g.name = c.name;
+  g.layers = c.layers;
+  g.heads = c.heads;
+  g.dtype = c.dtype;
+  const double s = c.seq_len, h = c.hidden, a = c.heads, V = c.vocab;
+  const double f = c.ffn_hidden > 0 ? c.ffn_hidden : 4.0 * c.hidden;
+  const double e = sim::dtype_bytes(c.dtype);
+  g.boundary_bytes_per_sample = s * h * e;
+
+  int prev = -1;
+  auto chain = [&](Op op) {
+    const int v = g.add_op(std::move(op));
+    if (prev >= 0) g.add_edge(prev, v);
+    prev = v;
+    return v;
+  };
+
+  // Word and position embeddings; vocabulary-parallel under TP, so the output is summed
+  // over the group (an all-reduce) as in Megatron.
+  Op emb = memory_op("embedding", OpClass::Embedding, -1, s * h, e, TpMode::Split);
+  emb.params = (V + s) * h;
+  emb.weight_bytes = 0;  // a lookup touches only the rows it reads
+  emb.tp_sync_fwd = true;
+  emb.tp_sync_bytes = s * h * e;
+  chain(emb);
+
+  for (int l = 0; l < c.layers; ++l) {
+    const std::string p = "L" + std::to_string(l) + ".";
+    Op ln1 = memory_op(p + "ln1", OpClass::Norm, l, s * h, e, TpMode::Replicated);
+    ln1.params = 2 * h;
+    chain(ln1);
+    Op qkv = gemm(p + "qkv", l, s, h, 3 * h, e, true);
+    qkv.tp_sync_bwd = true;  // Megatron's f: all-reduce of the input gradient
+    qkv.tp_sync_bytes = s * h * e;
+    chain(qkv);
+    // Scores Q·K^T and the weighted sum with V: 2·s²·h FLOPs each; softmax and dropout
+    // touch the a·s² score matrix several times.
+    Op attn;
+    attn.name = p + "attention";
+    attn.op_class = OpClass::Attention;
+    attn.layer = l;
+    attn.fwd_flops = 4 * s * s * h;
+    attn.bwd_flops = 2 * attn.fwd_flops;
+    attn.fwd_bytes = (4 * s * h + 4 * a * s * s) * e;
+    attn.bwd_bytes = 2 * attn.fwd_bytes;
+    attn.activation_bytes = (s * h + a * s * s) * e;
+    attn.counts_as_model_flops = true;
+    chain(attn);
+    Op proj = gemm(p + "proj", l, s, h, h, e, true);
+    proj.tp_sync_fwd = true;  // Megatron's g: all-reduce of the row-parallel output
+    proj.tp_sync_bytes = s * h * e;
+    chain(proj);
+    Op ln2 = memory_op(p + "ln2", OpClass::Norm, l, s * h, e, TpMode::Replicated);
+    ln2.params = 2 * h;
+    chain(ln2);
+    Op fc1 = gemm(p + "fc1", l, s, h, f, e, true);
+    fc1.tp_sync_bwd = true;
+    fc1.tp_sync_bytes = s * h * e;
+    chain(fc1);
+    chain(memory_op(p + "gelu", OpClass::Elementwise, l, s * f, e, TpMode::Split));
+    Op fc2 = gemm(p + "fc2", l, s, f, h, e, true);
+    fc2.tp_sync_fwd = true;
+    fc2.tp_sync_bytes = s * h * e;
+    chain(fc2);
+  }
+
+  const int after = c.layers;
+  Op lnf = memory_op("final_ln", OpClass::Norm, after, s * h, e, TpMode::Replicated);
+  lnf.params = 2 * h;
+  chain(lnf);
+  // LM head shares the embedding's weights (no new parameters), vocabulary-parallel.
+  Op head = gemm("lm_head", after, s, h, V, e, false);
+  head.params = 0;
+  chain(head);
+  chain(memory_op("loss", OpClass::Elementwise, after, s * V, e, TpMode::Split));
+  return g;
+}
+
+ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
+  n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden",
+                "dtype"});
+  TransformerConfig c;
+  c.name = n.get_string("name", "transformer");
+  auto positive = [&](const char* key, long long fallback, bool required) {
+    if (!required && !n.has(key)) return static_cast<int>(fallback);
+    const ConfigNode v = n.child(key);
+    const long long x = v.as_int();
+    if (x <= 0 || x > (1LL << 30)) v.fail("expected a positive whole number, got " + std::to_string(x));
+    return static_cast<int>(x);
+  };
+  c.layers = positive("layers", 0, true);
+  c.hidden = positive("hidden", 0, true);
+  c.heads = positive("heads", 0, true);
+  c.seq_len = positive("seq_len", 0, true);
+  c.vocab = positive("vocab", 0, true);
+  c.ffn_hidden = positive("ffn_hidden", 4LL * c.hidden, false);
+  if (c.hidden % c.heads != 0)
+    n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + "), got " +
+                          std::to_string(c.heads));
+  if (n.has("dtype")) {
+    const ConfigNode d = n.child("dtype");
+    if (!sim::parse_dtype(d.as_string(), &c.dtype))
+      d.fail(std::string("expected one of ") + sim::dtype_names() + ", got \"" + d.as_string() +
+             "\"");
+  }
+  return make_transformer(c);
+}
+
+}  // namespace dejavu::workloads
