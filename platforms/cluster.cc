@@ -78,7 +78,7 @@ ServerGroup load_group(const ConfigNode& n) {
 Cluster load_cluster(const ConfigNode& root) {
   root.expect_map({"name", "servers", "network"});
   Cluster c;
-  c.name = root.get_string("name", "cluster");
+  c.name = root.get_string("name", root.file_stem());
   const ConfigNode servers = root.child("servers");
   for (const ConfigNode& g : servers.items()) c.groups.push_back(load_group(g));
   if (c.groups.empty()) servers.fail("expected at least one server group");

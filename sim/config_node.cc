@@ -51,6 +51,12 @@ ConfigNode ConfigNode::load_file(const std::string& path) {
 ConfigNode::ConfigNode(YAML::Node node, std::string file, std::string path)
     : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {}
 
+std::string ConfigNode::file_stem() const {
+  std::string base = file_.substr(file_.find_last_of('/') + 1);
+  const size_t dot = base.find('.');
+  return dot == std::string::npos ? base : base.substr(0, dot);
+}
+
 SourceLoc ConfigNode::loc() const { return loc_of(node_.Mark(), file_); }
 
 void ConfigNode::fail(const std::string& problem) const {

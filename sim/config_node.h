@@ -24,6 +24,7 @@ class ConfigNode {
   ConfigNode(YAML::Node node, std::string file, std::string path);
 
   const std::string& file() const { return file_; }
+  std::string file_stem() const;  // "gpt3-13b" for ".../gpt3-13b.yaml": the default name
   const std::string& path() const { return path_; }  // "links[3].bandwidth"
   SourceLoc loc() const;
   const YAML::Node& yaml() const { return node_; }

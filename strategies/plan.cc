@@ -33,7 +33,7 @@ Plan load_plan(const ConfigNode& root) {
   Plan p;
   p.file = root.file();
   p.where[""] = root.loc();
-  p.name = root.get_string("name", "plan");
+  p.name = root.get_string("name", root.file_stem());
   p.tp = positive(root, "tp", 1, p);
   p.pp = positive(root, "pp", 1, p);
   p.dp = positive(root, "dp", 1, p);

@@ -123,7 +123,7 @@ ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden",
                 "dtype"});
   TransformerConfig c;
-  c.name = n.get_string("name", "transformer");
+  c.name = n.get_string("name", n.file_stem());
   auto positive = [&](const char* key, long long fallback, bool required) {
     if (!required && !n.has(key)) return static_cast<int>(fallback);
     const ConfigNode v = n.child(key);
