@@ -46,43 +46,39 @@ TaskId TaskGraph::push(Task t) {
   return static_cast<TaskId>(tasks_.size()) - 1;
 }
 
-TaskId TaskGraph::add_compute(int device, int stream, double duration_s, int label,
-                              int microbatch) {
+static Task base(TaskKind kind, int device, int stream, int label, int microbatch) {
   Task t;
-  t.kind = TaskKind::Compute;
+  t.kind = kind;
   t.device = device;
   t.stream = static_cast<int16_t>(stream);
-  t.duration_s = duration_s;
   t.label = label;
   t.microbatch = microbatch;
+  return t;
+}
+
+TaskId TaskGraph::add_compute(int device, int stream, double duration_s, int label,
+                              int microbatch) {
+  Task t = base(TaskKind::Compute, device, stream, label, microbatch);
+  t.duration_s = duration_s;
   return push(t);
 }
 
 TaskId TaskGraph::add_transfer(int src_device, int stream, int comm_set, double bytes,
                                int label, int microbatch) {
-  Task t;
-  t.kind = TaskKind::Transfer;
-  t.device = src_device;
-  t.stream = static_cast<int16_t>(stream);
+  Task t = base(TaskKind::Transfer, src_device, stream, label, microbatch);
   t.comm_set = comm_set;
   t.bytes = bytes;
-  t.label = label;
-  t.microbatch = microbatch;
   return push(t);
 }
 
 TaskId TaskGraph::add_collective(int participants, int stream, CollectiveOp op, int comm_set,
                                  double bytes, int label, int microbatch) {
-  Task t;
-  t.kind = TaskKind::Collective;
+  Task t = base(TaskKind::Collective, participant_sets_.at(participants).at(0), stream, label,
+                microbatch);
   t.op = op;
   t.participants = participants;
-  t.device = participant_sets_.at(participants).at(0);
-  t.stream = static_cast<int16_t>(stream);
   t.comm_set = comm_set;
   t.bytes = bytes;
-  t.label = label;
-  t.microbatch = microbatch;
   return push(t);
 }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -68,13 +69,20 @@ void list_registry(const char* title, const R& registry) {
               << entry.description << "\n";
 }
 
+std::string tflops(double flops) {
+  if (flops <= 0) return "-";
+  std::ostringstream s;
+  s << flops / 1e12;
+  return s.str();
+}
+
 int run_list() {
   std::cout << "GPU types:\n";
   for (const auto& g : platforms::gpu_catalog())
     std::cout << "  " << g.name << std::string(16 - std::min<size_t>(15, g.name.size()), ' ')
-              << g.peak_bf16 / 1e12 << " TFLOPS bf16, " << g.peak_fp16 / 1e12 << " fp16, "
-              << units::format_bytes(g.memory_bytes) << ", HBM "
-              << units::format_rate(g.memory_bandwidth_Bps) << "\n";
+              << "TFLOPS bf16 " << tflops(g.peak_bf16) << ", fp16 " << tflops(g.peak_fp16)
+              << ", fp32 " << tflops(g.peak_fp32) << "; " << g.memory_bytes / (1 << 30)
+              << " GiB, HBM " << units::format_rate(g.memory_bandwidth_Bps) << "\n";
   list_registry("engines", sim::engines());
   list_registry("collective algorithms", sim::collective_algorithms());
   list_registry("pipeline schedules", strategies::schedules());
