@@ -6,6 +6,7 @@
 
 #include "sim/collective.h"
 #include "sim/error.h"
+#include "sim/stream_scheduler.h"
 
 namespace dejavu::sim {
 
@@ -66,86 +67,33 @@ Result AnalyticEngine::run(const TaskGraph& g, const Network& net,
                            const EngineOptions& options) const {
   const auto algo = collective_algorithms().make(options.collective_algorithm);
   CommPricer pricer(g, net, *algo);
-  const size_t n = g.size();
-  if (g.indegree().size() != n) throw ModelError("the task graph was not finalized");
-  const int streams = static_cast<int>(g.stream_names().size());
-  const size_t queue_count = g.devices().size() * static_cast<size_t>(std::max(streams, 1));
-
-  // Each (device, stream) is a queue holding its tasks in insertion order.
-  std::vector<std::vector<TaskId>> queues(queue_count);
-  auto for_each_queue = [&](const Task& t, auto&& fn) {
-    if (t.kind == TaskKind::Collective) {
-      for (int d : g.participants(t.participants)) fn(static_cast<size_t>(d) * streams + t.stream);
-    } else {
-      fn(static_cast<size_t>(t.device) * streams + t.stream);
-    }
-  };
-  std::vector<double> duration(n);
-  for (size_t i = 0; i < n; ++i) {
-    const Task& t = g.task(static_cast<TaskId>(i));
-    duration[i] = pricer.duration(t);
-    for_each_queue(t, [&](size_t q) { queues[q].push_back(static_cast<TaskId>(i)); });
-  }
-
-  std::vector<size_t> head(queue_count, 0);
-  std::vector<char> busy(queue_count, 0);
-  std::vector<int32_t> waiting(g.indegree());
+  StreamScheduler sched(g);
   Result r;
   r.engine = "analytic";
-  r.start_s.assign(n, -1.0);
-  r.end_s.assign(n, -1.0);
+  r.start_s.assign(g.size(), -1.0);
+  r.end_s.assign(g.size(), -1.0);
 
   using Event = std::tuple<double, uint64_t, TaskId>;  // end time, sequence, task
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
   uint64_t seq = 0;
-
-  auto try_start = [&](TaskId id, double now) {
-    if (waiting[id] > 0 || r.start_s[id] >= 0) return;
-    bool ok = true;
-    for_each_queue(g.task(id), [&](size_t q) {
-      ok = ok && !busy[q] && head[q] < queues[q].size() && queues[q][head[q]] == id;
-    });
-    if (!ok) return;
-    for_each_queue(g.task(id), [&](size_t q) { busy[q] = 1; });
-    r.start_s[id] = now;
-    r.end_s[id] = now + duration[id];
-    events.emplace(r.end_s[id], seq++, id);
+  auto start = [&](const std::vector<TaskId>& ids, double now) {
+    for (TaskId id : ids) {
+      r.start_s[id] = now;
+      r.end_s[id] = now + pricer.duration(g.task(id));
+      events.emplace(r.end_s[id], seq++, id);
+    }
   };
-
-  for (size_t q = 0; q < queue_count; ++q)
-    if (!queues[q].empty()) try_start(queues[q][0], 0.0);
-
-  size_t done = 0;
-  const auto& begin = g.succ_begin();
-  const auto& succ = g.successors();
+  start(sched.initial(), 0.0);
+  std::vector<TaskId> startable;
   while (!events.empty()) {
     const auto [now, s, id] = events.top();
     events.pop();
-    ++done;
     r.makespan_s = std::max(r.makespan_s, now);
-    for_each_queue(g.task(id), [&](size_t q) {
-      busy[q] = 0;
-      ++head[q];
-    });
-    for (int32_t k = begin[id]; k < begin[id + 1]; ++k)
-      if (--waiting[succ[k]] == 0) try_start(succ[k], now);
-    for_each_queue(g.task(id), [&](size_t q) {
-      if (head[q] < queues[q].size()) try_start(queues[q][head[q]], now);
-    });
+    startable.clear();
+    sched.finish(id, startable);
+    start(startable, now);
   }
-
-  if (done != n) {
-    for (size_t i = 0; i < n; ++i) {
-      if (r.start_s[i] < 0) {
-        const Task& t = g.task(static_cast<TaskId>(i));
-        throw ModelError(std::to_string(n - done) +
-                         " tasks never ran: the dependencies form a cycle or contradict the "
-                         "stream order; first stuck task: \"" +
-                         g.labels().at(t.label) + "\" on " + g.devices().at(t.device).name +
-                         "/" + g.stream_names().at(t.stream));
-      }
-    }
-  }
+  sched.check_all_finished();
   r.link_bytes = pricer.link_bytes();
   return r;
 }
