@@ -1,6 +1,7 @@
 #include "sim/analytic_engine.h"
 #include "sim/collective.h"
 #include "sim/engine.h"
+#include "sim/simgrid_engine.h"
 
 namespace dejavu::sim {
 
@@ -13,6 +14,9 @@ void register_builtins() {
   engines().add("analytic",
                 "list scheduler; closed-form alpha-beta communication, no contention (fast)",
                 [] { return std::make_unique<AnalyticEngine>(); });
+  engines().add("simgrid",
+                "SimGrid flow-level network: contention, sharing; --collectives closed|flow|step",
+                [] { return std::make_unique<SimGridEngine>(); });
   register_collective_algorithms();
 }
 

@@ -1,5 +1,7 @@
 #include "sim/collective.h"
 
+#include "sim/error.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -54,9 +56,46 @@ class Ring : public CollectiveAlgorithm {
     for (int i = 0; i < n && n > 1; ++i)
       add_transfer_load(net, group[i], group[(i + 1) % n], per_hop, load);
   }
+
+  // flow: n concurrent flows of steps·S/n, then (steps-1) more hop latencies.
+  // step: `steps` rounds of n flows of S/n; host i's send in round k waits for what it
+  // received in round k-1 (from i-1) and for its own previous send on the same hop.
+  void expand(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes,
+              Fidelity fidelity, Expansion& out) const override {
+    const int n = static_cast<int>(group.size());
+    if (n <= 1) return;
+    const int steps = ring_steps(op, n);
+    const int32_t base = static_cast<int32_t>(out.flows.size());
+    if (fidelity == Fidelity::Step) {
+      for (int k = 0; k < steps; ++k) {
+        for (int i = 0; i < n; ++i) {
+          FlowSpec f{group[i], group[(i + 1) % n], bytes / n, {-1, -1}};
+          if (k > 0) {
+            f.after[0] = base + (k - 1) * n + (i + n - 1) % n;
+            f.after[1] = base + (k - 1) * n + i;
+          }
+          out.flows.push_back(f);
+        }
+      }
+      return;
+    }
+    double lat = 0;
+    for (int i = 0; i < n; ++i) {
+      lat = std::max(lat, net.path_cost(group[i], group[(i + 1) % n]).latency_s);
+      out.flows.push_back(FlowSpec{group[i], group[(i + 1) % n], steps * bytes / n, {-1, -1}});
+    }
+    out.extra_latency_s = std::max(out.extra_latency_s, (steps - 1) * lat);
+  }
 };
 
 }  // namespace
+
+Fidelity parse_fidelity(const std::string& name) {
+  if (name == "closed") return Fidelity::Closed;
+  if (name == "flow") return Fidelity::Flow;
+  if (name == "step") return Fidelity::Step;
+  throw Error("unknown collective fidelity \"" + name + "\"; valid: closed, flow, step");
+}
 
 Registry<CollectiveAlgorithm>& collective_algorithms() {
   static Registry<CollectiveAlgorithm> registry("collective algorithm");

@@ -15,6 +15,12 @@ namespace dejavu::sim {
 
 struct EngineOptions {
   std::string collective_algorithm = "ring";
+  // For engines that see the network (simgrid); the analytic engine is always closed form.
+  std::string fidelity = "flow";          // closed | flow | step
+  std::string network_model = "exact";    // exact (CM02, links mean their YAML) | lv08 | smpi
+  std::string sharing = "max-min";        // max-min | fair-bottleneck
+  bool isolate = true;                    // run in a forked child (SimGrid runs once per process)
+  double timeout_s = 0;                   // for an isolated run; 0 waits for ever
 };
 
 struct Result {

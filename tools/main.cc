@@ -28,7 +28,7 @@ using namespace dejavu;
 struct SimulateArgs {
   std::string platform, workload, plan, json, trace;
   std::string engine = "analytic";
-  std::string collective_algorithm = "ring";
+  sim::EngineOptions options;
   bool quiet = false;
 };
 
@@ -39,9 +39,7 @@ int run_simulate(const SimulateArgs& a) {
   if (!sim::engines().has(a.engine))
     throw ConfigError(SourceLoc{"--engine", 0, 0}, "", "unknown engine \"" + a.engine +
                                                            "\"; valid: " + sim::engines().names_joined());
-  sim::EngineOptions options;
-  options.collective_algorithm = a.collective_algorithm;
-  const strategies::Simulation s = strategies::simulate(model, cluster, plan, a.engine, options);
+  const strategies::Simulation s = strategies::simulate(model, cluster, plan, a.engine, a.options);
   if (!a.json.empty())
     tools::write_file_atomically(a.json, [&](std::ostream& o) { strategies::write_json(o, s.report); });
   if (!a.trace.empty())
@@ -113,7 +111,14 @@ int main(int argc, char** argv) {
   simulate->add_option("--json", sa.json, "write the report as JSON");
   simulate->add_option("--trace", sa.trace, "write a Chrome/Perfetto trace");
   simulate->add_option("--engine", sa.engine, "engine (see `dejavu list`)");
-  simulate->add_option("--collective-algorithm", sa.collective_algorithm, "collective algorithm");
+  simulate->add_option("--collective-algorithm", sa.options.collective_algorithm, "collective algorithm");
+  simulate->add_option("--collectives", sa.options.fidelity, "collective fidelity on network engines")
+      ->check(CLI::IsMember({"closed", "flow", "step"}));
+  simulate->add_option("--network-model", sa.options.network_model,
+                       "simgrid: exact (links mean their YAML), lv08 or smpi (SimGrid's calibrated)")
+      ->check(CLI::IsMember({"exact", "lv08", "smpi"}));
+  simulate->add_option("--sharing", sa.options.sharing, "simgrid: max-min or fair-bottleneck")
+      ->check(CLI::IsMember({"max-min", "fair-bottleneck"}));
   simulate->add_flag("--quiet", sa.quiet, "print no summary");
   CLI::App* list = app.add_subcommand("list", "GPU types, engines, schedules and presets");
 
