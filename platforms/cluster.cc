@@ -1,5 +1,7 @@
 #include "platforms/cluster.h"
 
+#include <algorithm>
+
 namespace dejavu::platforms {
 
 int Cluster::server_count() const {
@@ -8,31 +10,87 @@ int Cluster::server_count() const {
   return n;
 }
 
+namespace {
+
+// The NIC attachment points of one server, in NIC order: each GPU (per_gpu) or the
+// server's switch / root complex (shared NIC).
+struct ServerNodes {
+  std::string name;
+  std::vector<int> nic_ports;
+  const ServerGroup* group;
+};
+
+ServerNodes build_server(Cluster& c, const ServerGroup& g, int server) {
+  sim::Network& net = c.network;
+  const GpuSpec& spec = gpu_spec(g.gpu);
+  ServerNodes s{"server" + std::to_string(server), {}, &g};
+  const bool pcie = g.intra.kind == "pcie";
+  const int per_switch = pcie && g.intra.gpus_per_switch > 0 ? g.intra.gpus_per_switch : g.gpus_per_server;
+  const int root = pcie && per_switch < g.gpus_per_server ? net.add_switch(s.name + "/root-complex") : -1;
+  int sw = -1;
+  for (int i = 0; i < g.gpus_per_server; ++i) {
+    if (i % per_switch == 0) {
+      const std::string swname = s.name + "/" + g.intra.kind + (root >= 0 ? std::to_string(i / per_switch) : "");
+      sw = net.add_switch(swname);
+      if (root >= 0) {
+        const double up = g.intra.switch_uplink_Bps > 0 ? g.intra.switch_uplink_Bps : g.intra.bandwidth_Bps;
+        net.add_link(swname + "/uplink", sw, root, up, 0);
+      }
+    }
+    const std::string gname = s.name + "/gpu" + std::to_string(i);
+    const int host = net.add_host(gname);
+    net.add_link(gname + "/" + g.intra.kind, host, sw, g.intra.bandwidth_Bps, g.intra.latency_s / 2);
+    c.gpus.push_back(GpuSlot{host, server, i, &spec});
+    if (g.nic.per_gpu) s.nic_ports.push_back(host);
+  }
+  if (!g.nic.per_gpu) s.nic_ports.push_back(root >= 0 ? root : sw);
+  return s;
+}
+
+}  // namespace
+
 void build_network(Cluster& c) {
   sim::Network& net = c.network;
   c.gpus.clear();
-  const int core = net.add_switch("core");
+  std::vector<ServerNodes> servers;
   int server = 0;
-  for (const ServerGroup& g : c.groups) {
-    const GpuSpec& spec = gpu_spec(g.gpu);
-    for (int k = 0; k < g.count; ++k, ++server) {
-      const std::string sname = "server" + std::to_string(server);
-      const int sw = net.add_switch(sname + "/" + g.intra.kind);
-      const int leaf = net.add_switch(sname + "/nic-leaf");
-      const int nics = g.nic.per_gpu ? g.gpus_per_server : 1;
-      const double uplink = nics * g.nic.bandwidth_Bps / c.fabric.oversubscription;
-      net.add_link(sname + "/uplink", leaf, core, uplink, c.fabric.latency_s / 2);
-      if (!g.nic.per_gpu) net.add_link(sname + "/nic", sw, leaf, g.nic.bandwidth_Bps, g.nic.latency_s / 2);
-      for (int i = 0; i < g.gpus_per_server; ++i) {
-        const std::string gname = sname + "/gpu" + std::to_string(i);
-        const int host = net.add_host(gname);
-        net.add_link(gname + "/" + g.intra.kind, host, sw, g.intra.bandwidth_Bps, g.intra.latency_s / 2);
-        if (g.nic.per_gpu)
-          net.add_link(gname + "/nic", host, leaf, g.nic.bandwidth_Bps, g.nic.latency_s / 2);
-        c.gpus.push_back(GpuSlot{host, server, i, &spec});
+  for (const ServerGroup& g : c.groups)
+    for (int k = 0; k < g.count; ++k) servers.push_back(build_server(c, g, server++));
+
+  const int spine = net.add_switch("spine");
+  const FabricSpec& f = c.fabric;
+  // Each NIC joins its leaf (or rail) switch; each leaf reaches the spine over an uplink
+  // of its NICs' total bandwidth divided by the oversubscription.
+  std::vector<int> leaf;
+  std::vector<double> leaf_nic_bw;
+  auto nic = [&](const ServerNodes& s, size_t port, int to) {
+    const NicSpec& n = s.group->nic;
+    const std::string name = s.name + (s.group->nic.per_gpu ? "/gpu" + std::to_string(port) : "") + "/nic";
+    net.add_link(name, s.nic_ports[port], to, n.bandwidth_Bps, n.latency_s / 2);
+    leaf_nic_bw.at(static_cast<size_t>(std::find(leaf.begin(), leaf.end(), to) - leaf.begin())) += n.bandwidth_Bps;
+  };
+  if (f.kind == "rail-optimized") {
+    size_t rails = 0;
+    for (const auto& s : servers) rails = std::max(rails, s.nic_ports.size());
+    for (size_t r = 0; r < rails; ++r) leaf.push_back(net.add_switch("rail" + std::to_string(r)));
+    leaf_nic_bw.assign(rails, 0);
+    for (const auto& s : servers)
+      for (size_t p = 0; p < s.nic_ports.size(); ++p) nic(s, p, leaf[p]);
+  } else {
+    const int per_leaf = std::max(1, f.servers_per_leaf);
+    for (size_t i = 0; i < servers.size(); ++i) {
+      if (i % per_leaf == 0) {
+        leaf.push_back(net.add_switch(per_leaf == 1 ? servers[i].name + "/leaf"
+                                                    : "leaf" + std::to_string(i / per_leaf)));
+        leaf_nic_bw.push_back(0);
       }
+      for (size_t p = 0; p < servers[i].nic_ports.size(); ++p) nic(servers[i], p, leaf.back());
     }
   }
+  for (size_t l = 0; l < leaf.size(); ++l)
+    net.add_link(net.node(leaf[l]).name + "/uplink", leaf[l], spine,
+                 leaf_nic_bw[l] / f.oversubscription, f.latency_s / 2);
+  net.check_hosts_reach(spine);
 }
 
 namespace {
@@ -61,10 +119,17 @@ ServerGroup load_group(const ConfigNode& n) {
   if (!has_gpu(g.gpu)) gpu.fail("unknown GPU type \"" + g.gpu + "\"; valid: " + gpu_names());
   g.gpus_per_server = positive_int(n, "gpus_per_server", 8, false);
   const ConfigNode intra = n.child("intra");
-  intra.expect_map({"kind", "bandwidth", "latency"});
+  intra.expect_map({"kind", "bandwidth", "latency", "gpus_per_switch", "switch_uplink"});
   g.intra.kind = intra.child("kind").as_choice({"nvswitch", "pcie"});
   g.intra.bandwidth_Bps = positive_rate(intra, "bandwidth");
   g.intra.latency_s = intra.get_quantity("latency", units::Dimension::Time);
+  if (g.intra.kind == "pcie") {
+    g.intra.gpus_per_switch = positive_int(intra, "gpus_per_switch", g.gpus_per_server, false);
+    if (intra.has("switch_uplink")) g.intra.switch_uplink_Bps = positive_rate(intra, "switch_uplink");
+  } else {
+    for (const char* key : {"gpus_per_switch", "switch_uplink"})
+      if (intra.has(key)) intra.child(key).fail("only for kind: pcie (an NVSwitch joins all GPUs)");
+  }
   const ConfigNode nic = n.child("nic");
   nic.expect_map({"bandwidth", "latency", "per_gpu"});
   g.nic.bandwidth_Bps = positive_rate(nic, "bandwidth");
@@ -83,8 +148,17 @@ Cluster load_cluster(const ConfigNode& root) {
   for (const ConfigNode& g : servers.items()) c.groups.push_back(load_group(g));
   if (c.groups.empty()) servers.fail("expected at least one server group");
   const ConfigNode net = root.child("network");
-  net.expect_map({"kind", "latency", "oversubscription"});
-  c.fabric.kind = net.has("kind") ? net.child("kind").as_choice({"fat-tree"}) : "fat-tree";
+  net.expect_map({"kind", "latency", "oversubscription", "servers_per_leaf"});
+  c.fabric.kind = net.has("kind") ? net.child("kind").as_choice({"fat-tree", "leaf-spine", "rail-optimized"})
+                                  : "fat-tree";
+  c.fabric.servers_per_leaf = positive_int(net, "servers_per_leaf", 1, false);
+  if (c.fabric.kind == "rail-optimized") {
+    if (net.has("servers_per_leaf"))
+      net.child("servers_per_leaf").fail("not for rail-optimized (every server joins every rail)");
+    for (size_t i = 0; i < c.groups.size(); ++i)
+      if (!c.groups[i].nic.per_gpu)
+        servers.items()[i].child("nic").fail("rail-optimized needs one NIC per GPU (per_gpu: true)");
+  }
   c.fabric.latency_s = net.get_quantity("latency", units::Dimension::Time);
   if (net.has("oversubscription")) {
     const ConfigNode o = net.child("oversubscription");

@@ -9,11 +9,19 @@
 //       nic: {bandwidth: 200 Gbps, latency: 2 us, per_gpu: true}
 //   network: {kind: fat-tree, latency: 1 us, oversubscription: 1}
 //
-// Network shape: each server has a switch (NVSwitch or PCIe) joined to each GPU by an
-// `intra` link, and a NIC leaf joined to each GPU (per_gpu) or to the server switch by a
-// `nic` link; the leaf reaches the fabric core over an uplink of the server's total NIC
-// bandwidth divided by the oversubscription. Latencies are end to end: GPU to GPU inside
-// a server takes intra.latency; across servers nic.latency + network.latency.
+// Inside a server: an NVSwitch joined to each GPU by an `intra` link; or, for `pcie`, PCIe
+// switches of `gpus_per_switch` GPUs each, joined to the server's root complex by
+// `switch_uplink` links. NICs hang off each GPU (`per_gpu: true`, rail style) or one NIC off
+// the server switch / root complex (`per_gpu: false`, shared).
+//
+// Between servers (`network.kind`):
+//   fat-tree / leaf-spine  NICs join a leaf switch shared by `servers_per_leaf` servers
+//                          (default 1); each leaf reaches the spine over an uplink of its
+//                          NICs' total bandwidth divided by `oversubscription`.
+//   rail-optimized         NIC i of every server joins rail switch i; rails reach the
+//                          spine over uplinks of their NICs' total / oversubscription.
+// Latencies are end to end: GPU to GPU inside a server takes intra.latency; through a
+// leaf or rail, nic.latency; through the spine, nic.latency + network.latency.
 #pragma once
 
 #include <string>
@@ -29,6 +37,8 @@ struct IntraSpec {
   std::string kind = "nvswitch";  // nvswitch | pcie
   double bandwidth_Bps = 0;
   double latency_s = 0;
+  int gpus_per_switch = 0;        // pcie: GPUs behind one PCIe switch (0: all)
+  double switch_uplink_Bps = 0;   // pcie: switch to root complex (0: bandwidth)
 };
 
 struct NicSpec {
@@ -46,9 +56,10 @@ struct ServerGroup {
 };
 
 struct FabricSpec {
-  std::string kind = "fat-tree";
+  std::string kind = "fat-tree";  // fat-tree | leaf-spine | rail-optimized
   double latency_s = 0;
   double oversubscription = 1;
+  int servers_per_leaf = 1;
 };
 
 struct GpuSlot {

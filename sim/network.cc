@@ -66,6 +66,25 @@ const std::vector<int>& Network::predecessor_links(int src) const {
   return pred_cache_.emplace(src, std::move(pred)).first->second;
 }
 
+void Network::check_hosts_reach(int hub) const {
+  std::vector<char> seen(nodes_.size(), 0);
+  std::vector<int> stack = {hub};
+  seen[hub] = 1;
+  while (!stack.empty()) {
+    const int u = stack.back();
+    stack.pop_back();
+    for (const Adjacent& e : adjacency_[u]) {
+      if (seen[e.node]) continue;
+      seen[e.node] = 1;
+      if (!nodes_[e.node].is_host) stack.push_back(e.node);  // hosts do not forward
+    }
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].is_host && !seen[i])
+      throw ModelError("host " + nodes_[i].name + " cannot reach " + nodes_[hub].name +
+                       ": the platform leaves it unconnected");
+}
+
 const std::vector<Hop>& Network::route(int src, int dst) const {
   const int64_t key = static_cast<int64_t>(src) * (1LL << 32) + dst;
   auto it = route_cache_.find(key);

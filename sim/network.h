@@ -46,6 +46,10 @@ class Network {
   const Link& link(int id) const { return links_.at(id); }
   const std::vector<Link>& links() const { return links_; }
 
+  // Throws ModelError naming a host that has no path to `hub` through switches alone;
+  // when none does, every pair of hosts has a route (through the hub if not shorter).
+  void check_hosts_reach(int hub) const;
+
   // Throws ModelError when dst cannot be reached from src.
   const std::vector<Hop>& route(int src, int dst) const;
   PathCost path_cost(int src, int dst) const;

@@ -26,16 +26,94 @@ TEST(Cluster, HeterogeneousGroupsKeepTheirGpuTypes) {
   EXPECT_EQ(c.gpus[15].spec->name, "H100-SXM-80GB");
   EXPECT_EQ(c.server_count(), 2);
   // 2:1 oversubscription: the server uplink carries half of its NICs' total.
+  int found = 0;
   for (const auto& l : c.network.links())
-    if (l.name == "server1/uplink") EXPECT_DOUBLE_EQ(l.bandwidth_Bps, 8 * 50e9 / 2);
+    if (l.name == "server1/leaf/uplink") {
+      EXPECT_DOUBLE_EQ(l.bandwidth_Bps, 8 * 50e9 / 2);
+      ++found;
+    }
+  EXPECT_EQ(found, 1);
 }
 
 TEST(Cluster, SharedNicServersRouteThroughTheServerSwitch) {
   const Cluster c = load_cluster_file(preset("pcie-l4-2x4"));
   const auto across = c.network.path_cost(c.gpus[0].host, c.gpus[4].host);
-  // pcie/2 + nic/2 + uplink/2 on each side: pcie + nic + network latency.
-  EXPECT_NEAR(across.latency_s, 3e-6 + 2e-6 + 1e-6, 1e-18);
+  // Both servers hang off one leaf: pcie/2 + nic/2 on each side, no spine.
+  EXPECT_NEAR(across.latency_s, 3e-6 + 2e-6, 1e-18);
   EXPECT_DOUBLE_EQ(across.bottleneck_Bps, 12.5e9);
+}
+
+Cluster from_yaml(const std::string& text) {
+  return load_cluster(ConfigNode::load_string(text, "inline.yaml"));
+}
+
+TEST(Cluster, LeafSpineKeepsSameLeafTrafficOffTheSpine) {
+  const Cluster c = from_yaml(R"(
+servers:
+  - count: 4
+    gpu: H100-SXM-80GB
+    gpus_per_server: 2
+    intra: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us}
+    nic: {bandwidth: 400 Gbps, latency: 2 us}
+network: {kind: leaf-spine, servers_per_leaf: 2, latency: 3 us, oversubscription: 4}
+)");
+  const auto same_leaf = c.network.path_cost(c.gpus[0].host, c.gpus[2].host);
+  EXPECT_DOUBLE_EQ(same_leaf.latency_s, 2e-6);
+  EXPECT_DOUBLE_EQ(same_leaf.bottleneck_Bps, 50e9);
+  const auto cross = c.network.path_cost(c.gpus[0].host, c.gpus[4].host);
+  EXPECT_DOUBLE_EQ(cross.latency_s, 2e-6 + 3e-6);
+  // A leaf's uplink: 4 NICs of 50 GB/s over 4:1 = 50 GB/s, shared by all its servers.
+  EXPECT_DOUBLE_EQ(cross.bottleneck_Bps, 50e9);
+}
+
+TEST(Cluster, RailOptimizedJoinsSameIndexNicsOnOneRail) {
+  const Cluster c = from_yaml(R"(
+servers:
+  - count: 2
+    gpu: H100-SXM-80GB
+    gpus_per_server: 4
+    intra: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us}
+    nic: {bandwidth: 400 Gbps, latency: 2 us}
+network: {kind: rail-optimized, latency: 3 us}
+)");
+  // GPU 1 of server 0 to GPU 1 of server 1: one rail, no spine.
+  EXPECT_DOUBLE_EQ(c.network.path_cost(c.gpus[1].host, c.gpus[5].host).latency_s, 2e-6);
+  // GPU 1 to GPU 2 of the other server: rail 1, spine, rail 2.
+  EXPECT_DOUBLE_EQ(c.network.path_cost(c.gpus[1].host, c.gpus[6].host).latency_s, 5e-6);
+}
+
+TEST(Cluster, PcieSwitchesShareTheirUplinkToTheRootComplex) {
+  const Cluster c = from_yaml(R"(
+servers:
+  - count: 1
+    gpu: L4
+    gpus_per_server: 4
+    intra: {kind: pcie, bandwidth: 32 GB/s, latency: 2 us, gpus_per_switch: 2, switch_uplink: 16 GB/s}
+    nic: {bandwidth: 100 Gbps, latency: 2 us, per_gpu: false}
+network: {kind: fat-tree, latency: 1 us}
+)");
+  EXPECT_DOUBLE_EQ(c.network.path_cost(c.gpus[0].host, c.gpus[1].host).bottleneck_Bps, 32e9);
+  const auto across = c.network.path_cost(c.gpus[0].host, c.gpus[2].host);
+  EXPECT_DOUBLE_EQ(across.bottleneck_Bps, 16e9);
+  EXPECT_DOUBLE_EQ(across.latency_s, 2e-6);
+}
+
+TEST(Cluster, RailOptimizedNeedsANicPerGpu) {
+  try {
+    from_yaml(R"(
+servers:
+  - count: 2
+    gpu: L4
+    gpus_per_server: 4
+    intra: {kind: pcie, bandwidth: 32 GB/s, latency: 2 us}
+    nic: {bandwidth: 100 Gbps, latency: 2 us, per_gpu: false}
+network: {kind: rail-optimized, latency: 1 us}
+)");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("inline.yaml:7:10: servers[0].nic: rail-optimized needs one NIC per GPU"),
+              std::string::npos) << e.what();
+  }
 }
 
 }  // namespace dejavu::platforms
