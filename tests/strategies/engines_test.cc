@@ -1,0 +1,89 @@
+// The two engines on whole training iterations: they agree where nothing contends, and
+// SimGrid sees the contention the analytic engine cannot.
+#include <gtest/gtest.h>
+
+#include "strategies/simulate.h"
+#include "workloads/generator.h"
+
+namespace dejavu::strategies {
+namespace {
+
+std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+
+sim::EngineOptions flow() {
+  sim::EngineOptions o;
+  o.fidelity = "flow";
+  o.timeout_s = 300;
+  return o;
+}
+
+TEST(Engines, SimGridAgreesWithAnalyticWhereNothingContendsAndIsSlowerWhereSomethingDoes) {
+  struct Case {
+    const char *platform, *workload, *plan;
+    int global_batch;  // smaller than the preset's, to keep the suite fast
+    bool contended;
+  } cases[] = {
+      {"single-a100", "gpt3-1.3b", "single-gpu", 4, false},
+      {"dgx-a100-4x8", "gpt3-13b", "tp8-pp4-gpipe", 16, false},
+      {"pcie-l4-2x4", "gpt3-1.3b", "dp8-pcie", 16, false},
+      // Stage 1's gradient all-reduce shares NICs with its last pipeline sends.
+      {"dgx-a100-4x8", "gpt3-1.3b", "tp4-pp2-dp4-1f1b", 32, true},
+      // Eight activation sends share a 2:1 oversubscribed uplink.
+      {"mixed-a100-h100-2x8", "gpt3-13b", "tp4-pp2-dp2-1f1b", 16, true},
+  };
+  for (const Case& c : cases) {
+    const auto model = workloads::load_workload_file(src("workloads/presets/" + std::string(c.workload) + ".yaml"));
+    const auto cluster = platforms::load_cluster_file(src("platforms/presets/" + std::string(c.platform) + ".yaml"));
+    Plan plan = load_plan_file(src("strategies/presets/" + std::string(c.plan) + ".yaml"));
+    plan.global_batch_size = c.global_batch;
+    const double analytic = simulate(model, cluster, plan, "analytic").report.iteration_time_s;
+    for (const char* fidelity : {"closed", "flow", "step"}) {
+      sim::EngineOptions o = flow();
+      o.fidelity = fidelity;
+      const double simgrid = simulate(model, cluster, plan, "simgrid", o).report.iteration_time_s;
+      if (c.contended && std::string(fidelity) != "closed")
+        EXPECT_GT(simgrid / analytic, 1.0 + 1e-4) << c.plan << " " << fidelity;
+      else if (c.contended)  // closed collectives put nothing on the network
+        EXPECT_GT(simgrid / analytic, 1.0 - 1e-9) << c.plan << " " << fidelity;
+      else
+        EXPECT_NEAR(simgrid / analytic, 1.0, 1e-3) << c.plan << " " << fidelity;
+    }
+  }
+}
+
+TEST(Engines, PipelinesSharingOneNicAreSlowerOnSimGridByTheSharedBandwidth) {
+  // Two PCIe servers with one shared 100 Gb/s NIC each; stage 0 on one server, stage 1 on
+  // the other, four replicas: four activation sends cross each NIC at once.
+  const auto cluster = platforms::load_cluster(ConfigNode::load_string(R"(
+servers:
+  - count: 2
+    gpu: A100-SXM-80GB
+    gpus_per_server: 4
+    intra: {kind: pcie, bandwidth: 32 GB/s, latency: 2 us}
+    nic: {bandwidth: 100 Gbps, latency: 2 us, per_gpu: false}
+network: {kind: fat-tree, latency: 1 us}
+)", "shared-nic.yaml"));
+  const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
+  Plan plan;
+  plan.pp = 2;
+  plan.dp = 4;
+  plan.global_batch_size = 16;
+  const Simulation a = simulate(model, cluster, plan, "analytic");
+  const Simulation s = simulate(model, cluster, plan, "simgrid", flow());
+  const double S = model.boundary_bytes_per_sample, nic = 12.5e9;
+  const double latency = 2e-6 + 2e-6 + 1e-6;  // pcie + nic + network
+  int sends = 0;
+  for (size_t i = 0; i < a.job.graph.size(); ++i) {
+    const sim::Task& t = a.job.graph.task(static_cast<sim::TaskId>(i));
+    if (t.kind != sim::TaskKind::Transfer || a.job.graph.labels()[t.label] != "send activations to next stage")
+      continue;
+    ++sends;
+    EXPECT_NEAR(a.result.end_s[i] - a.result.start_s[i], latency + S / nic, 1e-9);
+    EXPECT_NEAR(s.result.end_s[i] - s.result.start_s[i], latency + 4 * S / nic, 1e-9);
+  }
+  EXPECT_EQ(sends, plan.microbatches());
+  EXPECT_GT(s.report.iteration_time_s, a.report.iteration_time_s);
+}
+
+}  // namespace
+}  // namespace dejavu::strategies
