@@ -24,6 +24,7 @@ test: build
 
 bench: build
 	$(BUILD)/bench/simulate_benchmark
+	$(BUILD)/bench/simgrid_benchmark
 
 clean:
 	rm -rf $(BUILD)

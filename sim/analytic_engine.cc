@@ -95,6 +95,7 @@ Result AnalyticEngine::run(const TaskGraph& g, const Network& net,
   }
   sched.check_all_finished();
   r.link_bytes = pricer.link_bytes();
+  r.activities = g.size();
   return r;
 }
 

@@ -3,6 +3,7 @@
 // it is talking to.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,9 @@ struct Result {
   // Bytes carried per link direction over the run: index 2*link (a->b) and 2*link+1 (b->a).
   // Counts every physical transfer a symmetric task stands for.
   std::vector<double> link_bytes;
+  // Events the engine processed: tasks for the analytic engine; SimGrid activities
+  // (computations, flows) and timers for the SimGrid engine.
+  uint64_t activities = 0;
 };
 
 class Engine {

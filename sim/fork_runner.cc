@@ -81,6 +81,7 @@ Result run_in_child(const std::function<Result()>& simulate, double timeout_s) {
       put_vec(out, r.start_s);
       put_vec(out, r.end_s);
       put_vec(out, r.link_bytes);
+      put_u64(out, r.activities);
     } catch (const ModelError& e) {
       out.assign(1, 1);
       const std::string msg = e.what();
@@ -142,6 +143,7 @@ Result run_in_child(const std::function<Result()>& simulate, double timeout_s) {
   r.start_s = rd.vec();
   r.end_s = rd.vec();
   r.link_bytes = rd.vec();
+  r.activities = rd.u64();
   return r;
 }
 

@@ -6,7 +6,11 @@
 
 #include <atomic>
 #include <cmath>
+#include <algorithm>
+#include <deque>
+#include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "sim/collective.h"
@@ -77,59 +81,93 @@ class Run {
 
   Result simulate() {
     sg::Activity::on_completion_cb([this](const sg::Activity& a) { on_completion(a); });
-    start_all(sched_.initial());
+    for (TaskId id : sched_.initial()) start(id);
     sg::Engine::get_instance()->run();
     if (!failure_.empty()) throw ModelError(failure_);
     sched_.check_all_finished();
     for (double end : result_.end_s) result_.makespan_s = std::max(result_.makespan_s, end);
     graveyard_.clear();
+    for (const Template& t : templates_)  // link load is linear in bytes: spread it once
+      for (const FlowSpec& f : t.exp.flows)
+        add_transfer_load(net_, f.src, f.dst, f.bytes * t.total_bytes, result_.link_bytes);
     return std::move(result_);
   }
 
  private:
-  struct Pending {
-    TaskId task;
-    int32_t flow;  // -1 for a compute task
-    sg::ActivityPtr handle;
+  // The flows of one (comm set, kind, op) per byte of payload, with the step dependencies
+  // worked out once; tasks scale them by their size.
+  struct Template {
+    Expansion exp;
+    std::vector<int32_t> waiting;                 // per flow: `after` flows it waits for
+    std::vector<std::vector<int32_t>> dependents;  // per flow: flows waiting on it
+    double total_bytes = 0;                        // payload of all tasks that used it
   };
   struct CommRun {
-    Expansion exp;
-    std::vector<int32_t> waiting;                // per flow: unfinished `after` flows
-    std::vector<std::vector<int32_t>> dependents;  // per flow: flows waiting on it
+    const Template* tpl = nullptr;
+    double scale = 0;
+    std::vector<int32_t> waiting;  // only for expansions with dependencies
     size_t remaining = 0;
+  };
+  struct Slot {  // one started activity; its index travels as the activity's data
+    TaskId task = -1;
+    int32_t flow = -1;  // -1 for a compute task
+    sg::ActivityPtr handle;
   };
 
   // Host pairs any flow of this run uses, so SimGrid is given only the routes it needs.
   std::set<std::pair<int, int>> used_pairs() {
     std::set<std::pair<int, int>> pairs;
-    std::set<std::pair<int, int>> seen;  // (comm set, op) already expanded
     for (const Task& t : g_.tasks()) {
-      if (t.kind == TaskKind::Compute) continue;
-      if (!seen.emplace(t.comm_set, t.kind == TaskKind::Transfer ? -1 : static_cast<int>(t.op)).second)
+      if (t.kind == TaskKind::Compute || (t.kind == TaskKind::Collective && fidelity_ == Fidelity::Closed))
         continue;
-      for (const auto& group : g_.comm_set(t.comm_set).groups) {
-        if (t.kind == TaskKind::Transfer) {
-          if (group.at(0) != group.at(1)) pairs.emplace(group[0], group[1]);
-          continue;
-        }
-        if (fidelity_ == Fidelity::Closed) continue;
-        Expansion e;
-        algo_->expand(net_, group, t.op, 1.0, fidelity_, e);
-        for (const FlowSpec& f : e.flows)
-          if (f.src != f.dst) pairs.emplace(f.src, f.dst);
-      }
+      for (const FlowSpec& f : template_of(t).exp.flows)
+        if (f.src != f.dst) pairs.emplace(f.src, f.dst);
     }
     return pairs;
   }
 
-  double now() const { return sg::Engine::get_clock(); }
-
-  void start_all(const std::vector<TaskId>& ids) {
-    for (TaskId id : ids) start(id);
+  Template& template_of(const Task& t) {
+    const auto key = std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op));
+    auto it = template_index_.find(key);
+    if (it != template_index_.end()) return templates_[it->second];
+    template_index_.emplace(key, templates_.size());
+    Template& tpl = templates_.emplace_back();
+    for (const auto& group : g_.comm_set(t.comm_set).groups) {
+      if (t.kind == TaskKind::Transfer)
+        tpl.exp.flows.push_back(FlowSpec{group.at(0), group.at(1), 1.0, {-1, -1}});
+      else
+        algo_->expand(net_, group, t.op, 1.0, fidelity_, tpl.exp);
+    }
+    tpl.waiting.assign(tpl.exp.flows.size(), 0);
+    tpl.dependents.resize(tpl.exp.flows.size());
+    for (size_t f = 0; f < tpl.exp.flows.size(); ++f)
+      for (int32_t a : tpl.exp.flows[f].after)
+        if (a >= 0) {
+          ++tpl.waiting[f];
+          tpl.dependents[a].push_back(static_cast<int32_t>(f));
+        }
+    return tpl;
   }
 
+  double now() const { return sg::Engine::get_clock(); }
+
   void at(double date, TaskId id) {
+    ++result_.activities;
     simgrid::kernel::timer::Timer::set(date, [this, id] { finish(id); });
+  }
+
+  void track(sg::ActivityPtr a, TaskId task, int32_t flow) {
+    size_t slot;
+    if (free_slots_.empty()) {
+      slot = slots_.size();
+      slots_.emplace_back();
+    } else {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+    }
+    a->set_data(reinterpret_cast<void*>(slot + 1));
+    ++result_.activities;
+    slots_[slot] = Slot{task, flow, std::move(a)};
   }
 
   void start(TaskId id) {
@@ -145,59 +183,51 @@ class Run {
       e->set_host(host_[hosts[0]]);
       e->set_flops_amount(t.duration_s * kHostSpeed);
       e->start();
-      pending_.emplace(e.get(), Pending{id, -1, e});
+      track(e, id, -1);
       return;
     }
-    const CommSet& set = g_.comm_set(t.comm_set);
     if (t.kind == TaskKind::Collective && fidelity_ == Fidelity::Closed) {
-      for (const auto& group : set.groups) algo_->add_link_load(net_, group, t.op, t.bytes, result_.link_bytes);
-      at(now() + algo_->time_s(net_, set.groups.at(0), t.op, t.bytes), id);
+      for (const auto& group : g_.comm_set(t.comm_set).groups)
+        algo_->add_link_load(net_, group, t.op, t.bytes, result_.link_bytes);
+      at(now() + algo_->time_s(net_, g_.comm_set(t.comm_set).groups.at(0), t.op, t.bytes), id);
       return;
     }
-    CommRun run;
-    for (const auto& group : set.groups) {
-      if (t.kind == TaskKind::Transfer)
-        run.exp.flows.push_back(FlowSpec{group.at(0), group.at(1), t.bytes, {-1, -1}});
-      else
-        algo_->expand(net_, group, t.op, t.bytes, fidelity_, run.exp);
-    }
-    run.remaining = run.exp.flows.size();
-    if (run.remaining == 0) {
-      at(now() + run.exp.extra_latency_s, id);
+    Template& tpl = template_of(t);
+    tpl.total_bytes += t.bytes;
+    if (tpl.exp.flows.empty()) {
+      at(now() + tpl.exp.extra_latency_s, id);
       return;
     }
-    run.waiting.assign(run.exp.flows.size(), 0);
-    run.dependents.resize(run.exp.flows.size());
-    for (size_t f = 0; f < run.exp.flows.size(); ++f)
-      for (int32_t a : run.exp.flows[f].after)
-        if (a >= 0) {
-          ++run.waiting[f];
-          run.dependents[a].push_back(static_cast<int32_t>(f));
-        }
-    CommRun& r = comms_.emplace(id, std::move(run)).first->second;
-    for (size_t f = 0; f < r.exp.flows.size(); ++f)
-      if (r.waiting[f] == 0) start_flow(id, r, static_cast<int32_t>(f));
+    CommRun& run = comms_[id];
+    run.tpl = &tpl;
+    run.scale = t.bytes;
+    run.remaining = tpl.exp.flows.size();
+    const bool has_deps = std::any_of(tpl.waiting.begin(), tpl.waiting.end(), [](int32_t w) { return w > 0; });
+    if (has_deps) run.waiting = tpl.waiting;
+    for (size_t f = 0; f < tpl.exp.flows.size(); ++f)
+      if (tpl.waiting[f] == 0) start_flow(id, run, static_cast<int32_t>(f));
   }
 
-  void start_flow(TaskId id, CommRun& r, int32_t f) {
-    const FlowSpec& spec = r.exp.flows[f];
-    add_transfer_load(net_, spec.src, spec.dst, spec.bytes, result_.link_bytes);
+  void start_flow(TaskId id, const CommRun& r, int32_t f) {
+    const FlowSpec& spec = r.tpl->exp.flows[f];
     if (spec.src == spec.dst) {
+      ++result_.activities;
       simgrid::kernel::timer::Timer::set(now(), [this, id, f] { flow_done(id, f); });
       return;
     }
     sg::CommPtr c = sg::Comm::sendto_init(host_[spec.src], host_[spec.dst]);
-    c->set_payload_size(static_cast<uint64_t>(std::llround(spec.bytes)));
+    c->set_payload_size(static_cast<uint64_t>(std::llround(spec.bytes * r.scale)));
     c->start();
-    pending_.emplace(c.get(), Pending{id, f, c});
+    track(c, id, f);
   }
 
   void flow_done(TaskId id, int32_t f) {
     CommRun& r = comms_.at(id);
-    for (int32_t d : r.dependents[f])
-      if (--r.waiting[d] == 0) start_flow(id, r, d);
+    if (!r.waiting.empty())
+      for (int32_t d : r.tpl->dependents[f])
+        if (--r.waiting[d] == 0) start_flow(id, r, d);
     if (--r.remaining > 0) return;
-    const double extra = r.exp.extra_latency_s;
+    const double extra = r.tpl->exp.extra_latency_s;
     comms_.erase(id);
     if (extra > 0)
       at(now() + extra, id);
@@ -207,28 +237,28 @@ class Run {
 
   void on_completion(const sg::Activity& a) {
     graveyard_.clear();  // handles are released one callback after their completion
-    auto it = pending_.find(&a);
-    if (it == pending_.end()) return;
-    Pending p = std::move(it->second);
-    pending_.erase(it);
-    graveyard_.push_back(std::move(p.handle));
+    const auto token = reinterpret_cast<uintptr_t>(a.get_data<void>());
+    if (token == 0 || token > slots_.size()) return;
+    Slot slot = std::move(slots_[token - 1]);
+    free_slots_.push_back(token - 1);
+    graveyard_.push_back(std::move(slot.handle));
     if (a.get_state() == sg::Activity::State::FAILED) {
       if (failure_.empty())
-        failure_ = "activity of task \"" + g_.labels().at(g_.task(p.task).label) + "\" failed";
+        failure_ = "activity of task \"" + g_.labels().at(g_.task(slot.task).label) + "\" failed";
       return;
     }
-    if (p.flow < 0)
-      finish(p.task);
+    if (slot.flow < 0)
+      finish(slot.task);
     else
-      flow_done(p.task, p.flow);
+      flow_done(slot.task, slot.flow);
   }
 
+  // Never re-entered: start() only schedules timers and activities, it finishes nothing.
   void finish(TaskId id) {
     result_.end_s[id] = now();
     startable_.clear();
     sched_.finish(id, startable_);
-    const std::vector<TaskId> next = startable_;
-    start_all(next);
+    for (TaskId next : startable_) start(next);
   }
 
   const TaskGraph& g_;
@@ -239,7 +269,10 @@ class Run {
   Result result_;
   std::vector<sg::Host*> host_;
   std::vector<sg::Link*> link_;
-  std::unordered_map<const sg::Activity*, Pending> pending_;
+  std::vector<Slot> slots_;
+  std::vector<size_t> free_slots_;
+  std::deque<Template> templates_;  // a deque: CommRun keeps pointers into it
+  std::map<std::tuple<int, int, int>, size_t> template_index_;
   std::unordered_map<TaskId, CommRun> comms_;
   std::vector<sg::ActivityPtr> graveyard_;
   std::vector<TaskId> startable_;

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "platforms/cluster.h"
+#include "platforms/simgrid_xml.h"
 #include "sim/chrome_trace.h"
 #include "sim/collective.h"
 #include "strategies/builtins.h"
@@ -32,14 +33,23 @@ struct SimulateArgs {
   bool quiet = false;
 };
 
+struct Inputs {
+  platforms::Cluster cluster;
+  workloads::ModelGraph model;
+  strategies::Plan plan;
+};
+
+Inputs load_inputs(const SimulateArgs& a) {
+  return {platforms::load_cluster_file(a.platform), workloads::load_workload_file(a.workload),
+          strategies::load_plan_file(a.plan)};
+}
+
 int run_simulate(const SimulateArgs& a) {
-  const platforms::Cluster cluster = platforms::load_cluster_file(a.platform);
-  const workloads::ModelGraph model = workloads::load_workload_file(a.workload);
-  const strategies::Plan plan = strategies::load_plan_file(a.plan);
   if (!sim::engines().has(a.engine))
     throw ConfigError(SourceLoc{"--engine", 0, 0}, "", "unknown engine \"" + a.engine +
                                                            "\"; valid: " + sim::engines().names_joined());
-  const strategies::Simulation s = strategies::simulate(model, cluster, plan, a.engine, a.options);
+  const Inputs in = load_inputs(a);
+  const strategies::Simulation s = strategies::simulate(in.model, in.cluster, in.plan, a.engine, a.options);
   if (!a.json.empty())
     tools::write_file_atomically(a.json, [&](std::ostream& o) { strategies::write_json(o, s.report); });
   if (!a.trace.empty())
@@ -47,6 +57,56 @@ int run_simulate(const SimulateArgs& a) {
       sim::write_chrome_trace(o, s.job.graph, s.result);
     });
   if (!a.quiet) strategies::write_summary(std::cout, s.report);
+  return 0;
+}
+
+// Both engines on the same inputs, side by side per simulated device.
+int run_compare(const SimulateArgs& a) {
+  const Inputs in = load_inputs(a);
+  const strategies::Simulation an = strategies::simulate(in.model, in.cluster, in.plan, "analytic", a.options);
+  const strategies::Simulation sg = strategies::simulate(in.model, in.cluster, in.plan, "simgrid", a.options);
+  const strategies::Report& x = an.report;
+  const strategies::Report& y = sg.report;
+  if (!a.json.empty())
+    tools::write_file_atomically(a.json, [&](std::ostream& o) {
+      o << "{\"analytic\":\n";
+      strategies::write_json(o, x);
+      o << ",\"simgrid\":\n";
+      strategies::write_json(o, y);
+      o << "}\n";
+    });
+  if (a.quiet) return 0;
+  auto pct = [](double b, double base) { return base > 0 ? 100.0 * (b - base) / base : 0.0; };
+  char buf[256];
+  std::cout << "dejavu: " << x.workload << " on " << x.platform << ", plan " << x.plan
+            << ": analytic vs simgrid (" << a.options.fidelity << " collectives)\n";
+  std::snprintf(buf, sizeof buf, "  iteration time   %-12s %-12s %+.3f%%\n",
+                units::format_time(x.iteration_time_s).c_str(),
+                units::format_time(y.iteration_time_s).c_str(), pct(y.iteration_time_s, x.iteration_time_s));
+  std::cout << buf;
+  std::snprintf(buf, sizeof buf, "  MFU              %-12.1f %-12.1f (%%)\n", 100 * x.mfu, 100 * y.mfu);
+  std::cout << buf;
+  std::snprintf(buf, sizeof buf, "  busiest link     %s %.1f%% | %s %.1f%%\n", x.busiest_link.name.c_str(),
+                100 * x.busiest_link.utilization, y.busiest_link.name.c_str(), 100 * y.busiest_link.utilization);
+  std::cout << buf;
+  std::cout << "  device (stage)         exposed comm: analytic   simgrid      idle: analytic   simgrid\n";
+  for (size_t d = 0; d < x.simulated.size() && d < y.simulated.size(); ++d) {
+    const auto& p = x.simulated[d];
+    const auto& q = y.simulated[d];
+    std::snprintf(buf, sizeof buf, "  %-16s (%d)  %21s %9s %18s %9s\n", p.name.c_str(), p.stage,
+                  units::format_time(p.exposed_communication_s).c_str(),
+                  units::format_time(q.exposed_communication_s).c_str(), units::format_time(p.idle_s).c_str(),
+                  units::format_time(q.idle_s).c_str());
+    std::cout << buf;
+  }
+  return 0;
+}
+
+int run_export(const std::string& platform, const std::string& output) {
+  const platforms::Cluster cluster = platforms::load_cluster_file(platform);
+  tools::write_file_atomically(output, [&](std::ostream& o) { platforms::write_simgrid_platform(o, cluster); });
+  std::cout << "wrote " << output << ": " << cluster.gpu_count() << " hosts, " << cluster.network.link_count()
+            << " links, " << cluster.gpu_count() * (cluster.gpu_count() - 1) << " routes\n";
   return 0;
 }
 
@@ -104,22 +164,31 @@ int main(int argc, char** argv) {
   CLI::App app{"dejavu: a discrete-event simulator of distributed deep-learning training"};
   app.require_subcommand(1);
   SimulateArgs sa;
+  auto inputs = [&](CLI::App* cmd) {
+    cmd->add_option("--platform", sa.platform, "cluster YAML")->required();
+    cmd->add_option("--workload", sa.workload, "model YAML")->required();
+    cmd->add_option("--plan", sa.plan, "parallelization plan YAML")->required();
+    cmd->add_option("--json", sa.json, "write the report as JSON");
+    cmd->add_option("--collective-algorithm", sa.options.collective_algorithm, "collective algorithm");
+    cmd->add_option("--collectives", sa.options.fidelity, "collective fidelity on network engines")
+        ->check(CLI::IsMember({"closed", "flow", "step"}));
+    cmd->add_option("--network-model", sa.options.network_model,
+                    "simgrid: exact (links mean their YAML), lv08 or smpi (SimGrid's calibrated)")
+        ->check(CLI::IsMember({"exact", "lv08", "smpi"}));
+    cmd->add_option("--sharing", sa.options.sharing, "simgrid: max-min or fair-bottleneck")
+        ->check(CLI::IsMember({"max-min", "fair-bottleneck"}));
+    cmd->add_flag("--quiet", sa.quiet, "print no summary");
+  };
   CLI::App* simulate = app.add_subcommand("simulate", "simulate one training iteration");
-  simulate->add_option("--platform", sa.platform, "cluster YAML")->required();
-  simulate->add_option("--workload", sa.workload, "model YAML")->required();
-  simulate->add_option("--plan", sa.plan, "parallelization plan YAML")->required();
-  simulate->add_option("--json", sa.json, "write the report as JSON");
+  inputs(simulate);
   simulate->add_option("--trace", sa.trace, "write a Chrome/Perfetto trace");
   simulate->add_option("--engine", sa.engine, "engine (see `dejavu list`)");
-  simulate->add_option("--collective-algorithm", sa.options.collective_algorithm, "collective algorithm");
-  simulate->add_option("--collectives", sa.options.fidelity, "collective fidelity on network engines")
-      ->check(CLI::IsMember({"closed", "flow", "step"}));
-  simulate->add_option("--network-model", sa.options.network_model,
-                       "simgrid: exact (links mean their YAML), lv08 or smpi (SimGrid's calibrated)")
-      ->check(CLI::IsMember({"exact", "lv08", "smpi"}));
-  simulate->add_option("--sharing", sa.options.sharing, "simgrid: max-min or fair-bottleneck")
-      ->check(CLI::IsMember({"max-min", "fair-bottleneck"}));
-  simulate->add_flag("--quiet", sa.quiet, "print no summary");
+  CLI::App* compare = app.add_subcommand("compare-engines", "analytic and simgrid side by side");
+  inputs(compare);
+  std::string export_input, export_output;
+  CLI::App* export_platform = app.add_subcommand("export-platform", "write a cluster as a SimGrid platform XML");
+  export_platform->add_option("platform", export_input, "cluster YAML")->required();
+  export_platform->add_option("-o,--output", export_output, "XML file to write")->required();
   CLI::App* list = app.add_subcommand("list", "GPU types, engines, schedules and presets");
 
   try {
@@ -135,6 +204,8 @@ int main(int argc, char** argv) {
   try {
     if (simulate->parsed()) return run_simulate(sa);
     if (list->parsed()) return run_list();
+    if (compare->parsed()) return run_compare(sa);
+    if (export_platform->parsed()) return run_export(export_input, export_output);
   } catch (const Error& e) {
     std::cerr << e.what() << "\n";
     return 2;

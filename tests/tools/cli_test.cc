@@ -131,4 +131,29 @@ TEST(Cli, UnknownEngineIsABadInput) {
   EXPECT_NE(r.err.find("unknown engine \"warp\"; valid: analytic"), std::string::npos) << r.err;
 }
 
+TEST(Cli, CompareEnginesPrintsBothAndWritesBothReports) {
+  const fs::path json = fs::temp_directory_path() / ("dejavu-compare-" + std::to_string(::getpid()) + ".json");
+  const CliRun r = dejavu("compare-engines --platform " + src("platforms/presets/single-a100.yaml") +
+                          " --workload " + src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
+                          src("strategies/presets/single-gpu.yaml") + " --json " + json.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("analytic vs simgrid"), std::string::npos) << r.out;
+  const std::string text = slurp(json);
+  EXPECT_NE(text.find("\"analytic\""), std::string::npos);
+  EXPECT_NE(text.find("\"engine\": \"simgrid\""), std::string::npos);
+  fs::remove(json);
+}
+
+TEST(Cli, ExportPlatformWritesXmlOrRefusesWithOneLine) {
+  const fs::path xml = fs::temp_directory_path() / ("dejavu-export-cli-" + std::to_string(::getpid()) + ".xml");
+  CliRun r = dejavu("export-platform " + src("platforms/presets/dgx-a100-4x8.yaml") + " -o " + xml.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(slurp(xml).find("routing=\"Full\""), std::string::npos);
+  fs::remove(xml);
+  r = dejavu("export-platform " + src("platforms/presets/dgx-a100-128x8.yaml") + " -o " + xml.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("stops at 256"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(xml));
+}
+
 }  // namespace
