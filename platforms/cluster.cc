@@ -33,13 +33,15 @@ ServerNodes build_server(Cluster& c, const ServerGroup& g, int server) {
       const std::string swname = s.name + "/" + g.intra.kind + (root >= 0 ? std::to_string(i / per_switch) : "");
       sw = net.add_switch(swname);
       if (root >= 0) {
-        const double up = g.intra.switch_uplink_Bps > 0 ? g.intra.switch_uplink_Bps : g.intra.bandwidth_Bps;
+        const double up = (g.intra.switch_uplink_Bps > 0 ? g.intra.switch_uplink_Bps : g.intra.bandwidth_Bps) *
+                          g.intra.efficiency;
         net.add_link(swname + "/uplink", sw, root, up, 0);
       }
     }
     const std::string gname = s.name + "/gpu" + std::to_string(i);
-    const int host = net.add_host(gname);
-    net.add_link(gname + "/" + g.intra.kind, host, sw, g.intra.bandwidth_Bps, g.intra.latency_s / 2);
+    const int host = net.add_host(gname, server, g.step_latency_s);
+    net.add_link(gname + "/" + g.intra.kind, host, sw, g.intra.bandwidth_Bps * g.intra.efficiency,
+                 g.intra.latency_s / 2);
     c.gpus.push_back(GpuSlot{host, server, i, &spec});
     if (g.nic.per_gpu) s.nic_ports.push_back(host);
   }
@@ -66,8 +68,9 @@ void build_network(Cluster& c) {
   auto nic = [&](const ServerNodes& s, size_t port, int to) {
     const NicSpec& n = s.group->nic;
     const std::string name = s.name + (s.group->nic.per_gpu ? "/gpu" + std::to_string(port) : "") + "/nic";
-    net.add_link(name, s.nic_ports[port], to, n.bandwidth_Bps, n.latency_s / 2);
-    leaf_nic_bw.at(static_cast<size_t>(std::find(leaf.begin(), leaf.end(), to) - leaf.begin())) += n.bandwidth_Bps;
+    net.add_link(name, s.nic_ports[port], to, n.bandwidth_Bps * n.efficiency, n.latency_s / 2);
+    leaf_nic_bw.at(static_cast<size_t>(std::find(leaf.begin(), leaf.end(), to) - leaf.begin())) +=
+        n.bandwidth_Bps * n.efficiency;
   };
   if (f.kind == "rail-optimized") {
     size_t rails = 0;
@@ -103,6 +106,14 @@ int positive_int(const ConfigNode& n, const char* key, long long fallback, bool 
   return static_cast<int>(x);
 }
 
+double efficiency(const ConfigNode& n) {
+  if (!n.has("efficiency")) return 1;
+  const ConfigNode v = n.child("efficiency");
+  const double e = v.as_double();
+  if (!(e > 0 && e <= 1)) v.fail("expected a fraction in (0, 1], got \"" + v.as_string() + "\"");
+  return e;
+}
+
 double positive_rate(const ConfigNode& n, const char* key) {
   const ConfigNode v = n.child(key);
   const double r = v.as_quantity(units::Dimension::Rate);
@@ -111,7 +122,7 @@ double positive_rate(const ConfigNode& n, const char* key) {
 }
 
 ServerGroup load_group(const ConfigNode& n) {
-  n.expect_map({"count", "gpu", "gpus_per_server", "intra", "nic"});
+  n.expect_map({"count", "gpu", "gpus_per_server", "intra", "nic", "step_latency"});
   ServerGroup g;
   g.count = positive_int(n, "count", 1, false);
   const ConfigNode gpu = n.child("gpu");
@@ -119,7 +130,8 @@ ServerGroup load_group(const ConfigNode& n) {
   if (!has_gpu(g.gpu)) gpu.fail("unknown GPU type \"" + g.gpu + "\"; valid: " + gpu_names());
   g.gpus_per_server = positive_int(n, "gpus_per_server", 8, false);
   const ConfigNode intra = n.child("intra");
-  intra.expect_map({"kind", "bandwidth", "latency", "gpus_per_switch", "switch_uplink"});
+  intra.expect_map({"kind", "bandwidth", "latency", "efficiency", "gpus_per_switch", "switch_uplink"});
+  g.intra.efficiency = efficiency(intra);
   g.intra.kind = intra.child("kind").as_choice({"nvswitch", "pcie"});
   g.intra.bandwidth_Bps = positive_rate(intra, "bandwidth");
   g.intra.latency_s = intra.get_quantity("latency", units::Dimension::Time);
@@ -131,10 +143,12 @@ ServerGroup load_group(const ConfigNode& n) {
       if (intra.has(key)) intra.child(key).fail("only for kind: pcie (an NVSwitch joins all GPUs)");
   }
   const ConfigNode nic = n.child("nic");
-  nic.expect_map({"bandwidth", "latency", "per_gpu"});
+  nic.expect_map({"bandwidth", "latency", "per_gpu", "efficiency"});
+  g.nic.efficiency = efficiency(nic);
   g.nic.bandwidth_Bps = positive_rate(nic, "bandwidth");
   g.nic.latency_s = nic.get_quantity("latency", units::Dimension::Time);
   g.nic.per_gpu = nic.get_bool("per_gpu", true);
+  g.step_latency_s = n.get_quantity("step_latency", units::Dimension::Time, 0);
   return g;
 }
 

@@ -7,6 +7,7 @@
 //       gpus_per_server: 8
 //       intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 1 us}  # per GPU, per direction
 //       nic: {bandwidth: 200 Gbps, latency: 2 us, per_gpu: true}
+//       step_latency: 0 us        # optional; intra and nic also take `efficiency` (0..1]
 //   network: {kind: fat-tree, latency: 1 us, oversubscription: 1}
 //
 // Inside a server: an NVSwitch joined to each GPU by an `intra` link; or, for `pcie`, PCIe
@@ -37,12 +38,14 @@ struct IntraSpec {
   std::string kind = "nvswitch";  // nvswitch | pcie
   double bandwidth_Bps = 0;
   double latency_s = 0;
+  double efficiency = 1;          // fraction of the bandwidth data gets (protocol overhead)
   int gpus_per_switch = 0;        // pcie: GPUs behind one PCIe switch (0: all)
   double switch_uplink_Bps = 0;   // pcie: switch to root complex (0: bandwidth)
 };
 
 struct NicSpec {
   double bandwidth_Bps = 0;
+  double efficiency = 1;
   double latency_s = 0;
   bool per_gpu = true;
 };
@@ -53,6 +56,10 @@ struct ServerGroup {
   int gpus_per_server = 8;
   IntraSpec intra;
   NicSpec nic;
+  // Software cost of one collective step on these GPUs (NCCL kernel launch, proxy and
+  // protocol handshakes), paid by every step a GPU sends; with `efficiency` it is what a
+  // preset fits so its all-reduce curve matches nccl-tests on that server type.
+  double step_latency_s = 0;
 };
 
 struct FabricSpec {

@@ -1,94 +1,14 @@
 #include "sim/collective.h"
 
-#include "sim/error.h"
-
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <unordered_map>
+
+#include "sim/collectives/algorithms.h"
+#include "sim/error.h"
 
 namespace dejavu::sim {
-
-int ring_steps(CollectiveOp op, int n) {
-  if (n <= 1) return 0;
-  return op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
-}
-
-double ring_traffic_factor(CollectiveOp op, int n) {
-  if (n <= 1) return 0;
-  return static_cast<double>(ring_steps(op, n)) / n;
-}
-
-double transfer_time_s(const Network& net, int src, int dst, double bytes) {
-  if (src == dst) return 0;
-  const PathCost c = net.path_cost(src, dst);
-  return c.latency_s + bytes / c.bottleneck_Bps;
-}
-
-void add_transfer_load(const Network& net, int src, int dst, double bytes,
-                       std::vector<double>& load) {
-  if (src == dst) return;
-  for (const Hop& h : net.route(src, dst)) load[2 * h.link + (h.forward ? 0 : 1)] += bytes;
-}
-
-namespace {
-
-// Ring: each of the n hosts sends to the next; every step moves S/n over every hop at
-// once, so a step costs S/(n·B) + a on the slowest hop, and all-reduce takes 2(n-1) steps.
-class Ring : public CollectiveAlgorithm {
- public:
-  double time_s(const Network& net, const std::vector<int>& group, CollectiveOp op,
-                double bytes) const override {
-    const int n = static_cast<int>(group.size());
-    if (n <= 1) return 0;
-    double bw = std::numeric_limits<double>::infinity();
-    double lat = 0;
-    for (int i = 0; i < n; ++i) {
-      const PathCost c = net.path_cost(group[i], group[(i + 1) % n]);
-      bw = std::min(bw, c.bottleneck_Bps);
-      lat = std::max(lat, c.latency_s);
-    }
-    return ring_steps(op, n) * (bytes / (n * bw) + lat);
-  }
-
-  void add_link_load(const Network& net, const std::vector<int>& group, CollectiveOp op,
-                     double bytes, std::vector<double>& load) const override {
-    const int n = static_cast<int>(group.size());
-    const double per_hop = ring_traffic_factor(op, n) * bytes;
-    for (int i = 0; i < n && n > 1; ++i)
-      add_transfer_load(net, group[i], group[(i + 1) % n], per_hop, load);
-  }
-
-  // flow: n concurrent flows of steps·S/n, then (steps-1) more hop latencies.
-  // step: `steps` rounds of n flows of S/n; host i's send in round k waits for what it
-  // received in round k-1 (from i-1) and for its own previous send on the same hop.
-  void expand(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes,
-              Fidelity fidelity, Expansion& out) const override {
-    const int n = static_cast<int>(group.size());
-    if (n <= 1) return;
-    const int steps = ring_steps(op, n);
-    const int32_t base = static_cast<int32_t>(out.flows.size());
-    if (fidelity == Fidelity::Step) {
-      for (int k = 0; k < steps; ++k) {
-        for (int i = 0; i < n; ++i) {
-          FlowSpec f{group[i], group[(i + 1) % n], bytes / n, {-1, -1}};
-          if (k > 0) {
-            f.after[0] = base + (k - 1) * n + (i + n - 1) % n;
-            f.after[1] = base + (k - 1) * n + i;
-          }
-          out.flows.push_back(f);
-        }
-      }
-      return;
-    }
-    double lat = 0;
-    for (int i = 0; i < n; ++i) {
-      lat = std::max(lat, net.path_cost(group[i], group[(i + 1) % n]).latency_s);
-      out.flows.push_back(FlowSpec{group[i], group[(i + 1) % n], steps * bytes / n, {-1, -1}});
-    }
-    out.extra_latency_s = std::max(out.extra_latency_s, (steps - 1) * lat);
-  }
-};
-
-}  // namespace
 
 Fidelity parse_fidelity(const std::string& name) {
   if (name == "closed") return Fidelity::Closed;
@@ -97,15 +17,131 @@ Fidelity parse_fidelity(const std::string& name) {
   throw Error("unknown collective fidelity \"" + name + "\"; valid: closed, flow, step");
 }
 
+double bus_bandwidth_factor(CollectiveOp op, int n) {
+  if (n <= 1) return 1;
+  switch (op) {
+    case CollectiveOp::AllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveOp::ReduceScatter:
+    case CollectiveOp::AllGather:
+    case CollectiveOp::AllToAll: return static_cast<double>(n - 1) / n;
+    case CollectiveOp::Broadcast:
+    case CollectiveOp::Reduce: return 1;
+  }
+  return 1;
+}
+
+namespace {
+double step_latency(const Network& net, const Transfer& t) {
+  return net.path_cost(t.src, t.dst).latency_s + net.node(t.src).step_latency_s;
+}
+
+double step_time_s(const Network& net, const std::vector<Transfer>& step) {
+  double latency = 0;
+  std::unordered_map<int, double> load;  // 2*link + direction -> bytes in this step
+  for (const Transfer& t : step) {
+    if (t.src == t.dst) continue;
+    latency = std::max(latency, step_latency(net, t));
+    for (const Hop& h : net.route(t.src, t.dst)) load[2 * h.link + (h.forward ? 0 : 1)] += t.bytes;
+  }
+  double busiest = 0;
+  for (const auto& [key, bytes] : load) busiest = std::max(busiest, bytes / net.link(key / 2).bandwidth_Bps);
+  return latency + busiest;
+}
+}  // namespace
+
+double schedule_time_s(const Network& net, const CommSchedule& s) {
+  double total = 0;
+  for (const auto& step : s.steps) total += step_time_s(net, step);
+  return total;
+}
+
+double CollectiveAlgorithm::time_s(const Network& net, const std::vector<int>& group, CollectiveOp op,
+                                   double bytes) const {
+  if (group.size() <= 1) return 0;
+  return schedule_time_s(net, schedule(net, group, op, bytes));
+}
+
+void CollectiveAlgorithm::add_link_load(const Network& net, const std::vector<int>& group,
+                                        CollectiveOp op, double bytes, std::vector<double>& load) const {
+  if (group.size() <= 1) return;
+  for (const auto& step : schedule(net, group, op, bytes).steps)
+    for (const Transfer& t : step) add_transfer_load(net, t.src, t.dst, t.bytes, load);
+}
+
+void CollectiveAlgorithm::expand(const Network& net, const std::vector<int>& group, CollectiveOp op,
+                                 double bytes, Fidelity fidelity, Expansion& out) const {
+  if (group.size() <= 1) return;
+  const CommSchedule s = schedule(net, group, op, bytes);
+  if (fidelity == Fidelity::Step) {
+    // A host's transfers in a step wait for every transfer that touched it in the last
+    // step it took part in (what it received, and its own previous send).
+    std::unordered_map<int, std::vector<int32_t>> last;
+    for (const auto& step : s.steps) {
+      const size_t first = out.flows.size();
+      for (const Transfer& t : step) {
+        FlowSpec f{t.src, t.dst, t.bytes, {-1, -1, -1}};
+        auto it = last.find(t.src);
+        if (it != last.end())
+          for (size_t k = 0; k < it->second.size() && k < 3; ++k) f.after[k] = it->second[k];
+        out.flows.push_back(f);
+      }
+      std::unordered_map<int, std::vector<int32_t>> touched;
+      for (size_t i = first; i < out.flows.size(); ++i) {
+        const FlowSpec& f = out.flows[i];
+        touched[f.dst].insert(touched[f.dst].begin(), static_cast<int32_t>(i));  // receives first
+        touched[f.src].push_back(static_cast<int32_t>(i));
+      }
+      for (auto& [host, flows] : touched) last[host] = std::move(flows);
+    }
+    return;
+  }
+  // Flow: the traffic of every host pair as one flow; the steps' latencies beyond the
+  // one each flow pays itself come after.
+  std::map<std::pair<int, int>, size_t> pair_index;
+  double latency_sum = 0;
+  for (const auto& step : s.steps) {
+    double lat = 0;
+    for (const Transfer& t : step) {
+      if (t.src == t.dst) continue;
+      lat = std::max(lat, step_latency(net, t));
+      auto [it, fresh] = pair_index.emplace(std::make_pair(t.src, t.dst), out.flows.size());
+      if (fresh) out.flows.push_back(FlowSpec{t.src, t.dst, 0, {-1, -1, -1}});
+      out.flows[it->second].bytes += t.bytes;
+    }
+    latency_sum += lat;
+  }
+  double own = 0;
+  for (const auto& [pair, index] : pair_index)
+    own = std::max(own, step_latency(net, Transfer{pair.first, pair.second, 0}));
+  out.extra_latency_s = std::max(out.extra_latency_s, latency_sum - own);
+}
+
+double transfer_time_s(const Network& net, int src, int dst, double bytes) {
+  if (src == dst) return 0;
+  const PathCost c = net.path_cost(src, dst);
+  return net.node(src).step_latency_s + c.latency_s + bytes / c.bottleneck_Bps;
+}
+
+void add_transfer_load(const Network& net, int src, int dst, double bytes, std::vector<double>& load) {
+  if (src == dst) return;
+  for (const Hop& h : net.route(src, dst)) load[2 * h.link + (h.forward ? 0 : 1)] += bytes;
+}
+
 Registry<CollectiveAlgorithm>& collective_algorithms() {
   static Registry<CollectiveAlgorithm> registry("collective algorithm");
   return registry;
 }
 
 void register_collective_algorithms() {
-  collective_algorithms().add(
-      "ring", "ring over the group in order: 2(n-1) steps of S/n each for all-reduce",
-      [] { return std::make_unique<Ring>(); });
+  auto& r = collective_algorithms();
+  r.add("ring", "ring in group order; broadcast and reduce as a chunked chain", make_ring);
+  r.add("tree", "NCCL-style double binary tree, chunked (all_reduce, broadcast, reduce)", make_double_binary_tree);
+  r.add("halving-doubling", "recursive halving then doubling (powers of two)", make_halving_doubling);
+  r.add("direct", "every pair at once, one step (all-to-all's natural form)", make_direct);
+  r.add("hierarchical", "all_reduce: reduce-scatter in each server, all-reduce across, all-gather in",
+        make_hierarchical);
+  r.add("auto", "the fastest algorithm for the op, size and topology (closed form), as NCCL's tuner",
+        make_auto);
 }
 
 }  // namespace dejavu::sim

@@ -1,8 +1,15 @@
-// Collective algorithms: how long a collective takes on a group of hosts, and which links
-// it loads. This is the `closed` (alpha-beta) fidelity, on the route's bottleneck.
+// Collective algorithms. Each is a schedule: a list of steps, each a set of
+// point-to-point transfers that run together. From the schedule come all three fidelities
+// (DESIGN.md), so they agree by construction where nothing contends:
+//   closed  sum over steps of (slowest transfer's latency + step latency) + (most loaded
+//           link direction's bytes / its bandwidth): alpha-beta on the bottleneck;
+//   flow    the schedule's traffic summed per host pair as concurrent flows, plus the
+//           latencies of the steps beyond the first;
+//   step    every transfer as a flow that waits for the previous step of its sender.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,20 +19,25 @@
 
 namespace dejavu::sim {
 
-// How finely an engine that sees the network plays a collective out (DESIGN.md):
-//   closed  the closed-form time, no traffic on the network model (no contention);
-//   flow    the algorithm's per-link traffic as concurrent flows, plus its step latencies;
-//   step    every point-to-point step with its data dependencies (exact, for validation).
-// Without contention the three agree.
 enum class Fidelity { Closed, Flow, Step };
 Fidelity parse_fidelity(const std::string& name);  // throws Error listing the valid names
 
+struct Transfer {
+  int src = -1, dst = -1;
+  double bytes = 0;
+};
+
+struct CommSchedule {
+  std::vector<std::vector<Transfer>> steps;
+};
+
 // One point-to-point flow of an expansion. It starts once the flows named in `after`
-// (indices into the same expansion, -1 for none) have finished.
+// (indices into the same expansion, -1 for none) have finished, plus its sender's step
+// latency.
 struct FlowSpec {
   int src = -1, dst = -1;
   double bytes = 0;
-  int32_t after[2] = {-1, -1};
+  int32_t after[3] = {-1, -1, -1};
 };
 
 struct Expansion {
@@ -36,30 +48,40 @@ struct Expansion {
 class CollectiveAlgorithm {
  public:
   virtual ~CollectiveAlgorithm() = default;
-  // `bytes` is the buffer size S each participant holds (as in nccl-tests).
+  // Whether it can run `op` over `group` (some need a power of two, or equal servers).
+  virtual bool supports(const Network& net, const std::vector<int>& group, CollectiveOp op) const = 0;
+  // The steps; throws Error if unsupported. `bytes` as in CollectiveOp's comment.
+  virtual CommSchedule schedule(const Network& net, const std::vector<int>& group, CollectiveOp op,
+                                double bytes) const = 0;
+
+  // Derived from the schedule; algorithms may override with an equal, faster closed form.
   virtual double time_s(const Network& net, const std::vector<int>& group, CollectiveOp op,
-                        double bytes) const = 0;
-  // Adds the bytes this collective sends across each link direction to
-  // `load[2 * link + (forward ? 0 : 1)]`.
-  virtual void add_link_load(const Network& net, const std::vector<int>& group, CollectiveOp op,
-                             double bytes, std::vector<double>& load) const = 0;
-  // Appends the flows of one group's collective at `fidelity` (Flow or Step) to `out`;
-  // `after` indices are offset so several groups can share one expansion.
-  virtual void expand(const Network& net, const std::vector<int>& group, CollectiveOp op,
-                      double bytes, Fidelity fidelity, Expansion& out) const = 0;
+                        double bytes) const;
+  void add_link_load(const Network& net, const std::vector<int>& group, CollectiveOp op,
+                     double bytes, std::vector<double>& load) const;
+  // Appends the flows of one group's collective at Flow or Step fidelity to `out`.
+  void expand(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes,
+              Fidelity fidelity, Expansion& out) const;
+  // The algorithm `auto` resolves to for these arguments (itself for the others).
+  virtual const CollectiveAlgorithm& resolve(const Network&, const std::vector<int>&, CollectiveOp,
+                                             double) const {
+    return *this;
+  }
+  virtual std::string name() const = 0;
 };
 
 Registry<CollectiveAlgorithm>& collective_algorithms();
 void register_collective_algorithms();  // called by sim::register_builtins()
 
-// Point-to-point: latency of the route plus bytes over its bottleneck.
+// Closed-form time of a schedule on the network (see the file comment).
+double schedule_time_s(const Network& net, const CommSchedule& s);
+
+// Point-to-point: the sender's step latency, the route's latency, bytes over its bottleneck.
 double transfer_time_s(const Network& net, int src, int dst, double bytes);
 void add_transfer_load(const Network& net, int src, int dst, double bytes,
                        std::vector<double>& load);
 
-// The fraction of S each ring step moves, times the number of steps: 2(n-1)/n for
-// all-reduce, (n-1)/n for reduce-scatter and all-gather.
-double ring_traffic_factor(CollectiveOp op, int n);
-int ring_steps(CollectiveOp op, int n);
+// nccl-tests' bus-bandwidth factor: busbw = algbw x factor (2(n-1)/n for all-reduce).
+double bus_bandwidth_factor(CollectiveOp op, int n);
 
 }  // namespace dejavu::sim

@@ -9,14 +9,14 @@
 
 namespace dejavu::sim {
 
-int Network::add_host(const std::string& name) {
-  nodes_.push_back(Node{name, true});
+int Network::add_host(const std::string& name, int locality, double step_latency_s) {
+  nodes_.push_back(Node{name, true, locality, step_latency_s});
   adjacency_.emplace_back();
   return node_count() - 1;
 }
 
 int Network::add_switch(const std::string& name) {
-  nodes_.push_back(Node{name, false});
+  nodes_.push_back(Node{name, false, -1, 0});
   adjacency_.emplace_back();
   return node_count() - 1;
 }

@@ -21,6 +21,9 @@ struct Link {
 struct Node {
   std::string name;
   bool is_host = false;
+  int locality = -1;          // hosts: which server (hierarchical collectives group by it)
+  double step_latency_s = 0;  // hosts: software cost of one communication step (NCCL's
+                              // kernel and proxy overhead), paid once per step it sends
 };
 
 // One link crossed in one direction: `forward` means from link.a to link.b.
@@ -36,7 +39,7 @@ struct PathCost {
 
 class Network {
  public:
-  int add_host(const std::string& name);
+  int add_host(const std::string& name, int locality = -1, double step_latency_s = 0);
   int add_switch(const std::string& name);
   int add_link(const std::string& name, int a, int b, double bandwidth_Bps, double latency_s);
 

@@ -134,7 +134,7 @@ class Run {
     Template& tpl = templates_.emplace_back();
     for (const auto& group : g_.comm_set(t.comm_set).groups) {
       if (t.kind == TaskKind::Transfer)
-        tpl.exp.flows.push_back(FlowSpec{group.at(0), group.at(1), 1.0, {-1, -1}});
+        tpl.exp.flows.push_back(FlowSpec{group.at(0), group.at(1), 1.0, {-1, -1, -1}});
       else
         algo_->expand(net_, group, t.op, 1.0, fidelity_, tpl.exp);
     }
@@ -208,7 +208,20 @@ class Run {
       if (tpl.waiting[f] == 0) start_flow(id, run, static_cast<int32_t>(f));
   }
 
+  // A flow leaves its sender after the sender's step latency (NCCL's per-step overhead).
   void start_flow(TaskId id, const CommRun& r, int32_t f) {
+    const FlowSpec& spec = r.tpl->exp.flows[f];
+    const double delay = spec.src == spec.dst ? 0 : net_.node(spec.src).step_latency_s;
+    if (delay > 0) {
+      ++result_.activities;
+      simgrid::kernel::timer::Timer::set(now() + delay, [this, id, f] { send_flow(id, f); });
+      return;
+    }
+    send_flow(id, f);
+  }
+
+  void send_flow(TaskId id, int32_t f) {
+    const CommRun& r = comms_.at(id);
     const FlowSpec& spec = r.tpl->exp.flows[f];
     if (spec.src == spec.dst) {
       ++result_.activities;

@@ -9,8 +9,26 @@ const char* to_string(CollectiveOp op) {
     case CollectiveOp::AllReduce: return "all_reduce";
     case CollectiveOp::ReduceScatter: return "reduce_scatter";
     case CollectiveOp::AllGather: return "all_gather";
+    case CollectiveOp::Broadcast: return "broadcast";
+    case CollectiveOp::Reduce: return "reduce";
+    case CollectiveOp::AllToAll: return "all_to_all";
   }
   return "?";
+}
+
+bool parse_collective_op(const std::string& name, CollectiveOp* out) {
+  for (CollectiveOp op : {CollectiveOp::AllReduce, CollectiveOp::ReduceScatter, CollectiveOp::AllGather,
+                          CollectiveOp::Broadcast, CollectiveOp::Reduce, CollectiveOp::AllToAll}) {
+    if (name == to_string(op)) {
+      *out = op;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* collective_op_names() {
+  return "all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all";
 }
 
 int TaskGraph::add_device(const std::string& name, std::vector<int> hosts) {

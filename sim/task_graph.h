@@ -17,9 +17,14 @@ namespace dejavu::sim {
 using TaskId = int32_t;
 
 enum class TaskKind : uint8_t { Compute, Transfer, Collective };
-enum class CollectiveOp : uint8_t { AllReduce, ReduceScatter, AllGather };
+// Sizes follow nccl-tests' "size": the all-reduce buffer; reduce-scatter's input and
+// all-gather's output (n parts); the broadcast or reduce buffer; all-to-all's send buffer
+// per rank (S/n to each peer).
+enum class CollectiveOp : uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll };
 
 const char* to_string(CollectiveOp op);
+bool parse_collective_op(const std::string& name, CollectiveOp* out);
+const char* collective_op_names();
 
 struct Device {
   std::string name;

@@ -54,8 +54,9 @@ platforms::Cluster free_network(int n) {
   g.count = 1;
   g.gpu = "A100-SXM-80GB";
   g.gpus_per_server = n;
-  g.intra = {"nvswitch", 1e300, 0};
-  g.nic = {1e300, 0, true};
+  g.intra.kind = "nvswitch";
+  g.intra.bandwidth_Bps = 1e300;
+  g.nic.bandwidth_Bps = 1e300;
   c.groups = {g};
   build_network(c);
   return c;

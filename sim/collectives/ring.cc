@@ -1,0 +1,83 @@
+// Ring: host i sends to host i+1 (group order, which lowering makes follow servers).
+// All-reduce is 2(n-1) steps of S/n (reduce-scatter then all-gather); reduce-scatter and
+// all-gather n-1 steps. Broadcast and reduce run the ring as a chain from / to the first
+// host, pipelined in c chunks: n-1+c-1 steps of S/c.
+#include <algorithm>
+#include <cmath>
+
+#include "sim/collectives/algorithms.h"
+#include "sim/error.h"
+
+namespace dejavu::sim {
+
+int pipeline_chunks(double bytes) {
+  return static_cast<int>(std::clamp(std::ceil(bytes / (4.0 * 1048576)), 1.0, 64.0));
+}
+
+void unsupported(const std::string& algorithm, CollectiveOp op, size_t n, const std::string& why) {
+  throw Error("collective algorithm " + algorithm + " cannot run " + to_string(op) + " over " +
+              std::to_string(n) + " GPUs: " + why);
+}
+
+namespace {
+
+class Ring : public CollectiveAlgorithm {
+ public:
+  std::string name() const override { return "ring"; }
+
+  bool supports(const Network&, const std::vector<int>&, CollectiveOp op) const override {
+    return op != CollectiveOp::AllToAll;
+  }
+
+  CommSchedule schedule(const Network& net, const std::vector<int>& g, CollectiveOp op,
+                        double S) const override {
+    if (!supports(net, g, op)) unsupported(name(), op, g.size(), "use direct for all_to_all");
+    const int n = static_cast<int>(g.size());
+    CommSchedule s;
+    if (n <= 1) return s;
+    if (op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce) {
+      const int c = pipeline_chunks(S);
+      for (int k = 0; k < n - 1 + c - 1; ++k) {
+        auto& step = s.steps.emplace_back();
+        for (int j = 0; j < n - 1; ++j) {
+          const int chunk = k - j;
+          if (chunk < 0 || chunk >= c) continue;
+          if (op == CollectiveOp::Broadcast)
+            step.push_back({g[j], g[j + 1], S / c});
+          else
+            step.push_back({g[n - 1 - j], g[n - 2 - j], S / c});
+        }
+      }
+      return s;
+    }
+    s.steps.assign(steps(op, n), one_step(g, S));
+    return s;
+  }
+
+  // The all-reduce, reduce-scatter and all-gather steps are all alike: price one.
+  double time_s(const Network& net, const std::vector<int>& g, CollectiveOp op,
+                double S) const override {
+    const int n = static_cast<int>(g.size());
+    if (n <= 1) return 0;
+    if (op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce || op == CollectiveOp::AllToAll)
+      return CollectiveAlgorithm::time_s(net, g, op, S);
+    CommSchedule one;
+    one.steps.push_back(one_step(g, S));
+    return steps(op, n) * schedule_time_s(net, one);
+  }
+
+ private:
+  static int steps(CollectiveOp op, int n) { return op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1; }
+  static std::vector<Transfer> one_step(const std::vector<int>& g, double S) {
+    const int n = static_cast<int>(g.size());
+    std::vector<Transfer> step;
+    for (int i = 0; i < n; ++i) step.push_back({g[i], g[(i + 1) % n], S / n});
+    return step;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<CollectiveAlgorithm> make_ring() { return std::make_unique<Ring>(); }
+
+}  // namespace dejavu::sim
