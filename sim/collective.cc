@@ -79,17 +79,19 @@ void CollectiveAlgorithm::expand(const Network& net, const std::vector<int>& gro
     for (const auto& step : s.steps) {
       const size_t first = out.flows.size();
       for (const Transfer& t : step) {
-        FlowSpec f{t.src, t.dst, t.bytes, {-1, -1, -1}};
+        FlowSpec f{t.src, t.dst, t.bytes, static_cast<int32_t>(out.deps.size()), 0};
         auto it = last.find(t.src);
-        if (it != last.end())
-          for (size_t k = 0; k < it->second.size() && k < 3; ++k) f.after[k] = it->second[k];
+        if (it != last.end()) {
+          out.deps.insert(out.deps.end(), it->second.begin(), it->second.end());
+          f.dep_count = static_cast<int32_t>(it->second.size());
+        }
         out.flows.push_back(f);
       }
       std::unordered_map<int, std::vector<int32_t>> touched;
       for (size_t i = first; i < out.flows.size(); ++i) {
         const FlowSpec& f = out.flows[i];
-        touched[f.dst].insert(touched[f.dst].begin(), static_cast<int32_t>(i));  // receives first
-        touched[f.src].push_back(static_cast<int32_t>(i));
+        touched[f.dst].push_back(static_cast<int32_t>(i));
+        if (f.src != f.dst) touched[f.src].push_back(static_cast<int32_t>(i));
       }
       for (auto& [host, flows] : touched) last[host] = std::move(flows);
     }
@@ -105,7 +107,7 @@ void CollectiveAlgorithm::expand(const Network& net, const std::vector<int>& gro
       if (t.src == t.dst) continue;
       lat = std::max(lat, step_latency(net, t));
       auto [it, fresh] = pair_index.emplace(std::make_pair(t.src, t.dst), out.flows.size());
-      if (fresh) out.flows.push_back(FlowSpec{t.src, t.dst, 0, {-1, -1, -1}});
+      if (fresh) out.flows.push_back(FlowSpec{t.src, t.dst, 0, 0, 0});
       out.flows[it->second].bytes += t.bytes;
     }
     latency_sum += lat;

@@ -31,17 +31,18 @@ struct CommSchedule {
   std::vector<std::vector<Transfer>> steps;
 };
 
-// One point-to-point flow of an expansion. It starts once the flows named in `after`
-// (indices into the same expansion, -1 for none) have finished, plus its sender's step
-// latency.
+// One point-to-point flow of an expansion. It starts once the flows it depends on have
+// finished (Expansion::deps[dep_begin .. dep_begin + dep_count), indices into the same
+// expansion's flows), plus its sender's step latency.
 struct FlowSpec {
   int src = -1, dst = -1;
   double bytes = 0;
-  int32_t after[3] = {-1, -1, -1};
+  int32_t dep_begin = 0, dep_count = 0;
 };
 
 struct Expansion {
   std::vector<FlowSpec> flows;
+  std::vector<int32_t> deps;
   double extra_latency_s = 0;  // added after the last flow (flow fidelity's step latencies)
 };
 

@@ -98,7 +98,7 @@ class Run {
   // worked out once; tasks scale them by their size.
   struct Template {
     Expansion exp;
-    std::vector<int32_t> waiting;                 // per flow: `after` flows it waits for
+    std::vector<int32_t> waiting;                 // per flow: flows it waits for
     std::vector<std::vector<int32_t>> dependents;  // per flow: flows waiting on it
     double total_bytes = 0;                        // payload of all tasks that used it
   };
@@ -134,18 +134,17 @@ class Run {
     Template& tpl = templates_.emplace_back();
     for (const auto& group : g_.comm_set(t.comm_set).groups) {
       if (t.kind == TaskKind::Transfer)
-        tpl.exp.flows.push_back(FlowSpec{group.at(0), group.at(1), 1.0, {-1, -1, -1}});
+        tpl.exp.flows.push_back(FlowSpec{group.at(0), group.at(1), 1.0, 0, 0});
       else
         algo_->expand(net_, group, t.op, 1.0, fidelity_, tpl.exp);
     }
     tpl.waiting.assign(tpl.exp.flows.size(), 0);
     tpl.dependents.resize(tpl.exp.flows.size());
     for (size_t f = 0; f < tpl.exp.flows.size(); ++f)
-      for (int32_t a : tpl.exp.flows[f].after)
-        if (a >= 0) {
-          ++tpl.waiting[f];
-          tpl.dependents[a].push_back(static_cast<int32_t>(f));
-        }
+      for (int32_t k = 0; k < tpl.exp.flows[f].dep_count; ++k) {
+        ++tpl.waiting[f];
+        tpl.dependents[tpl.exp.deps[tpl.exp.flows[f].dep_begin + k]].push_back(static_cast<int32_t>(f));
+      }
     return tpl;
   }
 

@@ -2,6 +2,11 @@
 // All-reduce is 2(n-1) steps of S/n (reduce-scatter then all-gather); reduce-scatter and
 // all-gather n-1 steps. Broadcast and reduce run the ring as a chain from / to the first
 // host, pipelined in c chunks: n-1+c-1 steps of S/c.
+//
+// Channels, as NCCL runs them: when the group spans servers with k of its GPUs in each,
+// k rings run at once, each with S/k, and ring j enters every server at its j-th GPU, so
+// each ring leaves a server through a different GPU and NIC. Inside a server the rings add
+// up to the same NVLink traffic as one ring; across servers they use k NICs, not one.
 #include <algorithm>
 #include <cmath>
 
@@ -50,7 +55,7 @@ class Ring : public CollectiveAlgorithm {
       }
       return s;
     }
-    s.steps.assign(steps(op, n), one_step(g, S));
+    s.steps.assign(steps(op, n), one_step(net, g, S));
     return s;
   }
 
@@ -62,17 +67,45 @@ class Ring : public CollectiveAlgorithm {
     if (op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce || op == CollectiveOp::AllToAll)
       return CollectiveAlgorithm::time_s(net, g, op, S);
     CommSchedule one;
-    one.steps.push_back(one_step(g, S));
+    one.steps.push_back(one_step(net, g, S));
     return steps(op, n) * schedule_time_s(net, one);
   }
 
  private:
   static int steps(CollectiveOp op, int n) { return op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1; }
-  static std::vector<Transfer> one_step(const std::vector<int>& g, double S) {
+  // One step of every channel: each host passes S/(n·channels) to its ring successor.
+  static std::vector<Transfer> one_step(const Network& net, const std::vector<int>& g, double S) {
     const int n = static_cast<int>(g.size());
+    const auto rings = channels(net, g);
     std::vector<Transfer> step;
-    for (int i = 0; i < n; ++i) step.push_back({g[i], g[(i + 1) % n], S / n});
+    const double bytes = S / n / static_cast<double>(rings.size());
+    for (const auto& ring : rings)
+      for (int i = 0; i < n; ++i) step.push_back({ring[i], ring[(i + 1) % n], bytes});
     return step;
+  }
+
+  static std::vector<std::vector<int>> channels(const Network& net, const std::vector<int>& g) {
+    std::vector<int> servers_order;
+    std::vector<std::vector<int>> servers;
+    for (int h : g) {
+      const int loc = net.node(h).locality;
+      auto it = std::find(servers_order.begin(), servers_order.end(), loc);
+      if (it == servers_order.end()) {
+        servers_order.push_back(loc);
+        servers.emplace_back();
+        it = servers_order.end() - 1;
+      }
+      servers[static_cast<size_t>(it - servers_order.begin())].push_back(h);
+    }
+    const size_t k = servers.front().size();
+    bool uniform = servers.size() >= 2 && servers_order.front() >= 0;
+    for (const auto& s : servers) uniform = uniform && s.size() == k;
+    if (!uniform || k == 1) return {g};
+    std::vector<std::vector<int>> rings(k);
+    for (size_t ch = 0; ch < k; ++ch)
+      for (const auto& s : servers)
+        for (size_t i = 0; i < k; ++i) rings[ch].push_back(s[(ch + i) % k]);
+    return rings;
   }
 };
 
