@@ -12,9 +12,9 @@ namespace dejavu::sim {
 
 namespace {
 
-// Durations of communication tasks, priced once per distinct (comm set, op, size), and
-// the link load they add, accumulated per (comm set, kind, op) and spread at the end:
-// pricing and load are linear in bytes, and tasks repeat the same groups many times.
+// Durations of communication tasks, priced once per distinct (comm set, kind, op, size),
+// and the link load they add, counted per distinct task shape and spread once at the end:
+// tasks repeat the same groups and sizes many times.
 class CommPricer {
  public:
   CommPricer(const TaskGraph& g, const Network& net, const CollectiveAlgorithm& algo)
@@ -24,8 +24,7 @@ class CommPricer {
     if (t.kind == TaskKind::Compute) return t.duration_s;
     auto key = std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op),
                                t.bytes);
-    bytes_[std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op))] +=
-        t.bytes;
+    uses_[key] += 1;
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
     const std::vector<int>& group = g_.comm_set(t.comm_set).groups.at(0);
@@ -41,14 +40,17 @@ class CommPricer {
 
   std::vector<double> link_bytes() const {
     std::vector<double> load(2 * net_.link_count(), 0.0);
-    for (const auto& [key, total] : bytes_) {
-      const auto [set, kind, op] = key;
+    std::vector<double> one(load.size());
+    for (const auto& [key, uses] : uses_) {
+      const auto [set, kind, op, bytes] = key;
+      std::fill(one.begin(), one.end(), 0.0);
       for (const auto& group : g_.comm_set(set).groups) {
         if (static_cast<TaskKind>(kind) == TaskKind::Transfer)
-          add_transfer_load(net_, group.at(0), group.at(1), total, load);
+          add_transfer_load(net_, group.at(0), group.at(1), bytes, one);
         else
-          algo_.add_link_load(net_, group, static_cast<CollectiveOp>(op), total, load);
+          algo_.add_link_load(net_, group, static_cast<CollectiveOp>(op), bytes, one);
       }
+      for (size_t i = 0; i < load.size(); ++i) load[i] += uses * one[i];
     }
     return load;
   }
@@ -58,7 +60,7 @@ class CommPricer {
   const Network& net_;
   const CollectiveAlgorithm& algo_;
   std::map<std::tuple<int, int, int, double>, double> cache_;
-  std::map<std::tuple<int, int, int>, double> bytes_;
+  std::map<std::tuple<int, int, int, double>, double> uses_;
 };
 
 }  // namespace

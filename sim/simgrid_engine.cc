@@ -87,24 +87,23 @@ class Run {
     sched_.check_all_finished();
     for (double end : result_.end_s) result_.makespan_s = std::max(result_.makespan_s, end);
     graveyard_.clear();
-    for (const Template& t : templates_)  // link load is linear in bytes: spread it once
+    for (const Template& t : templates_)  // spread each template's load once
       for (const FlowSpec& f : t.exp.flows)
-        add_transfer_load(net_, f.src, f.dst, f.bytes * t.total_bytes, result_.link_bytes);
+        add_transfer_load(net_, f.src, f.dst, f.bytes * t.uses, result_.link_bytes);
     return std::move(result_);
   }
 
  private:
-  // The flows of one (comm set, kind, op) per byte of payload, with the step dependencies
-  // worked out once; tasks scale them by their size.
+  // The flows of one (comm set, kind, op, size), with the step dependencies worked out
+  // once (a schedule's shape may depend on the size: chunking, auto's choice).
   struct Template {
     Expansion exp;
     std::vector<int32_t> waiting;                 // per flow: flows it waits for
     std::vector<std::vector<int32_t>> dependents;  // per flow: flows waiting on it
-    double total_bytes = 0;                        // payload of all tasks that used it
+    double uses = 0;                               // tasks that ran it
   };
   struct CommRun {
     const Template* tpl = nullptr;
-    double scale = 0;
     std::vector<int32_t> waiting;  // only for expansions with dependencies
     size_t remaining = 0;
   };
@@ -127,16 +126,16 @@ class Run {
   }
 
   Template& template_of(const Task& t) {
-    const auto key = std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op));
+    const auto key = std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op), t.bytes);
     auto it = template_index_.find(key);
     if (it != template_index_.end()) return templates_[it->second];
     template_index_.emplace(key, templates_.size());
     Template& tpl = templates_.emplace_back();
     for (const auto& group : g_.comm_set(t.comm_set).groups) {
       if (t.kind == TaskKind::Transfer)
-        tpl.exp.flows.push_back(FlowSpec{group.at(0), group.at(1), 1.0, 0, 0});
+        tpl.exp.flows.push_back(FlowSpec{group.at(0), group.at(1), t.bytes, 0, 0});
       else
-        algo_->expand(net_, group, t.op, 1.0, fidelity_, tpl.exp);
+        algo_->expand(net_, group, t.op, t.bytes, fidelity_, tpl.exp);
     }
     tpl.waiting.assign(tpl.exp.flows.size(), 0);
     tpl.dependents.resize(tpl.exp.flows.size());
@@ -192,14 +191,13 @@ class Run {
       return;
     }
     Template& tpl = template_of(t);
-    tpl.total_bytes += t.bytes;
+    tpl.uses += 1;
     if (tpl.exp.flows.empty()) {
       at(now() + tpl.exp.extra_latency_s, id);
       return;
     }
     CommRun& run = comms_[id];
     run.tpl = &tpl;
-    run.scale = t.bytes;
     run.remaining = tpl.exp.flows.size();
     const bool has_deps = std::any_of(tpl.waiting.begin(), tpl.waiting.end(), [](int32_t w) { return w > 0; });
     if (has_deps) run.waiting = tpl.waiting;
@@ -228,7 +226,7 @@ class Run {
       return;
     }
     sg::CommPtr c = sg::Comm::sendto_init(host_[spec.src], host_[spec.dst]);
-    c->set_payload_size(static_cast<uint64_t>(std::llround(spec.bytes * r.scale)));
+    c->set_payload_size(static_cast<uint64_t>(std::llround(spec.bytes)));
     c->start();
     track(c, id, f);
   }
@@ -284,7 +282,7 @@ class Run {
   std::vector<Slot> slots_;
   std::vector<size_t> free_slots_;
   std::deque<Template> templates_;  // a deque: CommRun keeps pointers into it
-  std::map<std::tuple<int, int, int>, size_t> template_index_;
+  std::map<std::tuple<int, int, int, double>, size_t> template_index_;
   std::unordered_map<TaskId, CommRun> comms_;
   std::vector<sg::ActivityPtr> graveyard_;
   std::vector<TaskId> startable_;

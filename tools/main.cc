@@ -1,5 +1,7 @@
 // The `dejavu` command line. Every error in the input becomes one line on stderr and exit
 // code 2; nothing is written unless the whole run succeeded.
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -15,6 +17,7 @@
 #include "strategies/builtins.h"
 #include "strategies/schedules/schedule.h"
 #include "strategies/simulate.h"
+#include "tools/collective_sweep.h"
 #include "tools/output_file.h"
 #include "workloads/generator.h"
 
@@ -110,6 +113,52 @@ int run_export(const std::string& platform, const std::string& output) {
   return 0;
 }
 
+struct CollectivesArgs {
+  std::string platform, op = "all_reduce", min = "1M", max = "8G", csv, validate;
+  int gpus = 0;
+  double factor = 2;
+  std::string engine = "analytic";
+  sim::EngineOptions options;
+};
+
+int run_collectives(const CollectivesArgs& a) {
+  const platforms::Cluster cluster = platforms::load_cluster_file(a.platform);
+  tools::SweepOptions o;
+  if (!sim::parse_collective_op(a.op, &o.op))
+    throw ConfigError(SourceLoc{"--op", 0, 0}, "", "unknown operation \"" + a.op + "\"; valid: " +
+                                                        sim::collective_op_names());
+  o.gpus = a.gpus > 0 ? a.gpus : cluster.gpu_count();
+  o.min_bytes = tools::parse_message_size(a.min);
+  o.max_bytes = tools::parse_message_size(a.max);
+  o.factor = a.factor;
+  o.algorithm = a.options.collective_algorithm;
+  o.engine = a.engine;
+  o.engine_options = a.options;
+  std::vector<tools::SweepRow> rows = tools::run_sweep(cluster, o);
+  if (!a.validate.empty()) tools::attach_measurements(a.validate, cluster.gpus[0].spec->name, o.gpus, rows);
+  if (!a.csv.empty())
+    tools::write_file_atomically(a.csv, [&](std::ostream& out) { tools::write_sweep_csv(out, rows); });
+  std::cout << "# dejavu collectives: " << a.op << " over " << o.gpus << " GPUs of " << cluster.name
+            << " (algorithm " << o.algorithm << ", " << o.engine << " engine)\n";
+  tools::write_sweep_table(std::cout, rows);
+  double worst_large = 0;
+  int measured = 0;
+  for (const auto& r : rows) {
+    if (!r.measured_busbw_Bps) continue;
+    ++measured;
+    if (r.bytes >= 16 * 1048576.0) worst_large = std::max(worst_large, std::fabs(r.error()));
+  }
+  if (measured > 0) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "# %d sizes measured; largest |error| at 16 MiB and above: %.1f%%\n", measured,
+                  100 * worst_large);
+    std::cout << buf;
+  } else if (!a.validate.empty()) {
+    std::cout << "# no measured row matches " << cluster.gpus[0].spec->name << " x " << o.gpus << "\n";
+  }
+  return 0;
+}
+
 void list_presets(const std::string& folder) {
   const std::filesystem::path dir = std::filesystem::path(DEJAVU_SOURCE_DIR) / folder / "presets";
   std::set<std::string> names;  // sorted: the listing is deterministic
@@ -190,6 +239,20 @@ int main(int argc, char** argv) {
   export_platform->add_option("platform", export_input, "cluster YAML")->required();
   export_platform->add_option("-o,--output", export_output, "XML file to write")->required();
   CLI::App* list = app.add_subcommand("list", "GPU types, engines, schedules and presets");
+  CollectivesArgs ca;
+  CLI::App* coll = app.add_subcommand("collectives", "nccl-tests-style sweep of one collective");
+  coll->add_option("--platform", ca.platform, "cluster YAML")->required();
+  coll->add_option("--op", ca.op, sim::collective_op_names());
+  coll->add_option("--gpus", ca.gpus, "GPUs taking part (the first n of the platform; default all)");
+  coll->add_option("--min", ca.min, "smallest size (1M, 64 MiB, ...)");
+  coll->add_option("--max", ca.max, "largest size");
+  coll->add_option("--factor", ca.factor, "size multiplier between rows");
+  coll->add_option("--algo", ca.options.collective_algorithm, "collective algorithm or auto");
+  coll->add_option("--engine", ca.engine, "engine (see `dejavu list`)");
+  coll->add_option("--collectives", ca.options.fidelity, "fidelity on network engines")
+      ->check(CLI::IsMember({"closed", "flow", "step"}));
+  coll->add_option("--csv", ca.csv, "also write the rows as CSV");
+  coll->add_option("--validate", ca.validate, "measured bus bandwidths to compare with (CSV)");
 
   try {
     app.parse(argc, argv);
@@ -205,6 +268,7 @@ int main(int argc, char** argv) {
     if (simulate->parsed()) return run_simulate(sa);
     if (list->parsed()) return run_list();
     if (compare->parsed()) return run_compare(sa);
+    if (coll->parsed()) return run_collectives(ca);
     if (export_platform->parsed()) return run_export(export_input, export_output);
   } catch (const Error& e) {
     std::cerr << e.what() << "\n";

@@ -8,12 +8,12 @@ std::string preset(const std::string& name) {
   return std::string(DEJAVU_SOURCE_DIR) + "/platforms/presets/" + name + ".yaml";
 }
 
-TEST(Cluster, RoutesInsideAndAcrossServersTakeTheYamlLatencies) {
+TEST(Cluster, RoutesInsideAndAcrossServersTakeTheYamlLatenciesAndBandwidths) {
   const Cluster c = load_cluster_file(preset("dgx-a100-4x8"));
   ASSERT_EQ(c.gpu_count(), 32);
   const auto inside = c.network.path_cost(c.gpus[0].host, c.gpus[7].host);
   EXPECT_DOUBLE_EQ(inside.latency_s, 1e-6);
-  EXPECT_DOUBLE_EQ(inside.bottleneck_Bps, 300e9);
+  EXPECT_DOUBLE_EQ(inside.bottleneck_Bps, 300e9 * 0.759);  // bandwidth x efficiency
   const auto across = c.network.path_cost(c.gpus[0].host, c.gpus[8].host);
   EXPECT_DOUBLE_EQ(across.latency_s, 2e-6 + 1e-6);  // nic + network
   EXPECT_DOUBLE_EQ(across.bottleneck_Bps, 25e9);    // 200 Gbps
