@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -67,6 +68,7 @@ void write_all(int fd, const std::string& data) {
 Result run_in_child(const std::function<Result()>& simulate, double timeout_s) {
   int fds[2];
   if (::pipe(fds) != 0) throw Error("cannot create a pipe for the simulation child");
+  std::fflush(nullptr);  // or the child would write the parent's buffered output again
   const pid_t pid = ::fork();
   if (pid < 0) throw Error("cannot fork a simulation child");
   if (pid == 0) {

@@ -156,4 +156,20 @@ TEST(Cli, ExportPlatformWritesXmlOrRefusesWithOneLine) {
   EXPECT_FALSE(fs::exists(xml));
 }
 
+TEST(Cli, CollectivesSweepPrintsRowsWritesCsvAndValidates) {
+  const fs::path csv = fs::temp_directory_path() / ("dejavu-sweep-" + std::to_string(::getpid()) + ".csv");
+  const CliRun r = dejavu("collectives --platform " + src("platforms/presets/dgx-a100-1x8.yaml") +
+                          " --op all_reduce --gpus 8 --min 1M --max 8G --csv " + csv.string() + " --validate " +
+                          src("platforms/validation/nccl_allreduce_busbw.csv"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("busbw(GB/s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("7 sizes measured"), std::string::npos) << r.out;
+  const std::string text = slurp(csv);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 14);  // header + 1M..8G
+  fs::remove(csv);
+  const CliRun bad = dejavu("collectives --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --op gather");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("unknown operation \"gather\"; valid: all_reduce"), std::string::npos) << bad.err;
+}
+
 }  // namespace
