@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/memory.h"
+
 namespace dejavu::sim {
 
 namespace {
@@ -61,6 +63,17 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Result& r) 
         out << buf;
       }
       out << "}}";
+    }
+  }
+  // Memory as a counter track per device (GiB), where tasks allocate or free.
+  const auto memory = memory_profiles(g, r, true);
+  for (size_t d = 0; d < memory.size(); ++d) {
+    if (memory[d].timeline.size() <= 1 && memory[d].resident_bytes == 0) continue;
+    for (const auto& [time, bytes] : memory[d].timeline) {
+      sep();
+      std::snprintf(buf, sizeof buf, "{\"name\":\"memory\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%zu,\"args\":{\"GiB\":%.6f}}",
+                    time * 1e6, d, bytes / 1073741824.0);
+      out << buf;
     }
   }
   out << "\n]}\n";

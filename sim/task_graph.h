@@ -26,9 +26,17 @@ const char* to_string(CollectiveOp op);
 bool parse_collective_op(const std::string& name, CollectiveOp* out);
 const char* collective_op_names();
 
+struct MemoryPart {
+  std::string name;  // "weights", "gradients", "optimizer", ...
+  double bytes = 0;
+};
+
 struct Device {
   std::string name;
   std::vector<int> hosts;  // network hosts (GPUs) this device stands for
+  // Held for the whole run (model states); tasks add and release the rest.
+  std::vector<MemoryPart> resident;
+  double capacity_bytes = 0;  // 0: unknown
 };
 
 // The physical transfers or collectives one task stands for: each group is a list of
@@ -49,6 +57,10 @@ struct Task {
   int32_t microbatch = -1;     // -1 when not per microbatch
   double duration_s = 0;       // compute only
   double bytes = 0;            // transfer / collective payload (per participant for collectives)
+  // Device memory this task takes when it starts and gives back when it ends, on each
+  // device it runs on (activations kept for the backward, gathered weights, buffers).
+  double alloc_bytes = 0;
+  double free_bytes = 0;
 };
 
 class TaskGraph {
@@ -65,6 +77,8 @@ class TaskGraph {
   TaskId add_collective(int participants, int stream, CollectiveOp op, int comm_set,
                         double bytes, int label, int microbatch);
   void depend(TaskId before, TaskId after);  // `after` starts only once `before` is done
+  void set_memory(TaskId id, double alloc_bytes, double free_bytes);
+  Device& device(int id) { return devices_.at(id); }
 
   // Builds the successor lists; call once after the last task or edge is added.
   void finalize();

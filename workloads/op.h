@@ -24,7 +24,11 @@ struct Op {
   double bwd_bytes = 0;
   double weight_bytes = 0;           // weights read once per pass, whatever the batch
   double params = 0;                 // parameter count
-  double activation_bytes = 0;       // output kept for backward, per sample
+  // Activations kept for the backward, per sample, as Korthikanti et al. 2022 count them.
+  double activation_bytes = 0;
+  bool activation_split = true;      // divided by t under tensor parallelism without SP
+  double selective_recompute_bytes = 0;  // the part selective recomputation drops
+  bool layer_input = false;          // the layer's input: all full recomputation keeps
   TpMode tp = TpMode::Split;
   // Megatron's f/g operators: an all-reduce of `tp_sync_bytes` per sample over the
   // tensor-parallel group after the forward (g, after row-parallel ops) or after the

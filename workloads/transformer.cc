@@ -17,6 +17,7 @@ Op memory_op(std::string name, OpClass cls, int layer, double elems, double e, T
   op.fwd_bytes = 2 * elems * e;
   op.bwd_bytes = 4 * elems * e;
   op.activation_bytes = elems * e;
+  op.activation_split = tp == TpMode::Split;
   op.tp = tp;
   return op;
 }
@@ -63,16 +64,28 @@ ModelGraph make_transformer(const TransformerConfig& c) {
   Op emb = memory_op("embedding", OpClass::Embedding, -1, s * h, e, TpMode::Split);
   emb.params = (V + s) * h;
   emb.weight_bytes = 0;  // a lookup touches only the rows it reads
+  emb.activation_bytes = 0;  // its output is layer 0's input, kept there
   emb.tp_sync_fwd = true;
   emb.tp_sync_bytes = s * h * e;
   chain(emb);
 
+  // Activation memory per layer and sample, Korthikanti et al. 2022 (16-bit: e = 2):
+  // 34·s·h + 5·a·s² bytes, of which LayerNorm inputs, the attention and MLP inputs and
+  // the two dropout masks (10·s·h) stay whole on every tensor-parallel rank without
+  // sequence parallelism, and the softmax, its dropout mask and output (5·a·s²) are what
+  // selective recomputation drops.
+  auto keep = [](Op op, double bytes, bool split) {
+    op.activation_bytes = bytes;
+    op.activation_split = split;
+    return op;
+  };
   for (int l = 0; l < c.layers; ++l) {
     const std::string p = "L" + std::to_string(l) + ".";
-    Op ln1 = memory_op(p + "ln1", OpClass::Norm, l, s * h, e, TpMode::Replicated);
+    Op ln1 = keep(memory_op(p + "ln1", OpClass::Norm, l, s * h, e, TpMode::Replicated), s * h * e, false);
     ln1.params = 2 * h;
+    ln1.layer_input = true;
     chain(ln1);
-    Op qkv = gemm(p + "qkv", l, s, h, 3 * h, e, true);
+    Op qkv = keep(gemm(p + "qkv", l, s, h, 3 * h, e, true), s * h * e, false);
     qkv.tp_sync_bwd = true;  // Megatron's f: all-reduce of the input gradient
     qkv.tp_sync_bytes = s * h * e;
     chain(qkv);
@@ -86,25 +99,27 @@ ModelGraph make_transformer(const TransformerConfig& c) {
     attn.bwd_flops = 2 * attn.fwd_flops;
     attn.fwd_bytes = (4 * s * h + 4 * a * s * s) * e;
     attn.bwd_bytes = 2 * attn.fwd_bytes;
-    attn.activation_bytes = (s * h + a * s * s) * e;
     attn.counts_as_model_flops = true;
-    chain(attn);
-    Op proj = gemm(p + "proj", l, s, h, h, e, true);
+    attn.selective_recompute_bytes = a * s * s * (2 * e + 1);  // softmax, mask, dropout out
+    chain(keep(attn, 3 * s * h * e + attn.selective_recompute_bytes, true));  // + Q, K, V
+    Op proj = keep(gemm(p + "proj", l, s, h, h, e, true), s * h * e, true);
     proj.tp_sync_fwd = true;  // Megatron's g: all-reduce of the row-parallel output
     proj.tp_sync_bytes = s * h * e;
     chain(proj);
-    Op ln2 = memory_op(p + "ln2", OpClass::Norm, l, s * h, e, TpMode::Replicated);
+    chain(keep(memory_op(p + "attn_dropout", OpClass::Elementwise, l, s * h, e, TpMode::Replicated), s * h, false));
+    Op ln2 = keep(memory_op(p + "ln2", OpClass::Norm, l, s * h, e, TpMode::Replicated), s * h * e, false);
     ln2.params = 2 * h;
     chain(ln2);
-    Op fc1 = gemm(p + "fc1", l, s, h, f, e, true);
+    Op fc1 = keep(gemm(p + "fc1", l, s, h, f, e, true), s * h * e, false);
     fc1.tp_sync_bwd = true;
     fc1.tp_sync_bytes = s * h * e;
     chain(fc1);
-    chain(memory_op(p + "gelu", OpClass::Elementwise, l, s * f, e, TpMode::Split));
-    Op fc2 = gemm(p + "fc2", l, s, f, h, e, true);
+    chain(keep(memory_op(p + "gelu", OpClass::Elementwise, l, s * f, e, TpMode::Split), s * f * e, true));
+    Op fc2 = keep(gemm(p + "fc2", l, s, f, h, e, true), s * f * e, true);
     fc2.tp_sync_fwd = true;
     fc2.tp_sync_bytes = s * h * e;
     chain(fc2);
+    chain(keep(memory_op(p + "mlp_dropout", OpClass::Elementwise, l, s * h, e, TpMode::Replicated), s * h, false));
   }
 
   const int after = c.layers;
@@ -114,7 +129,10 @@ ModelGraph make_transformer(const TransformerConfig& c) {
   // LM head shares the embedding's weights (no new parameters), vocabulary-parallel.
   Op head = gemm("lm_head", after, s, h, V, e, false);
   head.params = 0;
+  head.activation_bytes = s * h * e;  // its input; the logits are the loss's
+  head.activation_split = false;
   chain(head);
+  // The logits (vocabulary-parallel) are kept for the cross-entropy backward.
   chain(memory_op("loss", OpClass::Elementwise, after, s * V, e, TpMode::Split));
   return g;
 }
