@@ -100,9 +100,9 @@ TaskId TaskGraph::add_collective(int participants, int stream, CollectiveOp op, 
   return push(t);
 }
 
-void TaskGraph::set_memory(TaskId id, double alloc_bytes, double free_bytes) {
-  tasks_.at(id).alloc_bytes = alloc_bytes;
-  tasks_.at(id).free_bytes = free_bytes;
+void TaskGraph::add_memory(TaskId id, double alloc_bytes, double free_bytes) {
+  tasks_.at(id).alloc_bytes += alloc_bytes;
+  tasks_.at(id).free_bytes += free_bytes;
 }
 
 void TaskGraph::depend(TaskId before, TaskId after) {

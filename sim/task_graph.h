@@ -77,7 +77,7 @@ class TaskGraph {
   TaskId add_collective(int participants, int stream, CollectiveOp op, int comm_set,
                         double bytes, int label, int microbatch);
   void depend(TaskId before, TaskId after);  // `after` starts only once `before` is done
-  void set_memory(TaskId id, double alloc_bytes, double free_bytes);
+  void add_memory(TaskId id, double alloc_bytes, double free_bytes);
   Device& device(int id) { return devices_.at(id); }
 
   // Builds the successor lists; call once after the last task or edge is added.

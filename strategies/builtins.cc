@@ -1,6 +1,7 @@
 #include "strategies/builtins.h"
 
 #include "strategies/schedules/gpipe.h"
+#include "strategies/schedules/interleaved_one_f_one_b.h"
 #include "strategies/schedules/one_f_one_b.h"
 
 namespace dejavu::strategies {
@@ -13,6 +14,9 @@ Registry<PipelineSchedule>& schedules() {
 void register_builtins() {
   schedules().add("gpipe", "all forwards, then all backwards (GPipe)",
                   [] { return std::make_unique<GPipe>(); });
+  schedules().add("interleaved-1f1b",
+                  "1F1B over v model chunks per GPU (virtual_stages); bubble / v (Megatron-LM)",
+                  [] { return std::make_unique<InterleavedOneFOneB>(); });
   schedules().add("1f1b", "one forward, one backward after p-i-1 warm-up forwards (PipeDream-Flush)",
                   [] { return std::make_unique<OneFOneB>(); });
 }

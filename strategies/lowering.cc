@@ -6,6 +6,7 @@
 
 #include "platforms/perf_model.h"
 #include "strategies/schedules/schedule.h"
+#include "strategies/stage_work.h"
 
 namespace dejavu::strategies {
 
@@ -15,70 +16,21 @@ using workloads::ModelGraph;
 using workloads::Op;
 
 // Mixed-precision Adam touches about 28 bytes per parameter per step: reads and writes
-// fp32 master weights, momentum and variance (24), reads the bf16 gradient and writes the
-// bf16 weight (4).
+// fp32 master weights, momentum and variance (24), reads the 16-bit gradient and writes
+// the 16-bit weight (4).
 constexpr double kOptimizerBytesPerParam = 28;
 
-struct Segment {
-  std::vector<int> ops;
-  double sync_bytes_per_sample = 0;  // tensor-parallel all-reduce after the segment
-  int label = -1;
-  int sync_label = -1;
-};
-
-struct StageWork {
-  std::vector<int> ops;
-  std::vector<Segment> fwd, bwd, recompute;
-  double params_per_gpu = 0;
-};
-
-// Contiguous layers per stage, the first L % p stages taking one more; ops before the
-// layers go to the first stage, ops after them to the last.
-std::vector<int> stage_of_ops(const ModelGraph& m, const std::vector<int>& order, int p) {
-  const int L = m.layers, base = L / p, extra = L % p;
-  std::vector<int> layer_stage(std::max(L, 1), 0);
-  for (int s = 0, l = 0; s < p; ++s)
-    for (int k = 0; k < base + (s < extra ? 1 : 0); ++k) layer_stage[l++] = s;
-  std::vector<int> stage(m.size(), 0);
-  for (int v : order) {
-    const int layer = m.op(v).layer;
-    stage[v] = layer < 0 ? 0 : layer >= L ? p - 1 : layer_stage[layer];
-  }
-  return stage;
-}
-
-std::vector<Segment> cut(const ModelGraph& m, const std::vector<int>& ops, bool backward,
-                         bool at_syncs) {
-  std::vector<Segment> out(1);
-  for (int v : ops) {
-    const Op& op = m.op(v);
-    out.back().ops.push_back(v);
-    const bool sync = backward ? op.tp_sync_bwd : op.tp_sync_fwd;
-    if (at_syncs && sync) {
-      out.back().sync_bytes_per_sample = op.tp_sync_bytes;
-      out.emplace_back();
-    }
-  }
-  if (out.back().ops.empty()) out.pop_back();
-  return out;
-}
-
-sim::Kernel kernel_of(const Op& op, bool backward, int b, int t, sim::DType dtype) {
-  const double split = op.tp == workloads::TpMode::Split ? t : 1;
+sim::Kernel kernel_of(const Op& op, const ModelGraph& m, const Plan& plan, bool backward) {
+  const bool in_layer = op.layer >= 0 && op.layer < m.layers;
+  const bool split = op.tp == workloads::TpMode::Split || (plan.sequence_parallel && in_layer);
+  const double t = split ? plan.tp : 1, b = plan.micro_batch_size;
   sim::Kernel k;
   k.op_class = op.op_class;
-  k.dtype = dtype;
-  k.flops = (backward ? op.bwd_flops : op.fwd_flops) * b / split;
+  k.dtype = m.dtype;
+  k.flops = (backward ? op.bwd_flops : op.fwd_flops) * b / t;
   // Backward reads the weights for the input gradient and writes the weight gradient.
-  k.bytes = ((backward ? op.bwd_bytes : op.fwd_bytes) * b +
-             op.weight_bytes * (backward ? 2 : 1)) / split;
+  k.bytes = ((backward ? op.bwd_bytes : op.fwd_bytes) * b + op.weight_bytes * (backward ? 2 : 1)) / t;
   return k;
-}
-
-std::string segment_name(const ModelGraph& m, const Segment& s, const char* pass) {
-  const std::string& a = m.op(s.ops.front()).name;
-  const std::string& z = m.op(s.ops.back()).name;
-  return std::string(pass) + " " + (a == z ? a : a + ".." + z);
 }
 
 std::string exact(double x) {
@@ -87,46 +39,27 @@ std::string exact(double x) {
   return buf;
 }
 
+// Per (virtual stage, replica class): every segment's duration, block by block.
+struct Durations {
+  std::vector<std::vector<double>> fwd, bwd, recompute;
+};
+
 }  // namespace
 
 LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
                  const LowerOptions& options) {
   validate(plan, model, cluster);
-  const int p = plan.pp, d = plan.dp, t = plan.tp, m = plan.microbatches();
-  const int b = plan.micro_batch_size;
-  const bool recompute = plan.recompute == "full";
+  const int p = plan.pp, d = plan.dp, t = plan.tp, m = plan.microbatches(), v = plan.virtual_stages;
+  const int V = plan.total_stages();
+  const double b = plan.micro_batch_size, e = sim::dtype_bytes(model.dtype);
   const auto schedule = schedules().make(plan.schedule);
-  const std::vector<int> order = model.topological_order();
-  const std::vector<int> stage_of = stage_of_ops(model, order, p);
+  const std::vector<StageWork> work = build_stage_work(model, plan);
   auto gpu = [&](int s, int r, int k) { return gpu_index(plan, s, r, k); };
   auto host = [&](int s, int r, int k) { return cluster.gpus[gpu(s, r, k)].host; };
+  auto gpu_stage = [&](int vs) { return vs % p; };
 
   LoweredJob job;
   sim::TaskGraph& g = job.graph;
-
-  // Stage work: ops, segments for each pass, parameters held per GPU.
-  std::vector<StageWork> work(p);
-  for (int v : order) work[stage_of[v]].ops.push_back(v);
-  for (int s = 0; s < p; ++s) {
-    StageWork& w = work[s];
-    std::vector<int> layer_ops, reversed(w.ops.rbegin(), w.ops.rend());
-    for (int v : w.ops) {
-      const Op& op = model.op(v);
-      w.params_per_gpu += op.params / (op.tp == workloads::TpMode::Split ? t : 1);
-      if (op.layer >= 0 && op.layer < model.layers) layer_ops.push_back(v);
-    }
-    w.fwd = cut(model, w.ops, false, t > 1);
-    w.bwd = cut(model, reversed, true, t > 1);
-    if (recompute) w.recompute = cut(model, layer_ops, false, t > 1);
-    for (auto [segs, pass] : {std::pair{&w.fwd, "fwd"}, {&w.bwd, "bwd"}, {&w.recompute, "recompute"}}) {
-      for (Segment& seg : *segs) {
-        seg.label = g.label(segment_name(model, seg, pass));
-        seg.sync_label = g.label(std::string("tp all-reduce after ") + pass + " " +
-                                 model.op(seg.ops.back()).name);
-      }
-    }
-    job.params_per_gpu_max = std::max(job.params_per_gpu_max, w.params_per_gpu);
-  }
 
   // Replicas that price the same (GPU types, tensor-parallel ring, pipeline hops) fold.
   std::map<std::string, int> class_of_signature;
@@ -139,13 +72,12 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
         const auto ring = cluster.network.path_cost(host(s, r, k), host(s, r, (k + 1) % t));
         sig += exact(ring.latency_s) + "/" + exact(ring.bottleneck_Bps) + ";";
       }
-      if (s + 1 < p) {
-        const auto hop = cluster.network.path_cost(host(s, r, 0), host(s + 1, r, 0));
-        const auto back = cluster.network.path_cost(host(s + 1, r, 0), host(s, r, 0));
-        sig += exact(hop.latency_s) + "/" + exact(hop.bottleneck_Bps) + "/" +
-               exact(back.latency_s) + "/" + exact(back.bottleneck_Bps);
-      }
       sig += "|";
+    }
+    for (int vs = 0; vs + 1 < V; ++vs) {
+      const int a = host(gpu_stage(vs), r, 0), z = host(gpu_stage(vs + 1), r, 0);
+      for (const auto& c : {cluster.network.path_cost(a, z), cluster.network.path_cost(z, a)})
+        sig += exact(c.latency_s) + "/" + exact(c.bottleneck_Bps) + ";";
     }
     auto [it, fresh] = class_of_signature.emplace(sig, static_cast<int>(classes.size()));
     if (fresh) classes.emplace_back();
@@ -153,33 +85,55 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   }
   const int nc = static_cast<int>(classes.size());
 
+  // Parameters per GPU of each pipeline GPU (all its chunks).
+  std::vector<double> params(p, 0.0);
+  for (int vs = 0; vs < V; ++vs) params[gpu_stage(vs)] += work[vs].params_per_gpu;
+  for (double x : params) job.params_per_gpu_max = std::max(job.params_per_gpu_max, x);
+
   const int compute = g.stream("compute"), tp_stream = g.stream("tp-comm");
   const int pp_stream = g.stream("pp-comm"), dp_stream = g.stream("dp-comm");
   job.roles.resize(cluster.gpu_count());
-  std::vector<std::vector<int>> dev(p, std::vector<int>(nc));
-  std::vector<std::vector<int>> self(p, std::vector<int>(nc));  // participant set {dev}
+  std::vector<std::vector<int>> dev(p, std::vector<int>(nc)), self(p, std::vector<int>(nc)), tp_set(p, std::vector<int>(nc));
+  const double optimizer_per_param = e < 4 ? 12 : 8;  // fp32 master copy, momentum, variance
   for (int s = 0; s < p; ++s) {
     for (int c = 0; c < nc; ++c) {
       std::vector<int> hosts;
-      for (int r : classes[c])
-        for (int k = 0; k < t; ++k) hosts.push_back(host(s, r, k));
-      dev[s][c] = g.add_device("stage" + std::to_string(s) + ".dp" + std::to_string(classes[c][0]),
-                               hosts);
+      sim::CommSet rings;
+      double capacity = 0;
+      for (int r : classes[c]) {
+        std::vector<int> ring;
+        for (int k = 0; k < t; ++k) {
+          hosts.push_back(host(s, r, k));
+          ring.push_back(host(s, r, k));
+          const double mem = cluster.gpus[gpu(s, r, k)].spec->memory_bytes;
+          capacity = capacity == 0 ? mem : std::min(capacity, mem);
+        }
+        rings.groups.push_back(ring);
+      }
+      dev[s][c] = g.add_device("stage" + std::to_string(s) + ".dp" + std::to_string(classes[c][0]), hosts);
+      sim::Device& device = g.device(dev[s][c]);
+      device.capacity_bytes = capacity;
+      // Model states; ZeRO shards optimizer state (1), gradients (2) and weights (3).
+      device.resident = {{"weights", params[s] * e / (plan.zero >= 3 ? d : 1)},
+                         {"gradients", params[s] * e / (plan.zero >= 2 ? d : 1)},
+                         {"optimizer", params[s] * optimizer_per_param / (plan.zero >= 1 ? d : 1)}};
       self[s][c] = g.add_participants({dev[s][c]});
+      tp_set[s][c] = g.add_comm_set(std::move(rings));
       job.device_stage.push_back(s);
       for (int r : classes[c])
         for (int k = 0; k < t; ++k) job.roles[gpu(s, r, k)] = GpuRole{s, r, k, dev[s][c]};
     }
   }
 
+  // Segment durations: a tensor-parallel group moves at its slowest GPU.
   std::map<std::string, platforms::PerfModel> perf;
   auto segment_time = [&](const Segment& seg, bool backward, int s, int r) {
-    double worst = 0;  // a tensor-parallel group moves at its slowest GPU
+    double worst = 0;
     for (int k = 0; k < t; ++k) {
       const platforms::GpuSpec& spec = *cluster.gpus[gpu(s, r, k)].spec;
       auto it = perf.try_emplace(spec.name, spec).first;
       double sum = 0;
-      for (int v : seg.ops) sum += it->second.time_s(kernel_of(model.op(v), backward, b, t, model.dtype));
+      for (int op : seg.ops) sum += it->second.time_s(kernel_of(model.op(op), model, plan, backward));
       worst = std::max(worst, sum);
     }
     return worst;
@@ -188,115 +142,162 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   const double boundary = model.boundary_bytes_per_sample * b;
   const int send_fwd_label = g.label("send activations to next stage");
   const int send_bwd_label = g.label("send gradients to previous stage");
-  std::vector<std::vector<std::vector<sim::TaskId>>> f_first, f_last, b_first, b_last, f_send, b_send;
-  for (auto* v : {&f_first, &f_last, &b_first, &b_last, &f_send, &b_send})
-    v->assign(nc, std::vector<std::vector<sim::TaskId>>(p, std::vector<sim::TaskId>(m, -1)));
+  const int gather_label = g.label("zero-3 gather weights");
+  using Grid = std::vector<std::vector<std::vector<sim::TaskId>>>;  // [class][virtual stage][microbatch]
+  Grid f_first, f_last, b_first, b_last, f_send, b_send;
+  for (Grid* grid : {&f_first, &f_last, &b_first, &b_last, &f_send, &b_send})
+    grid->assign(nc, std::vector<std::vector<sim::TaskId>>(V, std::vector<sim::TaskId>(m, -1)));
+  std::vector<std::vector<sim::TaskId>> last_backwards(p);  // per GPU stage, for the DP step
 
   for (int c = 0; c < nc; ++c) {
     const int r0 = classes[c][0];
-    for (int s = 0; s < p; ++s) {
-      const int D = dev[s][c];
-      sim::CommSet tp_set, fwd_set, bwd_set;
-      for (int r : classes[c]) {
-        std::vector<int> ring;
+    // Pipeline sends between consecutive virtual stages, for every replica and TP rank.
+    std::vector<int> fwd_set(V, -1), bwd_set(V, -1);
+    std::vector<Durations> dur(V);
+    for (int vs = 0; vs < V; ++vs) {
+      sim::CommSet to_next, to_prev;
+      for (int r : classes[c])
         for (int k = 0; k < t; ++k) {
-          ring.push_back(host(s, r, k));
-          if (s + 1 < p) fwd_set.groups.push_back({host(s, r, k), host(s + 1, r, k)});
-          if (s > 0) bwd_set.groups.push_back({host(s, r, k), host(s - 1, r, k)});
+          if (vs + 1 < V) to_next.groups.push_back({host(gpu_stage(vs), r, k), host(gpu_stage(vs + 1), r, k)});
+          if (vs > 0) to_prev.groups.push_back({host(gpu_stage(vs), r, k), host(gpu_stage(vs - 1), r, k)});
         }
-        tp_set.groups.push_back(ring);
-      }
-      const int tp_id = g.add_comm_set(std::move(tp_set));
-      const int fwd_id = s + 1 < p ? g.add_comm_set(std::move(fwd_set)) : -1;
-      const int bwd_id = s > 0 ? g.add_comm_set(std::move(bwd_set)) : -1;
-
-      auto times = [&](const std::vector<Segment>& segs, bool backward) {
-        std::vector<double> out;
-        for (const Segment& seg : segs) out.push_back(segment_time(seg, backward, s, r0));
-        return out;
-      };
-      const StageWork& w = work[s];
-      const std::vector<double> fwd_t = times(w.fwd, false), bwd_t = times(w.bwd, true),
-                                rec_t = times(w.recompute, false);
-      auto emit = [&](const std::vector<Segment>& segs, const std::vector<double>& dur, int j,
-                      sim::TaskId& first, sim::TaskId& prev) {
-        for (size_t i = 0; i < segs.size(); ++i) {
-          const sim::TaskId id = g.add_compute(D, compute, dur[i], segs[i].label, j);
-          if (prev >= 0) g.depend(prev, id);
-          if (first < 0) first = id;
-          prev = id;
-          if (t > 1 && segs[i].sync_bytes_per_sample > 0) {
-            const sim::TaskId ar =
-                g.add_collective(self[s][c], tp_stream, sim::CollectiveOp::AllReduce, tp_id,
-                                 segs[i].sync_bytes_per_sample * b, segs[i].sync_label, j);
-            g.depend(prev, ar);
-            prev = ar;
-          }
-        }
-      };
-
-      for (const WorkItem& item : schedule->order(s, p, m)) {
-        const int j = item.microbatch;
-        sim::TaskId first = -1, last = -1;
-        if (!item.backward) {
-          emit(w.fwd, fwd_t, j, first, last);
-          f_first[c][s][j] = first;
-          f_last[c][s][j] = last;
-          if (s + 1 < p) {
-            f_send[c][s][j] = g.add_transfer(D, pp_stream, fwd_id, boundary, send_fwd_label, j);
-            g.depend(last, f_send[c][s][j]);
-          }
-        } else {
-          if (recompute) emit(w.recompute, rec_t, j, first, last);
-          emit(w.bwd, bwd_t, j, first, last);
-          b_first[c][s][j] = first;
-          b_last[c][s][j] = last;
-          if (s > 0) {
-            b_send[c][s][j] = g.add_transfer(D, pp_stream, bwd_id, boundary, send_bwd_label, j);
-            g.depend(last, b_send[c][s][j]);
-          }
-        }
+      if (vs + 1 < V) fwd_set[vs] = g.add_comm_set(std::move(to_next));
+      if (vs > 0) bwd_set[vs] = g.add_comm_set(std::move(to_prev));
+      for (const Block& blk : work[vs].blocks) {
+        auto times = [&](const std::vector<Segment>& segs, bool backward) {
+          std::vector<double> out;
+          for (const Segment& seg : segs) out.push_back(segment_time(seg, backward, gpu_stage(vs), r0));
+          return out;
+        };
+        dur[vs].fwd.push_back(times(blk.fwd, false));
+        dur[vs].bwd.push_back(times(blk.bwd, true));
+        dur[vs].recompute.push_back(times(blk.recompute, false));
       }
     }
-    // Data dependencies: a forward needs its own stage's previous work only through the
-    // stream; across stages it needs the activations, a backward the next stage's gradient.
+
     for (int s = 0; s < p; ++s) {
+      const int D = dev[s][c];
+      // One segment's compute task, its memory, and its tensor-parallel synchronisation:
+      // an all-reduce, or with sequence parallelism a reduce-scatter and an all-gather.
+      auto emit = [&](const Segment& seg, double duration, int j, sim::TaskId& first, sim::TaskId& prev) {
+        const sim::TaskId id = g.add_compute(D, compute, duration, g.label(seg.name), j);
+        g.add_memory(id, seg.alloc_per_sample * b, seg.free_per_sample * b);
+        if (prev >= 0) g.depend(prev, id);
+        if (first < 0) first = id;
+        prev = id;
+        if (t == 1 || seg.sync_bytes_per_sample <= 0) return;
+        const double bytes = seg.sync_bytes_per_sample * b;
+        const auto ops = plan.sequence_parallel
+                             ? std::vector<sim::CollectiveOp>{sim::CollectiveOp::ReduceScatter, sim::CollectiveOp::AllGather}
+                             : std::vector<sim::CollectiveOp>{sim::CollectiveOp::AllReduce};
+        for (sim::CollectiveOp op : ops) {
+          const sim::TaskId sync = g.add_collective(self[s][c], tp_stream, op, tp_set[s][c], bytes,
+                                                    g.label(std::string("tp ") + sim::to_string(op) + " after " + seg.name), j);
+          g.depend(prev, sync);
+          prev = sync;
+        }
+      };
+      sim::TaskId previous_item_first = -1;
+      for (const WorkItem& item : schedule->order(s, p, m, v)) {
+        const int j = item.microbatch, vs = item.chunk * p + s;
+        const StageWork& w = work[vs];
+        sim::TaskId first = -1, last = -1;
+        // ZeRO-3 gathers the chunk's weights before each pass, one item ahead at most.
+        double gathered = 0;
+        if (plan.zero >= 3 && d > 1) {
+          sim::CommSet set;
+          for (int k = 0; k < t; ++k) {
+            std::vector<int> ring;
+            for (int r = 0; r < d; ++r) ring.push_back(host(s, r, k));
+            set.groups.push_back(ring);
+          }
+          const double bytes = w.params_per_gpu * e;
+          const sim::TaskId ag = g.add_collective(g.add_participants(dev[s]), dp_stream, sim::CollectiveOp::AllGather,
+                                                  g.add_comm_set(std::move(set)), bytes, gather_label, j);
+          gathered = bytes * (d - 1) / d;
+          g.add_memory(ag, gathered, 0);
+          if (previous_item_first >= 0) g.depend(previous_item_first, ag);
+          first = ag;
+          last = ag;
+        }
+        if (!item.backward) {
+          for (size_t bi = 0; bi < w.blocks.size(); ++bi)
+            for (size_t si = 0; si < w.blocks[bi].fwd.size(); ++si)
+              emit(w.blocks[bi].fwd[si], dur[vs].fwd[bi][si], j, first, last);
+          f_first[c][vs][j] = first;
+          f_last[c][vs][j] = last;
+          if (vs + 1 < V) {
+            f_send[c][vs][j] = g.add_transfer(D, pp_stream, fwd_set[vs], boundary, send_fwd_label, j);
+            g.depend(last, f_send[c][vs][j]);
+          }
+        } else {
+          // Layer by layer from the last: replay what recomputation dropped, then backward.
+          for (size_t bi = w.blocks.size(); bi-- > 0;) {
+            const Block& blk = w.blocks[bi];
+            for (size_t si = 0; si < blk.recompute.size(); ++si) emit(blk.recompute[si], dur[vs].recompute[bi][si], j, first, last);
+            for (size_t si = 0; si < blk.bwd.size(); ++si) emit(blk.bwd[si], dur[vs].bwd[bi][si], j, first, last);
+          }
+          b_first[c][vs][j] = first;
+          b_last[c][vs][j] = last;
+          last_backwards[s].push_back(last);
+          if (vs > 0) {
+            b_send[c][vs][j] = g.add_transfer(D, pp_stream, bwd_set[vs], boundary, send_bwd_label, j);
+            g.depend(last, b_send[c][vs][j]);
+          }
+        }
+        if (gathered > 0) g.add_memory(last, 0, gathered);
+        previous_item_first = first;
+      }
+    }
+    // Across stages: a forward needs the previous stage's activations, a backward the next
+    // stage's gradient and its own forward.
+    for (int vs = 0; vs < V; ++vs) {
       for (int j = 0; j < m; ++j) {
-        g.depend(f_last[c][s][j], b_first[c][s][j]);
-        if (s > 0) g.depend(f_send[c][s - 1][j], f_first[c][s][j]);
-        if (s + 1 < p) g.depend(b_send[c][s + 1][j], b_first[c][s][j]);
+        g.depend(f_last[c][vs][j], b_first[c][vs][j]);
+        if (vs > 0) g.depend(f_send[c][vs - 1][j], f_first[c][vs][j]);
+        if (vs + 1 < V) g.depend(b_send[c][vs + 1][j], b_first[c][vs][j]);
       }
     }
   }
 
-  // Gradient all-reduce over the data-parallel group, then the optimizer step.
+  // Data parallelism after the last backward: all-reduce the gradients (ZeRO: reduce-
+  // scatter them, step the optimizer on the shard, all-gather the weights unless ZeRO-3
+  // gathers them itself), then the optimizer step.
   const int opt_label = g.label("optimizer step");
-  const int dp_label = g.label("dp gradient all-reduce");
   for (int s = 0; s < p; ++s) {
-    const double params = work[s].params_per_gpu;
-    sim::TaskId ar = -1;
-    if (d > 1) {
+    const double grad_bytes = params[s] * e;
+    auto dp_collective = [&](sim::CollectiveOp op, const std::string& label) {
       sim::CommSet set;
       for (int k = 0; k < t; ++k) {
         std::vector<int> ring;
         for (int r = 0; r < d; ++r) ring.push_back(host(s, r, k));
         set.groups.push_back(ring);
       }
-      const int part = g.add_participants(dev[s]);
-      ar = g.add_collective(part, dp_stream, sim::CollectiveOp::AllReduce,
-                            g.add_comm_set(std::move(set)),
-                            params * sim::dtype_bytes(model.dtype), dp_label, -1);
-      for (int c = 0; c < nc; ++c)
-        for (int j = 0; j < m; ++j) g.depend(b_last[c][s][j], ar);
+      return g.add_collective(g.add_participants(dev[s]), dp_stream, op, g.add_comm_set(std::move(set)), grad_bytes,
+                              g.label(label), -1);
+    };
+    sim::TaskId reduce = -1;
+    if (d > 1) {
+      reduce = plan.zero >= 1 ? dp_collective(sim::CollectiveOp::ReduceScatter, "dp gradient reduce-scatter")
+                              : dp_collective(sim::CollectiveOp::AllReduce, "dp gradient all-reduce");
+      for (sim::TaskId id : last_backwards[s]) g.depend(id, reduce);
     }
+    const double shard = plan.zero >= 1 ? d : 1;
+    std::vector<sim::TaskId> steps;
     for (int c = 0; c < nc; ++c) {
       const platforms::GpuSpec& spec = *cluster.gpus[gpu(s, classes[c][0], 0)].spec;
       auto it = perf.try_emplace(spec.name, spec).first;
-      sim::Kernel k{sim::OpClass::Optimizer, 0, params * kOptimizerBytesPerParam, model.dtype};
+      const sim::Kernel k{sim::OpClass::Optimizer, 0, params[s] * kOptimizerBytesPerParam / shard, model.dtype};
       const sim::TaskId step = g.add_compute(dev[s][c], compute, it->second.time_s(k), opt_label, -1);
-      if (ar >= 0) g.depend(ar, step);
+      if (reduce >= 0)
+        g.depend(reduce, step);
       else
-        for (int j = 0; j < m; ++j) g.depend(b_last[c][s][j], step);
+        for (sim::TaskId id : last_backwards[s]) g.depend(id, step);
+      steps.push_back(step);
+    }
+    if (d > 1 && (plan.zero == 1 || plan.zero == 2)) {
+      const sim::TaskId gather = dp_collective(sim::CollectiveOp::AllGather, "dp weight all-gather");
+      for (sim::TaskId step : steps) g.depend(step, gather);
     }
   }
   g.finalize();
@@ -304,13 +305,11 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   const double samples = plan.global_batch_size;
   job.model_flops = model.model_flops(samples);
   job.hardware_flops = job.model_flops;
-  if (recompute) {
-    for (int v : order) {
-      const Op& op = model.op(v);
-      if (op.counts_as_model_flops && op.layer >= 0 && op.layer < model.layers)
-        job.hardware_flops += op.fwd_flops * samples;
-    }
-  }
+  for (const StageWork& w : work)
+    for (const Block& blk : w.blocks)
+      for (const Segment& seg : blk.recompute)
+        for (int op : seg.ops)
+          if (model.op(op).counts_as_model_flops) job.hardware_flops += model.op(op).fwd_flops * samples;
   return job;
 }
 

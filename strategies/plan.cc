@@ -29,7 +29,7 @@ std::string divisors(int n) {
 
 Plan load_plan(const ConfigNode& root) {
   root.expect_map({"name", "tp", "pp", "dp", "micro_batch_size", "global_batch_size", "schedule",
-                   "recompute"});
+                   "virtual_stages", "stages", "recompute", "sequence_parallel", "zero"});
   Plan p;
   p.file = root.file();
   p.where[""] = root.loc();
@@ -46,7 +46,26 @@ Plan load_plan(const ConfigNode& root) {
       s.fail("unknown schedule \"" + s.as_string() + "\"; valid: " + schedules().names_joined());
     p.schedule = s.as_string();
   }
-  if (root.has("recompute")) p.recompute = root.child("recompute").as_choice({"none", "full"});
+  if (root.has("recompute")) p.recompute = root.child("recompute").as_choice({"none", "selective", "full"});
+  p.virtual_stages = positive(root, "virtual_stages", 1, p);
+  if (p.virtual_stages > 1 && p.schedule != "interleaved-1f1b")
+    root.child("virtual_stages").fail("more than one model chunk per GPU needs schedule: interleaved-1f1b");
+  if (root.has("stages")) {
+    const ConfigNode st = root.child("stages");
+    p.where["stages"] = st.loc();
+    for (const ConfigNode& n : st.items()) {
+      const long long layers = n.as_int();
+      if (layers <= 0) n.fail("expected a positive number of layers, got " + std::to_string(layers));
+      p.stages.push_back(static_cast<int>(layers));
+    }
+  }
+  p.sequence_parallel = root.get_bool("sequence_parallel", false);
+  if (root.has("zero")) {
+    const ConfigNode z = root.child("zero");
+    p.where["zero"] = z.loc();
+    p.zero = static_cast<int>(z.as_int());
+    if (p.zero < 0 || p.zero > 3) z.fail("expected 0, 1, 2 or 3, got " + z.as_string());
+  }
   if (p.global_batch_size % (p.micro_batch_size * p.dp) != 0)
     gb.fail(std::to_string(p.global_batch_size) + " is not a multiple of micro_batch_size x dp = " +
             std::to_string(p.micro_batch_size * p.dp) + "; valid: any multiple of it");
@@ -67,11 +86,24 @@ void validate(const Plan& p, const workloads::ModelGraph& model,
                 std::to_string(p.dp) + " = " + std::to_string(p.gpus()) + " GPUs, but platform " +
                 cluster.name + " has " + std::to_string(cluster.gpu_count()) +
                 "; valid: degrees whose product is " + std::to_string(cluster.gpu_count()));
-  if (p.pp > model.layers)
-    fail_at(p, "pp",
-            std::to_string(p.pp) + " stages for " + std::to_string(model.layers) +
-                " layers of model " + model.name + "; valid: 1 to " +
+  if (p.total_stages() > model.layers)
+    fail_at(p, p.virtual_stages > 1 ? "virtual_stages" : "pp",
+            std::to_string(p.total_stages()) + " stages for " + std::to_string(model.layers) +
+                " layers of model " + model.name + "; valid: pp x virtual_stages from 1 to " +
                 std::to_string(model.layers));
+  if (!p.stages.empty()) {
+    int sum = 0;
+    for (int l : p.stages) sum += l;
+    if (static_cast<int>(p.stages.size()) != p.total_stages() || sum != model.layers)
+      fail_at(p, "stages",
+              std::to_string(p.stages.size()) + " entries adding up to " + std::to_string(sum) +
+                  " layers; valid: pp x virtual_stages = " + std::to_string(p.total_stages()) +
+                  " entries adding up to the model's " + std::to_string(model.layers) + " layers");
+  }
+  if (p.schedule == "interleaved-1f1b" && p.microbatches() % p.pp != 0)
+    fail_at(p, "global_batch_size",
+            std::to_string(p.microbatches()) + " microbatches per replica; interleaved-1f1b needs a multiple of pp (" +
+                std::to_string(p.pp) + ")");
 }
 
 }  // namespace dejavu::strategies

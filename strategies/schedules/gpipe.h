@@ -8,7 +8,7 @@ namespace dejavu::strategies {
 
 class GPipe : public PipelineSchedule {
  public:
-  std::vector<WorkItem> order(int stage, int stages, int microbatches) const override;
+  std::vector<WorkItem> order(int stage, int stages, int microbatches, int chunks) const override;
 };
 
 }  // namespace dejavu::strategies

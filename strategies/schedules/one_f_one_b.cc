@@ -4,17 +4,17 @@
 
 namespace dejavu::strategies {
 
-std::vector<WorkItem> OneFOneB::order(int stage, int stages, int m) const {
+std::vector<WorkItem> OneFOneB::order(int stage, int stages, int m, int) const {
   const int warmup = std::min(stages - stage - 1, m);
   std::vector<WorkItem> out;
   out.reserve(2 * m);
   int next_f = 0, next_b = 0;
-  for (; next_f < warmup; ++next_f) out.push_back({next_f, false});
+  for (; next_f < warmup; ++next_f) out.push_back({next_f, false, 0});
   while (next_f < m) {
-    out.push_back({next_f++, false});
-    out.push_back({next_b++, true});
+    out.push_back({next_f++, false, 0});
+    out.push_back({next_b++, true, 0});
   }
-  while (next_b < m) out.push_back({next_b++, true});
+  while (next_b < m) out.push_back({next_b++, true, 0});
   return out;
 }
 

@@ -9,7 +9,7 @@ namespace dejavu::strategies {
 
 class OneFOneB : public PipelineSchedule {
  public:
-  std::vector<WorkItem> order(int stage, int stages, int microbatches) const override;
+  std::vector<WorkItem> order(int stage, int stages, int microbatches, int chunks) const override;
 };
 
 }  // namespace dejavu::strategies

@@ -12,13 +12,15 @@ namespace dejavu::strategies {
 struct WorkItem {
   int microbatch = 0;
   bool backward = false;
+  int chunk = 0;  // which of the GPU's model chunks (interleaved schedules)
 };
 
 class PipelineSchedule {
  public:
   virtual ~PipelineSchedule() = default;
-  // Every microbatch's forward and backward exactly once, forward before backward.
-  virtual std::vector<WorkItem> order(int stage, int stages, int microbatches) const = 0;
+  // Every (microbatch, chunk)'s forward and backward exactly once, forward first. GPU
+  // `stage` of `stages` holds `chunks` model chunks: virtual stages stage, stage+stages, ...
+  virtual std::vector<WorkItem> order(int stage, int stages, int microbatches, int chunks) const = 0;
 };
 
 Registry<PipelineSchedule>& schedules();

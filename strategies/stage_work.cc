@@ -1,0 +1,119 @@
+#include "strategies/stage_work.h"
+
+#include <algorithm>
+
+namespace dejavu::strategies {
+
+using workloads::ModelGraph;
+using workloads::Op;
+
+std::vector<int> stage_of_ops(const ModelGraph& m, const std::vector<int>& order, const Plan& plan) {
+  const int S = plan.total_stages(), L = m.layers;
+  std::vector<int> per_stage = plan.stages;
+  if (per_stage.empty())
+    for (int s = 0; s < S; ++s) per_stage.push_back(L / S + (s < L % S ? 1 : 0));
+  std::vector<int> layer_stage(std::max(L, 1), 0);
+  for (int s = 0, l = 0; s < S; ++s)
+    for (int k = 0; k < per_stage[s] && l < L; ++k) layer_stage[l++] = s;
+  std::vector<int> stage(m.size(), 0);
+  for (int v : order) {
+    const int layer = m.op(v).layer;
+    stage[v] = layer < 0 ? 0 : layer >= L ? S - 1 : layer_stage[layer];
+  }
+  return stage;
+}
+
+ActivationSplit activation_of(const Op& op, const ModelGraph& m, const Plan& plan) {
+  const bool in_layer = op.layer >= 0 && op.layer < m.layers;
+  const double t = plan.tp;
+  // Sequence parallelism splits along the sequence what tensor parallelism leaves whole.
+  const bool split = op.activation_split || (plan.sequence_parallel && in_layer);
+  ActivationSplit a;
+  a.full = op.activation_bytes / (split ? t : 1);
+  a.stored = a.full;
+  if (in_layer && plan.recompute == "selective")
+    a.stored = a.full - op.selective_recompute_bytes / (split ? t : 1);
+  if (in_layer && plan.recompute == "full") a.stored = op.layer_input ? a.full : 0;
+  return a;
+}
+
+namespace {
+
+Segment open(const std::string& pass) {
+  Segment s;
+  s.name = pass;
+  return s;
+}
+
+std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vector<int>& ops, const char* pass,
+                         bool backward, bool replay) {
+  std::vector<Segment> out;
+  Segment cur = open(pass);
+  auto close = [&] {
+    if (cur.ops.empty()) return;
+    const std::string& a = m.op(cur.ops.front()).name;
+    const std::string& z = m.op(cur.ops.back()).name;
+    cur.name = std::string(pass) + " " + (a == z ? a : a + ".." + z);
+    out.push_back(cur);
+    cur = open(pass);
+  };
+  for (int v : ops) {
+    const Op& op = m.op(v);
+    const ActivationSplit act = activation_of(op, m, plan);
+    cur.ops.push_back(v);
+    if (backward)
+      cur.free_per_sample += act.full;
+    else
+      cur.alloc_per_sample += replay ? act.full - act.stored : act.stored;
+    if (plan.tp > 1 && (backward ? op.tp_sync_bwd : op.tp_sync_fwd)) {
+      cur.sync_bytes_per_sample = op.tp_sync_bytes;
+      close();
+    }
+  }
+  close();
+  return out;
+}
+
+}  // namespace
+
+std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& plan) {
+  const std::vector<int> order = model.topological_order();
+  const std::vector<int> stage_of = stage_of_ops(model, order, plan);
+  std::vector<StageWork> work(plan.total_stages());
+  std::vector<std::vector<std::vector<int>>> block_ops(work.size());
+  std::vector<std::vector<int>> block_layer(work.size());
+  for (int v : order) {
+    const Op& op = model.op(v);
+    const int s = stage_of[v];
+    const bool is_layer = op.layer >= 0 && op.layer < model.layers;
+    const int key = is_layer ? op.layer : (op.layer < 0 ? -1 : model.layers);
+    if (block_layer[s].empty() || block_layer[s].back() != key) {
+      block_layer[s].push_back(key);
+      block_ops[s].emplace_back();
+    }
+    block_ops[s].back().push_back(v);
+    work[s].params_per_gpu += op.params / (op.tp == workloads::TpMode::Split ? plan.tp : 1);
+    work[s].stored_activation_per_sample += activation_of(op, model, plan).stored;
+  }
+  for (size_t s = 0; s < work.size(); ++s) {
+    for (size_t b = 0; b < block_ops[s].size(); ++b) {
+      const std::vector<int>& ops = block_ops[s][b];
+      Block blk;
+      blk.is_layer = block_layer[s][b] >= 0 && block_layer[s][b] < model.layers;
+      blk.fwd = cut(model, plan, ops, "fwd", false, false);
+      blk.bwd = cut(model, plan, std::vector<int>(ops.rbegin(), ops.rend()), "bwd", true, false);
+      if (blk.is_layer && plan.recompute == "full") {
+        blk.recompute = cut(model, plan, ops, "recompute", false, true);
+      } else if (blk.is_layer && plan.recompute == "selective") {
+        std::vector<int> attention;  // replay only the ops whose activations were dropped
+        for (int v : ops)
+          if (model.op(v).selective_recompute_bytes > 0) attention.push_back(v);
+        if (!attention.empty()) blk.recompute = cut(model, plan, attention, "recompute", false, true);
+      }
+      work[s].blocks.push_back(std::move(blk));
+    }
+  }
+  return work;
+}
+
+}  // namespace dejavu::strategies

@@ -1,0 +1,50 @@
+// What one virtual pipeline stage computes, worked out once per plan: its ops grouped in
+// blocks (a decoder layer, or the ops before / after the layers), each block cut into
+// compute segments at the tensor-parallel synchronisations, and what every segment costs
+// in activation memory per sample under the plan's recomputation and sequence parallelism.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "strategies/plan.h"
+#include "workloads/model_graph.h"
+
+namespace dejavu::strategies {
+
+struct Segment {
+  std::vector<int> ops;
+  double sync_bytes_per_sample = 0;  // tensor-parallel synchronisation after the segment
+  // Activation memory per sample per GPU: allocated by the forward (stored) or by the
+  // recomputation (the rest), freed by the backward of the same ops.
+  double alloc_per_sample = 0;
+  double free_per_sample = 0;
+  std::string name;
+};
+
+struct Block {
+  bool is_layer = false;
+  std::vector<Segment> fwd, bwd, recompute;  // recompute is empty unless it replays
+};
+
+struct StageWork {
+  std::vector<Block> blocks;  // in forward order
+  double params_per_gpu = 0;
+  double stored_activation_per_sample = 0;  // what a microbatch keeps until its backward
+};
+
+// Op -> virtual stage: contiguous layers (plan.stages, or as even as possible with the
+// first stages taking one more); ops before the layers go to stage 0, after to the last.
+std::vector<int> stage_of_ops(const workloads::ModelGraph& model, const std::vector<int>& order, const Plan& plan);
+
+std::vector<StageWork> build_stage_work(const workloads::ModelGraph& model, const Plan& plan);
+
+// Activation bytes per sample one GPU keeps for `op` under the plan (stored) and in all
+// (full, what the backward frees).
+struct ActivationSplit {
+  double full = 0;
+  double stored = 0;
+};
+ActivationSplit activation_of(const workloads::Op& op, const workloads::ModelGraph& model, const Plan& plan);
+
+}  // namespace dejavu::strategies
