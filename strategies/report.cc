@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/device_time.h"
+#include "sim/memory.h"
 #include "sim/units.h"
 
 namespace dejavu::strategies {
@@ -45,9 +46,24 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
   std::vector<double> microbatch_busy;
   for (const auto& t : microbatch_times)
     microbatch_busy.push_back(t.compute_s + t.exposed_communication_s);
+  const auto memory = sim::memory_profiles(g, result);
   double bubble_sum = 0;
+  double worst_margin = -1e300;
   for (size_t d = 0; d < g.devices().size(); ++d) {
     SimulatedDeviceReport s;
+    s.peak_memory_bytes = memory[d].peak_bytes;
+    s.capacity_bytes = g.devices()[d].capacity_bytes;
+    s.memory_at_peak = g.devices()[d].resident;
+    s.memory_at_peak.push_back({"activations", memory[d].peak_bytes - memory[d].resident_bytes});
+    const double margin = s.peak_memory_bytes - s.capacity_bytes;
+    if (s.capacity_bytes > 0 && margin > worst_margin) {
+      worst_margin = margin;
+      r.fullest_gpu = cluster.network.node(g.devices()[d].hosts.at(0)).name;
+      r.peak_memory_bytes = s.peak_memory_bytes;
+      r.capacity_bytes = s.capacity_bytes;
+      r.oom = margin > 0;
+      r.shortfall_bytes = std::max(0.0, margin);
+    }
     s.name = g.devices()[d].name;
     s.stage = job.device_stage[d];
     s.gpus = static_cast<int>(g.devices()[d].hosts.size());
@@ -75,6 +91,8 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
     d.communication_s = times[role.device].communication_s;
     d.exposed_communication_s = times[role.device].exposed_communication_s;
     d.idle_s = times[role.device].idle_s;
+    d.peak_memory_bytes = memory[role.device].peak_bytes;
+    d.memory_capacity_bytes = cluster.gpus[i].spec->memory_bytes;
     r.devices.push_back(d);
   }
 
@@ -108,12 +126,19 @@ void write_json(std::ostream& out, const Report& r) {
   j["hfu"] = r.hfu;
   j["model_flops"] = r.model_flops;
   j["bubble_fraction"] = r.bubble_fraction;
+  j["oom"] = r.oom;
+  j["memory"] = {{"fullest_gpu", r.fullest_gpu},
+                 {"peak_bytes", r.peak_memory_bytes},
+                 {"capacity_bytes", r.capacity_bytes},
+                 {"shortfall_bytes", r.shortfall_bytes}};
   j["busiest_link"] = {{"name", r.busiest_link.name},
                        {"direction", r.busiest_link.direction},
                        {"bytes", r.busiest_link.bytes},
                        {"utilization", r.busiest_link.utilization}};
   auto& sims = j["simulated_devices"] = nlohmann::ordered_json::array();
-  for (const auto& s : r.simulated)
+  for (const auto& s : r.simulated) {
+    nlohmann::ordered_json parts;
+    for (const auto& part : s.memory_at_peak) parts[part.name] = part.bytes;
     sims.push_back({{"name", s.name},
                     {"stage", s.stage},
                     {"gpus", s.gpus},
@@ -121,7 +146,10 @@ void write_json(std::ostream& out, const Report& r) {
                     {"communication_s", s.communication_s},
                     {"exposed_communication_s", s.exposed_communication_s},
                     {"idle_s", s.idle_s},
-                    {"bubble_fraction", s.bubble_fraction}});
+                    {"bubble_fraction", s.bubble_fraction},
+                    {"peak_memory_bytes", s.peak_memory_bytes},
+                    {"memory_at_peak", parts}});
+  }
   auto& devs = j["devices"] = nlohmann::ordered_json::array();
   for (const auto& d : r.devices)
     devs.push_back({{"gpu", d.gpu},
@@ -134,7 +162,9 @@ void write_json(std::ostream& out, const Report& r) {
                     {"busy_s", d.busy_s},
                     {"communication_s", d.communication_s},
                     {"exposed_communication_s", d.exposed_communication_s},
-                    {"idle_s", d.idle_s}});
+                    {"idle_s", d.idle_s},
+                    {"peak_memory_bytes", d.peak_memory_bytes},
+                    {"memory_capacity_bytes", d.memory_capacity_bytes}});
   out << j.dump(2) << "\n";
 }
 
@@ -153,16 +183,27 @@ void write_summary(std::ostream& out, const Report& r) {
   std::snprintf(buf, sizeof buf, "  simulated          %d GPUs as %zu devices, %d tasks\n", r.gpus,
                 r.simulated.size(), r.tasks);
   out << buf;
+  if (r.oom)
+    std::snprintf(buf, sizeof buf, "  memory             OUT OF MEMORY on %s: needs %s, has %s (short by %s)\n",
+                  r.fullest_gpu.c_str(), units::format_bytes(r.peak_memory_bytes).c_str(),
+                  units::format_bytes(r.capacity_bytes).c_str(), units::format_bytes(r.shortfall_bytes).c_str());
+  else
+    std::snprintf(buf, sizeof buf, "  memory             fits: at most %s of %s (%s)\n",
+                  units::format_bytes(r.peak_memory_bytes).c_str(), units::format_bytes(r.capacity_bytes).c_str(),
+                  r.fullest_gpu.c_str());
+  out << buf;
   std::snprintf(buf, sizeof buf, "  busiest link       %s (%s): %s, %.1f%% busy\n",
                 r.busiest_link.name.c_str(), r.busiest_link.direction.c_str(),
                 units::format_bytes(r.busiest_link.bytes).c_str(), 100 * r.busiest_link.utilization);
   out << buf;
-  out << "  device (stage)        GPUs   compute     exposed comm   idle        bubble\n";
+  out << "  device (stage)        GPUs   compute     exposed comm   idle        bubble   peak memory\n";
   for (const auto& s : r.simulated) {
-    std::snprintf(buf, sizeof buf, "  %-16s (%d)  %5d   %-11s %-14s %-11s %.1f%%\n", s.name.c_str(),
+    char bubble[16];
+    std::snprintf(bubble, sizeof bubble, "%.1f%%", 100 * s.bubble_fraction);
+    std::snprintf(buf, sizeof buf, "  %-16s (%d)  %5d   %-11s %-14s %-11s %-7s  %s\n", s.name.c_str(),
                   s.stage, s.gpus, units::format_time(s.compute_s).c_str(),
                   units::format_time(s.exposed_communication_s).c_str(),
-                  units::format_time(s.idle_s).c_str(), 100 * s.bubble_fraction);
+                  units::format_time(s.idle_s).c_str(), bubble, units::format_bytes(s.peak_memory_bytes).c_str());
     out << buf;
   }
 }

@@ -21,6 +21,7 @@ struct DeviceReport {
   int stage = 0, dp_rank = 0, tp_rank = 0;
   std::string simulated_as;  // the device that stood for it
   double busy_s = 0, communication_s = 0, exposed_communication_s = 0, idle_s = 0;
+  double peak_memory_bytes = 0, memory_capacity_bytes = 0;
 };
 
 struct SimulatedDeviceReport {
@@ -29,6 +30,8 @@ struct SimulatedDeviceReport {
   int gpus = 0;  // how many GPUs it stands for
   double compute_s = 0, communication_s = 0, exposed_communication_s = 0, idle_s = 0;
   double bubble_fraction = 0;
+  double peak_memory_bytes = 0, capacity_bytes = 0;
+  std::vector<sim::MemoryPart> memory_at_peak;  // resident parts, then "activations"
 };
 
 struct LinkReport {
@@ -51,6 +54,11 @@ struct Report {
   std::vector<SimulatedDeviceReport> simulated;
   std::vector<DeviceReport> devices;
   LinkReport busiest_link;
+  // Memory verdict: the fullest GPU against its capacity.
+  bool oom = false;
+  std::string fullest_gpu;
+  double peak_memory_bytes = 0, capacity_bytes = 0;
+  double shortfall_bytes = 0;  // peak - capacity when oom
 };
 
 Report make_report(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
