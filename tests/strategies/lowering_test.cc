@@ -7,6 +7,7 @@
 #include "platforms/perf_model.h"
 #include "sim/chrome_trace.h"
 #include "strategies/simulate.h"
+#include "strategies/stage_work.h"
 #include "workloads/generator.h"
 
 namespace dejavu::strategies {
@@ -82,6 +83,65 @@ void expect_pipeline_closed_form(const std::string& schedule) {
 }
 
 TEST(Pipeline, GPipeMakespanIsMPlusPMinusOneTimesFPlusB) { expect_pipeline_closed_form("gpipe"); }
+
+TEST(Pipeline, InterleavingVChunksDividesTheBubbleByV) {
+  // p·v equal layers; each GPU runs v chunks of f/v and b/v: the makespan is
+  // m(f+b) + (p-1)(f+b)/v with free communication.
+  const int p = 4, m = 8, v = 2;
+  const double F = 4e12;
+  const auto model = equal_layers(p * v, F);
+  const auto cluster = free_network(p);
+  Plan plan;
+  plan.pp = p;
+  plan.virtual_stages = v;
+  plan.global_batch_size = m;
+  plan.schedule = "interleaved-1f1b";
+  const Simulation s = simulate(model, cluster, plan);
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  const double f = pm.time_s({sim::OpClass::Gemm, F, 0, sim::DType::BF16});  // one chunk
+  const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 0, sim::DType::BF16});
+  const double step = pm.time_s({sim::OpClass::Optimizer, 0, 0, sim::DType::BF16});
+  EXPECT_NEAR(s.result.makespan_s, m * v * (f + b) + (p - 1) * (f + b) + step, 1e-9);
+  // versus 1F1B over the same p stages of v layers each: bubble (p-1)·v·(f+b)
+  plan.virtual_stages = 1;
+  plan.schedule = "1f1b";
+  const Simulation plain = simulate(model, cluster, plan);
+  EXPECT_NEAR((plain.result.makespan_s - m * v * (f + b) - step) / (s.result.makespan_s - m * v * (f + b) - step),
+              double(v), 1e-6);
+}
+
+TEST(Lowering, SequenceParallelismTradesEachAllReduceForAReduceScatterAndAnAllGather) {
+  Inputs in = presets("dgx-a100-4x8", "gpt3-1.3b", "tp4-pp2-dp4-1f1b");
+  in.plan.global_batch_size = 16;
+  auto count = [&](bool sp) {
+    in.plan.sequence_parallel = sp;
+    const LoweredJob job = lower(in.model, in.cluster, in.plan);
+    std::map<sim::CollectiveOp, int> n;
+    for (const auto& t : job.graph.tasks())
+      if (t.kind == sim::TaskKind::Collective && t.stream == 1) ++n[t.op];  // tp-comm
+    return n;
+  };
+  auto plain = count(false), sp = count(true);
+  EXPECT_GT(plain[sim::CollectiveOp::AllReduce], 0);
+  EXPECT_EQ(sp[sim::CollectiveOp::AllReduce], 0);
+  EXPECT_EQ(sp[sim::CollectiveOp::ReduceScatter], plain[sim::CollectiveOp::AllReduce]);
+  EXPECT_EQ(sp[sim::CollectiveOp::AllGather], plain[sim::CollectiveOp::AllReduce]);
+}
+
+TEST(Lowering, UnevenStagesPutTheListedLayersOnEachStage) {
+  Inputs in = presets("dgx-a100-4x8", "gpt3-1.3b", "tp4-pp2-dp4-1f1b");
+  in.plan.stages = {10, 14};
+  const auto order = in.model.topological_order();
+  const auto stage = stage_of_ops(in.model, order, in.plan);
+  int on_first = 0;
+  for (int v : order)
+    if (in.model.op(v).layer >= 0 && in.model.op(v).layer < in.model.layers && stage[v] == 0 &&
+        in.model.op(v).layer_input)
+      ++on_first;
+  EXPECT_EQ(on_first, 10);
+  in.plan.stages = {10, 10};
+  EXPECT_THROW(lower(in.model, in.cluster, in.plan), ConfigError);
+}
 TEST(Pipeline, OneFOneBMakespanIsMPlusPMinusOneTimesFPlusB) { expect_pipeline_closed_form("1f1b"); }
 
 TEST(Lowering, OneGpuIterationIsTheSumOfOpTimes) {
@@ -155,7 +215,9 @@ TEST(Simulate, SameInputsGiveTheSameBytes) {
     sim::write_chrome_trace(trace, s.job.graph, s.result);
     return json.str() + trace.str();
   };
-  EXPECT_EQ(once(), once());
+  const std::string first = once();
+  EXPECT_EQ(first, once());
+  EXPECT_NE(first.find("\"name\":\"memory\",\"ph\":\"C\""), std::string::npos);  // memory counter track
 }
 
 TEST(Simulate, EveryPresetRuns) {

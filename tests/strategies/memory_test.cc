@@ -1,0 +1,156 @@
+// The memory model against Korthikanti et al. 2022 and the ZeRO paper, and the pipeline
+// schedules' activation footprints as the engine plays them.
+#include <gtest/gtest.h>
+
+#include "sim/memory.h"
+#include "strategies/lowering.h"
+#include "strategies/simulate.h"
+#include "strategies/stage_work.h"
+#include "workloads/generator.h"
+#include "workloads/transformer.h"
+
+namespace dejavu::strategies {
+namespace {
+
+std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+
+// Activation bytes per GPU of one decoder layer for micro-batch b, as the plan keeps them.
+double layer_activation(const workloads::ModelGraph& m, const Plan& plan, bool stored) {
+  double sum = 0;
+  for (size_t v = 0; v < m.size(); ++v)
+    if (m.op(v).layer == 0) {
+      const ActivationSplit a = activation_of(m.op(v), m, plan);
+      sum += stored ? a.stored : a.full;
+    }
+  return sum * plan.micro_batch_size;
+}
+
+struct Korthikanti : ::testing::Test {
+  const double s = 2048, h = 6144, a = 64, b = 4, t = 8;
+  workloads::ModelGraph model = workloads::make_transformer({"22b", 48, 6144, 64, 2048, 51200, 0, sim::DType::FP16});
+  Plan plan() const {
+    Plan p;
+    p.tp = 8;
+    p.micro_batch_size = 4;
+    return p;
+  }
+};
+
+TEST_F(Korthikanti, NoParallelismKeeps34sbhPlus5as2b) {
+  Plan p = plan();
+  p.tp = 1;
+  EXPECT_NEAR(layer_activation(model, p, true), s * b * h * (34 + 5 * a * s / h), 1);
+}
+
+TEST_F(Korthikanti, TensorParallelismSplitsAllButTenSbh) {
+  EXPECT_NEAR(layer_activation(model, plan(), true), s * b * h * (10 + 24 / t + 5 * a * s / (h * t)), 1);
+}
+
+TEST_F(Korthikanti, SequenceParallelismSplitsEverything) {
+  Plan p = plan();
+  p.sequence_parallel = true;
+  EXPECT_NEAR(layer_activation(model, p, true), s * b * h / t * (34 + 5 * a * s / h), 1);
+}
+
+TEST_F(Korthikanti, SelectiveRecomputationDropsTheAttentionScores) {
+  Plan p = plan();
+  p.sequence_parallel = true;
+  p.recompute = "selective";
+  EXPECT_NEAR(layer_activation(model, p, true), s * b * h / t * 34, 1);
+  EXPECT_NEAR(layer_activation(model, p, false), s * b * h / t * (34 + 5 * a * s / h), 1);  // until backward
+}
+
+TEST_F(Korthikanti, FullRecomputationKeepsOnlyTheLayerInput) {
+  Plan p = plan();
+  p.recompute = "full";
+  EXPECT_NEAR(layer_activation(model, p, true), 2 * s * b * h, 1);
+  p.sequence_parallel = true;
+  EXPECT_NEAR(layer_activation(model, p, true), 2 * s * b * h / t, 1);
+}
+
+TEST(ModelStates, SixteenBytesPerParameterAndZeroShardsThem) {
+  const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
+  Plan plan;
+  plan.dp = 8;
+  plan.global_batch_size = 8;
+  const double P = model.parameter_count();
+  auto resident = [&](int zero) {
+    plan.zero = zero;
+    const LoweredJob job = lower(model, cluster, plan);
+    std::map<std::string, double> parts;
+    for (const auto& part : job.graph.devices()[0].resident) parts[part.name] = part.bytes;
+    return parts;
+  };
+  auto z0 = resident(0);
+  EXPECT_NEAR(z0["weights"] + z0["gradients"] + z0["optimizer"], 16 * P, 1);
+  auto z1 = resident(1);
+  EXPECT_NEAR(z1["optimizer"], 12 * P / 8, 1);
+  EXPECT_NEAR(z1["gradients"], 2 * P, 1);
+  auto z2 = resident(2);
+  EXPECT_NEAR(z2["gradients"], 2 * P / 8, 1);
+  EXPECT_NEAR(z2["weights"], 2 * P, 1);
+  auto z3 = resident(3);
+  EXPECT_NEAR(z3["weights"] + z3["gradients"] + z3["optimizer"], 16 * P / 8, 1);
+}
+
+// p layers of one GEMM, each keeping A bytes of activations per sample, on free links.
+workloads::ModelGraph equal_layers(int layers, double activation) {
+  workloads::ModelGraph g;
+  g.name = "equal";
+  g.layers = layers;
+  for (int l = 0; l < layers; ++l) {
+    workloads::Op op;
+    op.name = "layer" + std::to_string(l);
+    op.layer = l;
+    op.fwd_flops = 1e12;
+    op.bwd_flops = 2e12;
+    op.activation_bytes = activation;
+    const int v = g.add_op(op);
+    if (l > 0) g.add_edge(v - 1, v);
+  }
+  return g;
+}
+
+platforms::Cluster one_server(int n) {
+  return platforms::load_cluster(ConfigNode::load_string(
+      "servers:\n  - count: 1\n    gpu: A100-SXM-80GB\n    gpus_per_server: " + std::to_string(n) +
+          "\n    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 0 us}\n"
+          "    nic: {bandwidth: 200 Gbps, latency: 0 us}\nnetwork: {kind: fat-tree, latency: 0 us}\n",
+      "one.yaml"));
+}
+
+TEST(PipelineMemory, OneFOneBHoldsPMinusIMicrobatchesAndGPipeAllOfThem) {
+  const int p = 4, m = 8;
+  const double A = 1e9;
+  const auto model = equal_layers(p, A);
+  const auto cluster = one_server(p);
+  for (const char* schedule : {"1f1b", "gpipe"}) {
+    Plan plan;
+    plan.pp = p;
+    plan.global_batch_size = m;
+    plan.schedule = schedule;
+    const Simulation s = simulate(model, cluster, plan);
+    const auto memory = sim::memory_profiles(s.job.graph, s.result);
+    for (int i = 0; i < p; ++i) {
+      const double held = memory[i].peak_bytes - memory[i].resident_bytes;
+      const int expected = std::string(schedule) == "1f1b" ? p - i : m;
+      EXPECT_NEAR(held, expected * A, 1) << schedule << " stage " << i;
+    }
+  }
+}
+
+TEST(Oom, A175BModelOnFourServersDoesNotFitAndSaysByHowMuch) {
+  const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-175b.yaml"));
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-4x8.yaml"));
+  Plan plan = load_plan_file(src("strategies/presets/tp8-pp4-gpipe.yaml"));
+  plan.global_batch_size = 8;
+  const Simulation s = simulate(model, cluster, plan);
+  // 175B over 32 GPUs: about 5.5e9 parameters each, 16 bytes apiece: 87 GB > 80 GiB.
+  EXPECT_TRUE(s.report.oom);
+  EXPECT_GT(s.report.peak_memory_bytes, 16 * model.parameter_count() / 32);
+  EXPECT_NEAR(s.report.shortfall_bytes, s.report.peak_memory_bytes - 80 * 1073741824.0, 1);
+}
+
+}  // namespace
+}  // namespace dejavu::strategies
