@@ -5,7 +5,7 @@ DEMO  = --platform platforms/presets/dgx-a100-4x8.yaml \
         --workload workloads/presets/gpt3-13b.yaml \
         --plan strategies/presets/tp4-pp2-dp4-1f1b.yaml
 
-.PHONY: deps build demo test bench clean
+.PHONY: deps build demo test bench validate clean
 
 deps:
 	@tools/install-deps.sh
@@ -21,6 +21,9 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+validate: build
+	$(BUILD)/bench/megatron_validation
 
 bench: build
 	$(BUILD)/bench/simulate_benchmark
