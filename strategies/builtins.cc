@@ -1,5 +1,6 @@
 #include "strategies/builtins.h"
 
+#include "strategies/data_parallel.h"
 #include "strategies/schedules/gpipe.h"
 #include "strategies/schedules/interleaved_one_f_one_b.h"
 #include "strategies/schedules/one_f_one_b.h"
@@ -14,6 +15,7 @@ Registry<PipelineSchedule>& schedules() {
 void register_builtins() {
   schedules().add("gpipe", "all forwards, then all backwards (GPipe)",
                   [] { return std::make_unique<GPipe>(); });
+  register_sync_topologies();
   schedules().add("interleaved-1f1b",
                   "1F1B over v model chunks per GPU (virtual_stages); bubble / v (Megatron-LM)",
                   [] { return std::make_unique<InterleavedOneFOneB>(); });

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "platforms/perf_model.h"
+#include "strategies/data_parallel.h"
 #include "strategies/schedules/schedule.h"
 #include "strategies/stage_work.h"
 
@@ -260,10 +261,12 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     }
   }
 
-  // Data parallelism after the last backward: all-reduce the gradients (ZeRO: reduce-
-  // scatter them, step the optimizer on the shard, all-gather the weights unless ZeRO-3
-  // gathers them itself), then the optimizer step.
+  // Data parallelism after the last backward. With ZeRO: reduce-scatter the gradients,
+  // step the optimizer on the shard, all-gather the weights (ZeRO-3 gathers them itself).
+  // Otherwise the sync topology exchanges the (possibly compressed) gradients, then every
+  // replica steps its optimizer.
   const int opt_label = g.label("optimizer step");
+  const auto topology = sync_topologies().make(plan.data_parallel.sync);
   for (int s = 0; s < p; ++s) {
     const double grad_bytes = params[s] * e;
     auto dp_collective = [&](sim::CollectiveOp op, const std::string& label) {
@@ -276,11 +279,32 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       return g.add_collective(g.add_participants(dev[s]), dp_stream, op, g.add_comm_set(std::move(set)), grad_bytes,
                               g.label(label), -1);
     };
-    sim::TaskId reduce = -1;
-    if (d > 1) {
-      reduce = plan.zero >= 1 ? dp_collective(sim::CollectiveOp::ReduceScatter, "dp gradient reduce-scatter")
-                              : dp_collective(sim::CollectiveOp::AllReduce, "dp gradient all-reduce");
-      for (sim::TaskId id : last_backwards[s]) g.depend(id, reduce);
+    std::vector<sim::TaskId> synced = last_backwards[s];
+    if (d > 1 && plan.zero >= 1) {
+      const sim::TaskId rs = dp_collective(sim::CollectiveOp::ReduceScatter, "dp gradient reduce-scatter");
+      for (sim::TaskId id : last_backwards[s]) g.depend(id, rs);
+      synced = {rs};
+    } else if (d > 1) {
+      std::vector<std::pair<double, double>> matrices;
+      for (int vs = s; vs < V; vs += p) matrices.insert(matrices.end(), work[vs].matrices.begin(), work[vs].matrices.end());
+      const Compression z = compress(plan.data_parallel, grad_bytes, model.dtype, matrices);
+      std::vector<sim::TaskId> ready = last_backwards[s];
+      if (plan.data_parallel.compression != "none") {
+        ready.clear();
+        for (int c = 0; c < nc; ++c) {
+          const platforms::GpuSpec& spec = *cluster.gpus[gpu(s, classes[c][0], 0)].spec;
+          auto it = perf.try_emplace(spec.name, spec).first;
+          const sim::TaskId id = g.add_compute(dev[s][c], compute, it->second.time_s(z.kernel),
+                                               g.label("compress gradients (" + plan.data_parallel.compression + ")"), -1);
+          for (sim::TaskId b : last_backwards[s]) g.depend(b, id);
+          ready.push_back(id);
+        }
+      }
+      std::vector<std::vector<int>> hosts(d);
+      for (int r = 0; r < d; ++r)
+        for (int k = 0; k < t; ++k) hosts[r].push_back(host(s, r, k));
+      SyncContext ctx{g, dp_stream, dev[s], hosts, z.wire_bytes, z.sparse, plan.data_parallel};
+      synced = topology->emit(ctx, ready);
     }
     const double shard = plan.zero >= 1 ? d : 1;
     std::vector<sim::TaskId> steps;
@@ -289,10 +313,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       auto it = perf.try_emplace(spec.name, spec).first;
       const sim::Kernel k{sim::OpClass::Optimizer, 0, params[s] * kOptimizerBytesPerParam / shard, model.dtype};
       const sim::TaskId step = g.add_compute(dev[s][c], compute, it->second.time_s(k), opt_label, -1);
-      if (reduce >= 0)
-        g.depend(reduce, step);
-      else
-        for (sim::TaskId id : last_backwards[s]) g.depend(id, step);
+      for (sim::TaskId id : synced) g.depend(id, step);
       steps.push_back(step);
     }
     if (d > 1 && (plan.zero == 1 || plan.zero == 2)) {

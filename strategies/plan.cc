@@ -1,5 +1,6 @@
 #include "strategies/plan.h"
 
+#include "strategies/data_parallel.h"
 #include "strategies/schedules/schedule.h"
 
 namespace dejavu::strategies {
@@ -29,7 +30,7 @@ std::string divisors(int n) {
 
 Plan load_plan(const ConfigNode& root) {
   root.expect_map({"name", "tp", "pp", "dp", "micro_batch_size", "global_batch_size", "schedule",
-                   "virtual_stages", "stages", "recompute", "sequence_parallel", "zero"});
+                   "virtual_stages", "stages", "recompute", "sequence_parallel", "zero", "data_parallel"});
   Plan p;
   p.file = root.file();
   p.where[""] = root.loc();
@@ -60,6 +61,31 @@ Plan load_plan(const ConfigNode& root) {
     }
   }
   p.sequence_parallel = root.get_bool("sequence_parallel", false);
+  if (root.has("data_parallel")) {
+    const ConfigNode dp = root.child("data_parallel");
+    dp.expect_map({"sync", "servers", "peers", "step", "seed", "compression", "density", "rank"});
+    auto& c = p.data_parallel;
+    if (dp.has("sync")) {
+      const ConfigNode s = dp.child("sync");
+      p.where["data_parallel.sync"] = s.loc();
+      if (!sync_topologies().has(s.as_string()))
+        s.fail("unknown sync topology \"" + s.as_string() + "\"; valid: " + sync_topologies().names_joined());
+      c.sync = s.as_string();
+    }
+    c.servers = static_cast<int>(dp.get_int("servers", 1));
+    c.peers = static_cast<int>(dp.get_int("peers", 1));
+    c.step = static_cast<int>(dp.get_int("step", 0));
+    c.seed = static_cast<unsigned long long>(dp.get_int("seed", 1));
+    if (dp.has("compression")) c.compression = dp.child("compression").as_choice({"none", "topk", "powersgd", "1bit", "terngrad"});
+    c.density = dp.get_double("density", 0.01);
+    c.rank = static_cast<int>(dp.get_int("rank", 4));
+    if (c.servers < 1) dp.child("servers").fail("expected at least one server");
+    if (c.peers < 1) dp.child("peers").fail("expected at least one peer");
+    if (!(c.density > 0 && c.density <= 1)) dp.child("density").fail("expected a fraction in (0, 1]");
+    if (c.rank < 1) dp.child("rank").fail("expected a rank of at least 1");
+    if (p.zero > 0 && c.sync != "all-reduce")
+      dp.child("sync").fail("ZeRO shards over an all-reduce group; use sync: all-reduce with zero > 0");
+  }
   if (root.has("zero")) {
     const ConfigNode z = root.child("zero");
     p.where["zero"] = z.loc();
@@ -100,6 +126,12 @@ void validate(const Plan& p, const workloads::ModelGraph& model,
                   " layers; valid: pp x virtual_stages = " + std::to_string(p.total_stages()) +
                   " entries adding up to the model's " + std::to_string(model.layers) + " layers");
   }
+  if (p.data_parallel.servers > p.dp)
+    fail_at(p, "data_parallel.sync", std::to_string(p.data_parallel.servers) + " parameter servers for " +
+                                         std::to_string(p.dp) + " replicas; valid: 1 to dp");
+  if (p.data_parallel.sync == "gossip" && p.data_parallel.peers >= p.dp && p.dp > 1)
+    fail_at(p, "data_parallel.sync", std::to_string(p.data_parallel.peers) + " gossip peers among " +
+                                         std::to_string(p.dp) + " replicas; valid: 1 to dp-1");
   if (p.schedule == "interleaved-1f1b" && p.microbatches() % p.pp != 0)
     fail_at(p, "global_batch_size",
             std::to_string(p.microbatches()) + " microbatches per replica; interleaved-1f1b needs a multiple of pp (" +

@@ -11,6 +11,7 @@
 //   recompute: full        # none | selective (attention) | full
 //   sequence_parallel: false  # tensor parallelism with reduce-scatter/all-gather (Megatron SP)
 //   zero: 0                # 0 (plain data parallelism) | 1 | 2 | 3 (FSDP)
+//   data_parallel: {sync: all-reduce, compression: none}   # see strategies/data_parallel.h
 #pragma once
 
 #include <map>
@@ -34,6 +35,17 @@ struct Plan {
   std::string recompute = "none";
   bool sequence_parallel = false;
   int zero = 0;
+  // How data-parallel replicas agree on gradients (`data_parallel:` in YAML).
+  struct DataParallel {
+    std::string sync = "all-reduce";  // all-reduce | parameter-server | rolling-parameter-server | gossip
+    int servers = 1;                  // parameter-server shards
+    int peers = 1;                    // gossip partners per step
+    int step = 0;                     // which training step (rolling PS rotates, gossip draws)
+    unsigned long long seed = 1;      // gossip's peer draw
+    std::string compression = "none";  // none | topk | powersgd | 1bit | terngrad
+    double density = 0.01;            // topk: fraction of gradients sent
+    int rank = 4;                     // powersgd
+  } data_parallel;
 
   std::string file;                        // where it was read from
   std::map<std::string, SourceLoc> where;  // key -> position, for checks against the model

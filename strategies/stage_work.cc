@@ -93,6 +93,8 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& pla
     }
     block_ops[s].back().push_back(v);
     work[s].params_per_gpu += op.params / (op.tp == workloads::TpMode::Split ? plan.tp : 1);
+    if (op.weight_rows > 0 && op.weight_cols > 0)
+      work[s].matrices.emplace_back(op.weight_rows, op.weight_cols / (op.tp == workloads::TpMode::Split ? plan.tp : 1));
     work[s].stored_activation_per_sample += activation_of(op, model, plan).stored;
   }
   for (size_t s = 0; s < work.size(); ++s) {

@@ -30,6 +30,7 @@ struct Block {
 struct StageWork {
   std::vector<Block> blocks;  // in forward order
   double params_per_gpu = 0;
+  std::vector<std::pair<double, double>> matrices;  // weight matrices per GPU (rows, cols)
   double stored_activation_per_sample = 0;  // what a microbatch keeps until its backward
 };
 

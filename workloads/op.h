@@ -23,6 +23,7 @@ struct Op {
   double fwd_bytes = 0;              // memory traffic per sample
   double bwd_bytes = 0;
   double weight_bytes = 0;           // weights read once per pass, whatever the batch
+  double weight_rows = 0, weight_cols = 0;  // a GEMM's weight matrix shape (gradient compression)
   double params = 0;                 // parameter count
   // Activations kept for the backward, per sample, as Korthikanti et al. 2022 count them.
   double activation_bytes = 0;

@@ -33,6 +33,8 @@ Op gemm(std::string name, int layer, double s, double k, double n, double e, boo
   op.fwd_bytes = (s * k + s * n) * e;
   op.bwd_bytes = 2 * op.fwd_bytes;
   op.weight_bytes = k * n * e;
+  op.weight_rows = k;
+  op.weight_cols = n;
   op.params = k * n + (bias ? n : 0);
   op.activation_bytes = s * n * e;
   op.counts_as_model_flops = true;

@@ -230,6 +230,10 @@ TEST(Simulate, EveryPresetRuns) {
       {"mixed-a100-h100-2x8", "gpt3-13b", "tp4-pp2-dp2-1f1b"},
       {"pcie-l4-2x4", "gpt3-1.3b", "dp8-pcie"},
       {"dgx-a100-128x8", "gpt3-175b", "tp8-pp16-dp8-1f1b"},
+      {"dgx-a100-1x8", "gpt3-1.3b", "dp8-parameter-server"},
+      {"dgx-h100-1x8", "gpt3-1.3b", "dp8-gossip-topk"},
+      {"dgx-a100-4x8", "gpt3-1.3b", "tp4-pp2-dp4-interleaved-sp"},
+      {"h100-rail-8x8", "gpt3-13b", "tp8-pp2-dp4-1f1b"},
   };
   for (const Case& c : cases) {
     const Inputs in = presets(c.platform, c.workload, c.plan);

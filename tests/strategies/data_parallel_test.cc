@@ -1,0 +1,99 @@
+#include "strategies/data_parallel.h"
+
+#include <gtest/gtest.h>
+
+#include "strategies/simulate.h"
+#include "workloads/generator.h"
+
+namespace dejavu::strategies {
+namespace {
+
+std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+
+struct DataParallelFixture : ::testing::Test {
+  workloads::ModelGraph model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
+  platforms::Cluster cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
+  Plan plan() const {
+    Plan p;
+    p.dp = 8;
+    p.global_batch_size = 8;
+    return p;
+  }
+  // Bytes through each GPU's NVSwitch link, both directions, over the iteration.
+  std::vector<double> gpu_link_bytes(const Plan& p) {
+    const Simulation s = simulate(model, cluster, p);
+    std::vector<double> out;
+    for (const auto& slot : cluster.gpus)
+      for (int l = 0; l < cluster.network.link_count(); ++l)
+        if (cluster.network.link(l).a == slot.host && cluster.network.link(l).name.find("nvswitch") != std::string::npos)
+          out.push_back(s.result.link_bytes[2 * l] + s.result.link_bytes[2 * l + 1]);
+    return out;
+  }
+};
+
+TEST_F(DataParallelFixture, OneParameterServersLinkCarriesTwiceTheGradientPerWorker) {
+  Plan p = plan();
+  p.data_parallel.sync = "parameter-server";
+  const double S = model.parameter_count() * 2;  // bf16 gradients
+  const auto bytes = gpu_link_bytes(p);
+  ASSERT_EQ(bytes.size(), 8u);
+  EXPECT_NEAR(bytes[0] / (2 * S * 7), 1.0, 1e-9);  // the server: 7 workers push, 7 pull
+  EXPECT_NEAR(bytes[1] / (2 * S), 1.0, 1e-9);      // a worker: one push, one pull
+}
+
+TEST_F(DataParallelFixture, RollingParameterServerSpreadsTheLoadOverEveryWorker) {
+  Plan p = plan();
+  p.data_parallel.sync = "rolling-parameter-server";
+  const double S = model.parameter_count() * 2;
+  for (double b : gpu_link_bytes(p)) EXPECT_NEAR(b / (2 * S * 7 / 8 * 2), 1.0, 1e-9);
+  // as server of one shard: 7 pushes and 7 pulls of S/8; as worker of 7: one of each
+}
+
+TEST_F(DataParallelFixture, GossipIsSeededAndSendsTheWholeGradientToEachPeer) {
+  Plan p = plan();
+  p.data_parallel.sync = "gossip";
+  p.data_parallel.peers = 2;
+  const double S = model.parameter_count() * 2;
+  const auto a = gpu_link_bytes(p), b = gpu_link_bytes(p);
+  EXPECT_EQ(a, b);
+  double total = 0;
+  for (double x : a) total += x;
+  EXPECT_NEAR(total / (8 * 2 * S * 2), 1.0, 1e-9);  // 16 transfers of S, each leaving one link and entering one
+  p.data_parallel.step = 1;
+  EXPECT_NE(gpu_link_bytes(p), a);  // partners are drawn afresh each step
+}
+
+TEST(Compression, WireBytesFollowTheEncodings) {
+  Plan::DataParallel c;
+  const double S = 2e9;  // 1e9 bf16 gradients
+  c.compression = "1bit";
+  EXPECT_DOUBLE_EQ(compress(c, S, sim::DType::BF16, {}).wire_bytes, 1e9 / 8);
+  c.compression = "terngrad";
+  EXPECT_DOUBLE_EQ(compress(c, S, sim::DType::BF16, {}).wire_bytes, 1e9 / 4);
+  c.compression = "topk";
+  c.density = 0.01;
+  const Compression topk = compress(c, S, sim::DType::BF16, {});
+  EXPECT_DOUBLE_EQ(topk.wire_bytes, 0.01 * 1e9 * (2 + 4));
+  EXPECT_TRUE(topk.sparse);
+  c.compression = "powersgd";
+  c.rank = 4;
+  // one 1000 x 500 matrix (1e6 bytes) among 2e9 bytes of gradients: factors 4·1500·2 bytes
+  const Compression psgd = compress(c, S, sim::DType::BF16, {{1000, 500}});
+  EXPECT_DOUBLE_EQ(psgd.wire_bytes, S - 1e6 + 4 * 1500 * 2);
+  EXPECT_DOUBLE_EQ(psgd.kernel.flops, 4 * 4 * 1000 * 500);
+}
+
+TEST_F(DataParallelFixture, CompressionShrinksTheGradientExchange) {
+  Plan p = plan();
+  const double plain = simulate(model, cluster, p).report.iteration_time_s;
+  p.data_parallel.compression = "1bit";
+  const Simulation s = simulate(model, cluster, p);
+  EXPECT_LT(s.report.iteration_time_s, plain);
+  bool compressed = false;
+  for (const auto& t : s.job.graph.tasks())
+    compressed = compressed || s.job.graph.labels()[t.label] == "compress gradients (1bit)";
+  EXPECT_TRUE(compressed);
+}
+
+}  // namespace
+}  // namespace dejavu::strategies
