@@ -4,6 +4,7 @@
 #include "strategies/schedules/gpipe.h"
 #include "strategies/schedules/interleaved_one_f_one_b.h"
 #include "strategies/schedules/one_f_one_b.h"
+#include "strategies/schedules/zero_bubble_h1.h"
 
 namespace dejavu::strategies {
 
@@ -19,6 +20,9 @@ void register_builtins() {
   schedules().add("interleaved-1f1b",
                   "1F1B over v model chunks per GPU (virtual_stages); bubble / v (Megatron-LM)",
                   [] { return std::make_unique<InterleavedOneFOneB>(); });
+  schedules().add("zb-h1",
+                  "1F1B with backward split into input (B) and weight (W) gradients, W filling bubbles",
+                  [] { return std::make_unique<ZeroBubbleH1>(); });
   schedules().add("1f1b", "one forward, one backward after p-i-1 warm-up forwards (PipeDream-Flush)",
                   [] { return std::make_unique<OneFOneB>(); });
 }

@@ -21,16 +21,23 @@ using workloads::Op;
 // the 16-bit weight (4).
 constexpr double kOptimizerBytesPerParam = 28;
 
-sim::Kernel kernel_of(const Op& op, const ModelGraph& m, const Plan& plan, bool backward) {
+sim::Kernel kernel_of(const Op& op, const ModelGraph& m, const Plan& plan, Pass pass) {
   const bool in_layer = op.layer >= 0 && op.layer < m.layers;
   const bool split = op.tp == workloads::TpMode::Split || (plan.sequence_parallel && in_layer);
   const double t = split ? plan.tp : 1, b = plan.micro_batch_size;
   sim::Kernel k;
   k.op_class = op.op_class;
   k.dtype = m.dtype;
-  k.flops = (backward ? op.bwd_flops : op.fwd_flops) * b / t;
-  // Backward reads the weights for the input gradient and writes the weight gradient.
-  k.bytes = ((backward ? op.bwd_bytes : op.fwd_bytes) * b + op.weight_bytes * (backward ? 2 : 1)) / t;
+  if (pass == Pass::Forward || pass == Pass::Replay) {
+    k.flops = op.fwd_flops * b / t;
+    k.bytes = (op.fwd_bytes * b + op.weight_bytes) / t;
+    return k;
+  }
+  // A whole backward reads the weights for the input gradient and writes the weight
+  // gradient; split, each half of a GEMM's backward does one of the two.
+  const bool half = pass != Pass::Backward && has_weight_gradient(op);
+  k.flops = op.bwd_flops * b / t / (half ? 2 : 1);
+  k.bytes = (op.bwd_bytes * b / (half ? 2 : 1) + op.weight_bytes * (half ? 1 : 2)) / t;
   return k;
 }
 
@@ -42,7 +49,7 @@ std::string exact(double x) {
 
 // Per (virtual stage, replica class): every segment's duration, block by block.
 struct Durations {
-  std::vector<std::vector<double>> fwd, bwd, recompute;
+  std::vector<std::vector<double>> fwd, bwd, recompute, bwd_input, bwd_weight;
 };
 
 }  // namespace
@@ -54,7 +61,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   const int V = plan.total_stages();
   const double b = plan.micro_batch_size, e = sim::dtype_bytes(model.dtype);
   const auto schedule = schedules().make(plan.schedule);
-  const std::vector<StageWork> work = build_stage_work(model, plan);
+  const std::vector<StageWork> work = build_stage_work(model, plan, schedule->splits_backward());
   auto gpu = [&](int s, int r, int k) { return gpu_index(plan, s, r, k); };
   auto host = [&](int s, int r, int k) { return cluster.gpus[gpu(s, r, k)].host; };
   auto gpu_stage = [&](int vs) { return vs % p; };
@@ -128,13 +135,13 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
 
   // Segment durations: a tensor-parallel group moves at its slowest GPU.
   std::map<std::string, platforms::PerfModel> perf;
-  auto segment_time = [&](const Segment& seg, bool backward, int s, int r) {
+  auto segment_time = [&](const Segment& seg, int s, int r) {
     double worst = 0;
     for (int k = 0; k < t; ++k) {
       const platforms::GpuSpec& spec = *cluster.gpus[gpu(s, r, k)].spec;
       auto it = perf.try_emplace(spec.name, spec).first;
       double sum = 0;
-      for (int op : seg.ops) sum += it->second.time_s(kernel_of(model.op(op), model, plan, backward));
+      for (int op : seg.ops) sum += it->second.time_s(kernel_of(model.op(op), model, plan, seg.pass));
       worst = std::max(worst, sum);
     }
     return worst;
@@ -145,8 +152,8 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   const int send_bwd_label = g.label("send gradients to previous stage");
   const int gather_label = g.label("zero-3 gather weights");
   using Grid = std::vector<std::vector<std::vector<sim::TaskId>>>;  // [class][virtual stage][microbatch]
-  Grid f_first, f_last, b_first, b_last, f_send, b_send;
-  for (Grid* grid : {&f_first, &f_last, &b_first, &b_last, &f_send, &b_send})
+  Grid f_first, f_last, b_first, b_last, f_send, b_send, weight_first;
+  for (Grid* grid : {&f_first, &f_last, &b_first, &b_last, &f_send, &b_send, &weight_first})
     grid->assign(nc, std::vector<std::vector<sim::TaskId>>(V, std::vector<sim::TaskId>(m, -1)));
   std::vector<std::vector<sim::TaskId>> last_backwards(p);  // per GPU stage, for the DP step
 
@@ -165,14 +172,16 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       if (vs + 1 < V) fwd_set[vs] = g.add_comm_set(std::move(to_next));
       if (vs > 0) bwd_set[vs] = g.add_comm_set(std::move(to_prev));
       for (const Block& blk : work[vs].blocks) {
-        auto times = [&](const std::vector<Segment>& segs, bool backward) {
+        auto times = [&](const std::vector<Segment>& segs) {
           std::vector<double> out;
-          for (const Segment& seg : segs) out.push_back(segment_time(seg, backward, gpu_stage(vs), r0));
+          for (const Segment& seg : segs) out.push_back(segment_time(seg, gpu_stage(vs), r0));
           return out;
         };
-        dur[vs].fwd.push_back(times(blk.fwd, false));
-        dur[vs].bwd.push_back(times(blk.bwd, true));
-        dur[vs].recompute.push_back(times(blk.recompute, false));
+        dur[vs].fwd.push_back(times(blk.fwd));
+        dur[vs].bwd.push_back(times(blk.bwd));
+        dur[vs].recompute.push_back(times(blk.recompute));
+        dur[vs].bwd_input.push_back(times(blk.bwd_input));
+        dur[vs].bwd_weight.push_back(times(blk.bwd_weight));
       }
     }
 
@@ -231,12 +240,23 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
             f_send[c][vs][j] = g.add_transfer(D, pp_stream, fwd_set[vs], boundary, send_fwd_label, j);
             g.depend(last, f_send[c][vs][j]);
           }
+        } else if (item.part == BackwardPart::Weight) {
+          // Weight gradients: after this microbatch's input-gradient pass, sent nowhere.
+          for (size_t bi = w.blocks.size(); bi-- > 0;)
+            for (size_t si = 0; si < w.blocks[bi].bwd_weight.size(); ++si)
+              emit(w.blocks[bi].bwd_weight[si], dur[vs].bwd_weight[bi][si], j, first, last);
+          if (first >= 0) weight_first[c][vs][j] = first;
+          if (last >= 0) last_backwards[s].push_back(last);
         } else {
-          // Layer by layer from the last: replay what recomputation dropped, then backward.
+          // Layer by layer from the last: replay what recomputation dropped, then backward
+          // (or its input-gradient part, when the schedule splits it).
+          const bool input_only = item.part == BackwardPart::Input;
           for (size_t bi = w.blocks.size(); bi-- > 0;) {
             const Block& blk = w.blocks[bi];
             for (size_t si = 0; si < blk.recompute.size(); ++si) emit(blk.recompute[si], dur[vs].recompute[bi][si], j, first, last);
-            for (size_t si = 0; si < blk.bwd.size(); ++si) emit(blk.bwd[si], dur[vs].bwd[bi][si], j, first, last);
+            const auto& segs = input_only ? blk.bwd_input : blk.bwd;
+            const auto& times = input_only ? dur[vs].bwd_input[bi] : dur[vs].bwd[bi];
+            for (size_t si = 0; si < segs.size(); ++si) emit(segs[si], times[si], j, first, last);
           }
           b_first[c][vs][j] = first;
           b_last[c][vs][j] = last;
@@ -255,6 +275,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     for (int vs = 0; vs < V; ++vs) {
       for (int j = 0; j < m; ++j) {
         g.depend(f_last[c][vs][j], b_first[c][vs][j]);
+        if (weight_first[c][vs][j] >= 0) g.depend(b_last[c][vs][j], weight_first[c][vs][j]);
         if (vs > 0) g.depend(f_send[c][vs - 1][j], f_first[c][vs][j]);
         if (vs + 1 < V) g.depend(b_send[c][vs + 1][j], b_first[c][vs][j]);
       }

@@ -39,33 +39,43 @@ ActivationSplit activation_of(const Op& op, const ModelGraph& m, const Plan& pla
 
 namespace {
 
-Segment open(const std::string& pass) {
-  Segment s;
-  s.name = pass;
-  return s;
-}
-
-std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vector<int>& ops, const char* pass,
-                         bool backward, bool replay) {
+std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vector<int>& all_ops, Pass kind) {
+  const char* pass = kind == Pass::Forward ? "fwd" : kind == Pass::Replay ? "recompute" : kind == Pass::Backward ? "bwd"
+                     : kind == Pass::BackwardInput ? "bwd-input" : "bwd-weight";
+  const bool backward = kind == Pass::Backward || kind == Pass::BackwardInput || kind == Pass::BackwardWeight;
+  const bool replay = kind == Pass::Replay;
+  std::vector<int> ops;
+  for (int v : all_ops)
+    if (kind != Pass::BackwardWeight || has_weight_gradient(m.op(v))) ops.push_back(v);
+  auto open = [&] {
+    Segment s;
+    s.pass = kind;
+    return s;
+  };
   std::vector<Segment> out;
-  Segment cur = open(pass);
+  Segment cur = open();
   auto close = [&] {
     if (cur.ops.empty()) return;
     const std::string& a = m.op(cur.ops.front()).name;
     const std::string& z = m.op(cur.ops.back()).name;
     cur.name = std::string(pass) + " " + (a == z ? a : a + ".." + z);
     out.push_back(cur);
-    cur = open(pass);
+    cur = open();
   };
   for (int v : ops) {
     const Op& op = m.op(v);
     const ActivationSplit act = activation_of(op, m, plan);
     cur.ops.push_back(v);
-    if (backward)
+    // A split backward frees an op's activations once nothing needs them: after W for
+    // ops with weights (their inputs make the weight gradient), after B for the rest.
+    const bool frees = kind == Pass::Backward || (kind == Pass::BackwardInput && !has_weight_gradient(op)) ||
+                       kind == Pass::BackwardWeight;
+    if (backward && frees)
       cur.free_per_sample += act.full;
-    else
+    else if (!backward)
       cur.alloc_per_sample += replay ? act.full - act.stored : act.stored;
-    if (plan.tp > 1 && (backward ? op.tp_sync_bwd : op.tp_sync_fwd)) {
+    const bool syncs = kind == Pass::BackwardWeight ? false : backward ? op.tp_sync_bwd : op.tp_sync_fwd;
+    if (plan.tp > 1 && syncs) {
       cur.sync_bytes_per_sample = op.tp_sync_bytes;
       close();
     }
@@ -76,7 +86,9 @@ std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vecto
 
 }  // namespace
 
-std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& plan) {
+bool has_weight_gradient(const Op& op) { return op.weight_bytes > 0; }
+
+std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& plan, bool split_backward) {
   const std::vector<int> order = model.topological_order();
   const std::vector<int> stage_of = stage_of_ops(model, order, plan);
   std::vector<StageWork> work(plan.total_stages());
@@ -102,15 +114,20 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& pla
       const std::vector<int>& ops = block_ops[s][b];
       Block blk;
       blk.is_layer = block_layer[s][b] >= 0 && block_layer[s][b] < model.layers;
-      blk.fwd = cut(model, plan, ops, "fwd", false, false);
-      blk.bwd = cut(model, plan, std::vector<int>(ops.rbegin(), ops.rend()), "bwd", true, false);
+      const std::vector<int> reversed(ops.rbegin(), ops.rend());
+      blk.fwd = cut(model, plan, ops, Pass::Forward);
+      blk.bwd = cut(model, plan, reversed, Pass::Backward);
+      if (split_backward) {
+        blk.bwd_input = cut(model, plan, reversed, Pass::BackwardInput);
+        blk.bwd_weight = cut(model, plan, reversed, Pass::BackwardWeight);
+      }
       if (blk.is_layer && plan.recompute == "full") {
-        blk.recompute = cut(model, plan, ops, "recompute", false, true);
+        blk.recompute = cut(model, plan, ops, Pass::Replay);
       } else if (blk.is_layer && plan.recompute == "selective") {
         std::vector<int> attention;  // replay only the ops whose activations were dropped
         for (int v : ops)
           if (model.op(v).selective_recompute_bytes > 0) attention.push_back(v);
-        if (!attention.empty()) blk.recompute = cut(model, plan, attention, "recompute", false, true);
+        if (!attention.empty()) blk.recompute = cut(model, plan, attention, Pass::Replay);
       }
       work[s].blocks.push_back(std::move(blk));
     }

@@ -12,7 +12,10 @@
 
 namespace dejavu::strategies {
 
+enum class Pass { Forward, Backward, BackwardInput, BackwardWeight, Replay };
+
 struct Segment {
+  Pass pass = Pass::Forward;
   std::vector<int> ops;
   double sync_bytes_per_sample = 0;  // tensor-parallel synchronisation after the segment
   // Activation memory per sample per GPU: allocated by the forward (stored) or by the
@@ -25,6 +28,7 @@ struct Segment {
 struct Block {
   bool is_layer = false;
   std::vector<Segment> fwd, bwd, recompute;  // recompute is empty unless it replays
+  std::vector<Segment> bwd_input, bwd_weight;  // the backward split, for zero-bubble schedules
 };
 
 struct StageWork {
@@ -38,7 +42,10 @@ struct StageWork {
 // first stages taking one more); ops before the layers go to stage 0, after to the last.
 std::vector<int> stage_of_ops(const workloads::ModelGraph& model, const std::vector<int>& order, const Plan& plan);
 
-std::vector<StageWork> build_stage_work(const workloads::ModelGraph& model, const Plan& plan);
+std::vector<StageWork> build_stage_work(const workloads::ModelGraph& model, const Plan& plan, bool split_backward = false);
+
+// Whether `op` has weights whose gradient a split backward computes in its W part.
+bool has_weight_gradient(const workloads::Op& op);
 
 // Activation bytes per sample one GPU keeps for `op` under the plan (stored) and in all
 // (full, what the backward frees).

@@ -110,6 +110,33 @@ TEST(Pipeline, InterleavingVChunksDividesTheBubbleByV) {
               double(v), 1e-6);
 }
 
+TEST(Pipeline, ZeroBubbleH1HasLessBubbleThan1F1BAndNoMoreActivationsInFlight) {
+  for (int p : {2, 4, 8}) {
+    const int m = 2 * p;
+    auto model = equal_layers(p, 4e12);
+    for (size_t v = 0; v < model.size(); ++v) {  // give the GEMMs weights: W is half the backward
+      auto& op = const_cast<workloads::Op&>(model.op(static_cast<int>(v)));
+      op.weight_bytes = 1;
+      op.activation_bytes = 1e6;
+    }
+    const auto cluster = free_network(p);
+    Plan plan;
+    plan.pp = p;
+    plan.global_batch_size = m;
+    plan.schedule = "1f1b";
+    const Simulation one = simulate(model, cluster, plan);
+    plan.schedule = "zb-h1";
+    const Simulation zb = simulate(model, cluster, plan);
+    EXPECT_LT(zb.result.makespan_s, one.result.makespan_s) << p << " stages";
+    EXPECT_LT(zb.report.bubble_fraction, one.report.bubble_fraction) << p << " stages";
+    // Same work: the split moves time, it does not add compute beyond one launch per W.
+    // (each W kernel pays one more launch and GEMM ramp: 2 us + t_half / e_max = 8.25 us)
+    EXPECT_NEAR(zb.report.simulated[0].compute_s, one.report.simulated[0].compute_s, m * 8.25e-6 * 1.01);
+    for (size_t d = 0; d < zb.report.simulated.size(); ++d)
+      EXPECT_LE(zb.report.simulated[d].peak_memory_bytes, one.report.simulated[d].peak_memory_bytes) << p << " stages";
+  }
+}
+
 TEST(Lowering, SequenceParallelismTradesEachAllReduceForAReduceScatterAndAnAllGather) {
   Inputs in = presets("dgx-a100-4x8", "gpt3-1.3b", "tp4-pp2-dp4-1f1b");
   in.plan.global_batch_size = 16;
