@@ -156,6 +156,11 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   for (Grid* grid : {&f_first, &f_last, &b_first, &b_last, &f_send, &b_send, &weight_first})
     grid->assign(nc, std::vector<std::vector<sim::TaskId>>(V, std::vector<sim::TaskId>(m, -1)));
   std::vector<std::vector<sim::TaskId>> last_backwards(p);  // per GPU stage, for the DP step
+  // [class][virtual stage][block]: the task after which the block's gradients are complete
+  // (its backward for the last microbatch), for bucketed all-reduces.
+  std::vector<std::vector<std::vector<sim::TaskId>>> grads_ready(nc, std::vector<std::vector<sim::TaskId>>(V));
+  for (auto& per_class : grads_ready)
+    for (int vs = 0; vs < V; ++vs) per_class[vs].assign(work[vs].blocks.size(), -1);
 
   for (int c = 0; c < nc; ++c) {
     const int r0 = classes[c][0];
@@ -242,9 +247,11 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           }
         } else if (item.part == BackwardPart::Weight) {
           // Weight gradients: after this microbatch's input-gradient pass, sent nowhere.
-          for (size_t bi = w.blocks.size(); bi-- > 0;)
+          for (size_t bi = w.blocks.size(); bi-- > 0;) {
             for (size_t si = 0; si < w.blocks[bi].bwd_weight.size(); ++si)
               emit(w.blocks[bi].bwd_weight[si], dur[vs].bwd_weight[bi][si], j, first, last);
+            if (j == m - 1 && last >= 0) grads_ready[c][vs][bi] = last;
+          }
           if (first >= 0) weight_first[c][vs][j] = first;
           if (last >= 0) last_backwards[s].push_back(last);
         } else {
@@ -257,6 +264,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
             const auto& segs = input_only ? blk.bwd_input : blk.bwd;
             const auto& times = input_only ? dur[vs].bwd_input[bi] : dur[vs].bwd[bi];
             for (size_t si = 0; si < segs.size(); ++si) emit(segs[si], times[si], j, first, last);
+            if (j == m - 1 && !input_only) grads_ready[c][vs][bi] = last;
           }
           b_first[c][vs][j] = first;
           b_last[c][vs][j] = last;
@@ -301,7 +309,41 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
                               g.label(label), -1);
     };
     std::vector<sim::TaskId> synced = last_backwards[s];
-    if (d > 1 && plan.zero >= 1) {
+    const double bucket = plan.data_parallel.bucket_bytes;
+    if (d > 1 && bucket > 0) {
+      // Buckets of consecutive blocks, in the order their gradients complete, each
+      // all-reduced (or reduce-scattered under ZeRO) as soon as its last block is done,
+      // under the remaining backward.
+      synced.clear();
+      double filled = 0;
+      std::vector<sim::TaskId> waits;
+      auto flush = [&] {
+        if (filled <= 0) return;
+        sim::CommSet set;
+        for (int k = 0; k < t; ++k) {
+          std::vector<int> ring;
+          for (int r = 0; r < d; ++r) ring.push_back(host(s, r, k));
+          set.groups.push_back(ring);
+        }
+        const sim::TaskId id = g.add_collective(
+            g.add_participants(dev[s]), dp_stream, plan.zero >= 1 ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce,
+            g.add_comm_set(std::move(set)), filled, g.label("dp gradient bucket"), -1);
+        for (sim::TaskId w : waits) g.depend(w, id);
+        synced.push_back(id);
+        filled = 0;
+        waits.clear();
+      };
+      for (int vs = s + p * (v - 1); vs >= s; vs -= p)
+        for (size_t bi = work[vs].blocks.size(); bi-- > 0;) {
+          filled += work[vs].blocks[bi].params_per_gpu * e;
+          for (int c = 0; c < nc; ++c)
+            if (grads_ready[c][vs][bi] >= 0) waits.push_back(grads_ready[c][vs][bi]);
+          if (filled >= bucket) flush();
+        }
+      flush();
+      for (sim::TaskId id : last_backwards[s])  // and nothing steps before every backward
+        if (!synced.empty()) g.depend(id, synced.back());
+    } else if (d > 1 && plan.zero >= 1) {
       const sim::TaskId rs = dp_collective(sim::CollectiveOp::ReduceScatter, "dp gradient reduce-scatter");
       for (sim::TaskId id : last_backwards[s]) g.depend(id, rs);
       synced = {rs};

@@ -63,7 +63,7 @@ Plan load_plan(const ConfigNode& root) {
   p.sequence_parallel = root.get_bool("sequence_parallel", false);
   if (root.has("data_parallel")) {
     const ConfigNode dp = root.child("data_parallel");
-    dp.expect_map({"sync", "servers", "peers", "step", "seed", "compression", "density", "rank"});
+    dp.expect_map({"sync", "servers", "peers", "step", "seed", "compression", "density", "rank", "bucket"});
     auto& c = p.data_parallel;
     if (dp.has("sync")) {
       const ConfigNode s = dp.child("sync");
@@ -83,6 +83,9 @@ Plan load_plan(const ConfigNode& root) {
     if (c.peers < 1) dp.child("peers").fail("expected at least one peer");
     if (!(c.density > 0 && c.density <= 1)) dp.child("density").fail("expected a fraction in (0, 1]");
     if (c.rank < 1) dp.child("rank").fail("expected a rank of at least 1");
+    c.bucket_bytes = dp.get_quantity("bucket", units::Dimension::Bytes, 0);
+    if (c.bucket_bytes > 0 && (c.sync != "all-reduce" || c.compression != "none"))
+      dp.child("bucket").fail("buckets overlap an uncompressed all-reduce with the backward; use sync: all-reduce, compression: none");
     if (p.zero > 0 && c.sync != "all-reduce")
       dp.child("sync").fail("ZeRO shards over an all-reduce group; use sync: all-reduce with zero > 0");
   }

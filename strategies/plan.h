@@ -45,6 +45,7 @@ struct Plan {
     std::string compression = "none";  // none | topk | powersgd | 1bit | terngrad
     double density = 0.01;            // topk: fraction of gradients sent
     int rank = 4;                     // powersgd
+    double bucket_bytes = 0;          // > 0: all-reduce gradients in buckets during the backward
   } data_parallel;
 
   std::string file;                        // where it was read from

@@ -27,6 +27,7 @@ struct Segment {
 
 struct Block {
   bool is_layer = false;
+  double params_per_gpu = 0;
   std::vector<Segment> fwd, bwd, recompute;  // recompute is empty unless it replays
   std::vector<Segment> bwd_input, bwd_weight;  // the backward split, for zero-bubble schedules
 };

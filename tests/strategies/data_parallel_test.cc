@@ -95,5 +95,21 @@ TEST_F(DataParallelFixture, CompressionShrinksTheGradientExchange) {
   EXPECT_TRUE(compressed);
 }
 
+TEST_F(DataParallelFixture, BucketsOverlapTheGradientAllReduceWithTheBackward) {
+  Plan p = plan();
+  const Simulation whole = simulate(model, cluster, p);
+  p.data_parallel.bucket_bytes = 25e6;
+  const Simulation bucketed = simulate(model, cluster, p);
+  EXPECT_LT(bucketed.report.iteration_time_s, whole.report.iteration_time_s);
+  std::vector<double> sizes;
+  for (const auto& t : bucketed.job.graph.tasks())
+    if (bucketed.job.graph.labels()[t.label] == "dp gradient bucket") sizes.push_back(t.bytes);
+  ASSERT_GT(sizes.size(), 10u);
+  for (size_t i = 0; i + 1 < sizes.size(); ++i) EXPECT_GE(sizes[i], 25e6);  // only the last may be short
+  double bytes = 0;
+  for (double x : sizes) bytes += x;
+  EXPECT_NEAR(bytes, model.parameter_count() * 2, 1);  // every gradient, once
+}
+
 }  // namespace
 }  // namespace dejavu::strategies
