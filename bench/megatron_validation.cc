@@ -6,19 +6,15 @@
 #include <cstdio>
 #include <iostream>
 
-#include "sim/engine.h"
+#include "bench/bench_common.h"
 #include "sim/error.h"
-#include "strategies/builtins.h"
 #include "tools/megatron_validation.h"
-#include "workloads/generator.h"
 
 int main(int argc, char** argv) {
   using namespace dejavu;
-  sim::register_builtins();
-  workloads::register_builtins();
-  strategies::register_builtins();
-  const std::string csv = argc > 1 ? argv[1] : std::string(DEJAVU_SOURCE_DIR) + "/strategies/validation/megatron_seqpar_selective_a100.csv";
-  const std::string platform = argc > 2 ? argv[2] : std::string(DEJAVU_SOURCE_DIR) + "/platforms/presets/dgx-a100-1x8.yaml";
+  bench::register_all();
+  const std::string csv = argc > 1 ? argv[1] : bench::src("strategies/validation/megatron_seqpar_selective_a100.csv");
+  const std::string platform = argc > 2 ? argv[2] : bench::src("platforms/presets/dgx-a100-1x8.yaml");
   try {
     std::printf("# Megatron-LM on A100 (Korthikanti et al. 2022, Table 5): iteration time in seconds\n");
     std::printf("# model  GPUs  tp pp v | full recompute: measured predicted error | seq-par + selective: measured predicted error | MFU measured predicted | peak memory\n");

@@ -8,7 +8,7 @@
 
 #include "sim/collective.h"
 #include "sim/simgrid_engine.h"
-#include "strategies/builtins.h"
+#include "bench/bench_common.h"
 #include "strategies/simulate.h"
 #include "workloads/generator.h"
 
@@ -16,13 +16,8 @@ namespace {
 
 using namespace dejavu;
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
-
-void register_all() {
-  sim::register_builtins();
-  workloads::register_builtins();
-  strategies::register_builtins();
-}
+using bench::register_all;
+using bench::src;
 
 double children_peak_rss_mib() {
   rusage u{};

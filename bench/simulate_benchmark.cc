@@ -5,7 +5,7 @@
 #include <sys/resource.h>
 
 #include "sim/engine.h"
-#include "strategies/builtins.h"
+#include "bench/bench_common.h"
 #include "strategies/simulate.h"
 #include "workloads/generator.h"
 
@@ -13,13 +13,8 @@ namespace {
 
 using namespace dejavu;
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
-
-void register_all() {
-  sim::register_builtins();
-  workloads::register_builtins();
-  strategies::register_builtins();
-}
+using bench::register_all;
+using bench::src;
 
 double peak_rss_mib() {
   rusage u{};

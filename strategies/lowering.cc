@@ -65,6 +65,16 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   auto gpu = [&](int s, int r, int k) { return gpu_index(plan, s, r, k); };
   auto host = [&](int s, int r, int k) { return cluster.gpus[gpu(s, r, k)].host; };
   auto gpu_stage = [&](int vs) { return vs % p; };
+  // The data-parallel rings of GPU stage s: one per tensor-parallel rank, in replica order.
+  auto dp_rings = [&](int s) {
+    sim::CommSet set;
+    for (int k = 0; k < t; ++k) {
+      std::vector<int> ring;
+      for (int r = 0; r < d; ++r) ring.push_back(host(s, r, k));
+      set.groups.push_back(ring);
+    }
+    return set;
+  };
 
   LoweredJob job;
   sim::TaskGraph& g = job.graph;
@@ -220,15 +230,9 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
         // ZeRO-3 gathers the chunk's weights before each pass, one item ahead at most.
         double gathered = 0;
         if (plan.zero >= 3 && d > 1) {
-          sim::CommSet set;
-          for (int k = 0; k < t; ++k) {
-            std::vector<int> ring;
-            for (int r = 0; r < d; ++r) ring.push_back(host(s, r, k));
-            set.groups.push_back(ring);
-          }
           const double bytes = w.params_per_gpu * e;
           const sim::TaskId ag = g.add_collective(g.add_participants(dev[s]), dp_stream, sim::CollectiveOp::AllGather,
-                                                  g.add_comm_set(std::move(set)), bytes, gather_label, j);
+                                                  g.add_comm_set(dp_rings(s)), bytes, gather_label, j);
           gathered = bytes * (d - 1) / d;
           g.add_memory(ag, gathered, 0);
           if (previous_item_first >= 0) g.depend(previous_item_first, ag);
@@ -298,14 +302,8 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   const auto topology = sync_topologies().make(plan.data_parallel.sync);
   for (int s = 0; s < p; ++s) {
     const double grad_bytes = params[s] * e;
-    auto dp_collective = [&](sim::CollectiveOp op, const std::string& label) {
-      sim::CommSet set;
-      for (int k = 0; k < t; ++k) {
-        std::vector<int> ring;
-        for (int r = 0; r < d; ++r) ring.push_back(host(s, r, k));
-        set.groups.push_back(ring);
-      }
-      return g.add_collective(g.add_participants(dev[s]), dp_stream, op, g.add_comm_set(std::move(set)), grad_bytes,
+    auto dp_collective = [&](sim::CollectiveOp op, const std::string& label, double bytes) {
+      return g.add_collective(g.add_participants(dev[s]), dp_stream, op, g.add_comm_set(dp_rings(s)), bytes,
                               g.label(label), -1);
     };
     std::vector<sim::TaskId> synced = last_backwards[s];
@@ -319,15 +317,8 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       std::vector<sim::TaskId> waits;
       auto flush = [&] {
         if (filled <= 0) return;
-        sim::CommSet set;
-        for (int k = 0; k < t; ++k) {
-          std::vector<int> ring;
-          for (int r = 0; r < d; ++r) ring.push_back(host(s, r, k));
-          set.groups.push_back(ring);
-        }
-        const sim::TaskId id = g.add_collective(
-            g.add_participants(dev[s]), dp_stream, plan.zero >= 1 ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce,
-            g.add_comm_set(std::move(set)), filled, g.label("dp gradient bucket"), -1);
+        const sim::TaskId id = dp_collective(
+            plan.zero >= 1 ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce, "dp gradient bucket", filled);
         for (sim::TaskId w : waits) g.depend(w, id);
         synced.push_back(id);
         filled = 0;
@@ -344,7 +335,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       for (sim::TaskId id : last_backwards[s])  // and nothing steps before every backward
         if (!synced.empty()) g.depend(id, synced.back());
     } else if (d > 1 && plan.zero >= 1) {
-      const sim::TaskId rs = dp_collective(sim::CollectiveOp::ReduceScatter, "dp gradient reduce-scatter");
+      const sim::TaskId rs = dp_collective(sim::CollectiveOp::ReduceScatter, "dp gradient reduce-scatter", grad_bytes);
       for (sim::TaskId id : last_backwards[s]) g.depend(id, rs);
       synced = {rs};
     } else if (d > 1) {
@@ -380,7 +371,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       steps.push_back(step);
     }
     if (d > 1 && (plan.zero == 1 || plan.zero == 2)) {
-      const sim::TaskId gather = dp_collective(sim::CollectiveOp::AllGather, "dp weight all-gather");
+      const sim::TaskId gather = dp_collective(sim::CollectiveOp::AllGather, "dp weight all-gather", grad_bytes);
       for (sim::TaskId step : steps) g.depend(step, gather);
     }
   }
