@@ -20,6 +20,7 @@
 #include "tools/collective_sweep.h"
 #include "tools/output_file.h"
 #include "workloads/generator.h"
+#include "workloads/inspect.h"
 
 #ifndef DEJAVU_SOURCE_DIR
 #define DEJAVU_SOURCE_DIR "."
@@ -239,6 +240,12 @@ int main(int argc, char** argv) {
   export_platform->add_option("platform", export_input, "cluster YAML")->required();
   export_platform->add_option("-o,--output", export_output, "XML file to write")->required();
   CLI::App* list = app.add_subcommand("list", "GPU types, engines, schedules and presets");
+  std::string inspect_input, inspect_dot;
+  double inspect_batch = 1;
+  CLI::App* inspect = app.add_subcommand("inspect", "parameters, FLOPs and memory of a workload");
+  inspect->add_option("workload", inspect_input, "workload YAML")->required();
+  inspect->add_option("--batch", inspect_batch, "samples per iteration, for the FLOP count");
+  inspect->add_option("--dot", inspect_dot, "also write the operator graph as Graphviz DOT");
   CollectivesArgs ca;
   CLI::App* coll = app.add_subcommand("collectives", "nccl-tests-style sweep of one collective");
   coll->add_option("--platform", ca.platform, "cluster YAML")->required();
@@ -269,6 +276,13 @@ int main(int argc, char** argv) {
     if (list->parsed()) return run_list();
     if (compare->parsed()) return run_compare(sa);
     if (coll->parsed()) return run_collectives(ca);
+    if (inspect->parsed()) {
+      const workloads::ModelGraph model = workloads::load_workload_file(inspect_input);
+      if (!inspect_dot.empty())
+        tools::write_file_atomically(inspect_dot, [&](std::ostream& o) { workloads::write_dot(o, model); });
+      workloads::write_inspection(std::cout, model, inspect_batch);
+      return 0;
+    }
     if (export_platform->parsed()) return run_export(export_input, export_output);
   } catch (const Error& e) {
     std::cerr << e.what() << "\n";

@@ -1,5 +1,6 @@
 #include "workloads/generator.h"
 
+#include "workloads/llama.h"
 #include "workloads/transformer.h"
 
 namespace dejavu::workloads {
@@ -10,6 +11,8 @@ Registry<Generator>& generators() {
 }
 
 void register_builtins() {
+  generators().add("llama", "Llama-style decoder: RMSNorm, grouped-query attention, SwiGLU, untied head",
+                   [] { return std::make_unique<LlamaGenerator>(); });
   generators().add("transformer",
                    "GPT-style decoder: embedding, decoder layers, LM head (Megatron layout)",
                    [] { return std::make_unique<TransformerGenerator>(); });

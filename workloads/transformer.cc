@@ -1,46 +1,10 @@
 #include "workloads/transformer.h"
 
+#include "workloads/op_builders.h"
+
 namespace dejavu::workloads {
 
-namespace {
 using sim::OpClass;
-
-// Element-wise kernels read their input and write their output; backward moves about
-// twice as much (gradient in, saved input, gradient out).
-Op memory_op(std::string name, OpClass cls, int layer, double elems, double e, TpMode tp) {
-  Op op;
-  op.name = std::move(name);
-  op.op_class = cls;
-  op.layer = layer;
-  op.fwd_flops = 5 * elems;
-  op.bwd_flops = 10 * elems;
-  op.fwd_bytes = 2 * elems * e;
-  op.bwd_bytes = 4 * elems * e;
-  op.activation_bytes = elems * e;
-  op.activation_split = tp == TpMode::Split;
-  op.tp = tp;
-  return op;
-}
-
-// y[s, n] = x[s, k] · W[k, n]: 2·s·k·n FLOPs forward, twice that backward (dX and dW).
-Op gemm(std::string name, int layer, double s, double k, double n, double e, bool bias) {
-  Op op;
-  op.name = std::move(name);
-  op.op_class = OpClass::Gemm;
-  op.layer = layer;
-  op.fwd_flops = 2 * s * k * n;
-  op.bwd_flops = 2 * op.fwd_flops;
-  op.fwd_bytes = (s * k + s * n) * e;
-  op.bwd_bytes = 2 * op.fwd_bytes;
-  op.weight_bytes = k * n * e;
-  op.weight_rows = k;
-  op.weight_cols = n;
-  op.params = k * n + (bias ? n : 0);
-  op.activation_bytes = s * n * e;
-  op.counts_as_model_flops = true;
-  return op;
-}
-}  // namespace
 
 ModelGraph make_transformer(const TransformerConfig& c) {
   ModelGraph g;
@@ -145,11 +109,7 @@ ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
   TransformerConfig c;
   c.name = n.get_string("name", n.file_stem());
   auto positive = [&](const char* key, long long fallback, bool required) {
-    if (!required && !n.has(key)) return static_cast<int>(fallback);
-    const ConfigNode v = n.child(key);
-    const long long x = v.as_int();
-    if (x <= 0 || x > (1LL << 30)) v.fail("expected a positive whole number, got " + std::to_string(x));
-    return static_cast<int>(x);
+    return positive_key(n, key, fallback, required);
   };
   c.layers = positive("layers", 0, true);
   c.hidden = positive("hidden", 0, true);
@@ -160,12 +120,7 @@ ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
   if (c.hidden % c.heads != 0)
     n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + "), got " +
                           std::to_string(c.heads));
-  if (n.has("dtype")) {
-    const ConfigNode d = n.child("dtype");
-    if (!sim::parse_dtype(d.as_string(), &c.dtype))
-      d.fail(std::string("expected one of ") + sim::dtype_names() + ", got \"" + d.as_string() +
-             "\"");
-  }
+  c.dtype = dtype_key(n, c.dtype);
   return make_transformer(c);
 }
 

@@ -9,6 +9,7 @@
 // up to the same NVLink traffic as one ring; across servers they use k NICs, not one.
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "sim/collectives/algorithms.h"
 #include "sim/error.h"
@@ -74,13 +75,23 @@ class Ring : public CollectiveAlgorithm {
  private:
   static int steps(CollectiveOp op, int n) { return op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1; }
   // One step of every channel: each host passes S/(n·channels) to its ring successor.
+  // Channels share most hops (a rotation keeps i -> i+1 inside a server), and transfers
+  // between the same two hosts in one step travel together: they are merged into one.
   static std::vector<Transfer> one_step(const Network& net, const std::vector<int>& g, double S) {
     const int n = static_cast<int>(g.size());
     const auto rings = channels(net, g);
     std::vector<Transfer> step;
+    std::map<std::pair<int, int>, size_t> index;
     const double bytes = S / n / static_cast<double>(rings.size());
     for (const auto& ring : rings)
-      for (int i = 0; i < n; ++i) step.push_back({ring[i], ring[(i + 1) % n], bytes});
+      for (int i = 0; i < n; ++i) {
+        const auto key = std::make_pair(ring[i], ring[(i + 1) % n]);
+        auto [it, fresh] = index.emplace(key, step.size());
+        if (fresh)
+          step.push_back({key.first, key.second, bytes});
+        else
+          step[it->second].bytes += bytes;
+      }
     return step;
   }
 

@@ -261,6 +261,8 @@ TEST(Simulate, EveryPresetRuns) {
       {"dgx-h100-1x8", "gpt3-1.3b", "dp8-gossip-topk"},
       {"dgx-a100-4x8", "gpt3-1.3b", "tp4-pp2-dp4-interleaved-sp"},
       {"h100-rail-8x8", "gpt3-13b", "tp8-pp2-dp4-1f1b"},
+      {"dgx-a100-4x8", "llama3-8b", "tp4-pp2-dp4-interleaved-sp"},
+      {"h100-rail-8x8", "llama3-70b", "tp8-pp2-dp4-1f1b"},
   };
   for (const Case& c : cases) {
     const Inputs in = presets(c.platform, c.workload, c.plan);

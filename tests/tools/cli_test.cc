@@ -172,4 +172,16 @@ TEST(Cli, CollectivesSweepPrintsRowsWritesCsvAndValidates) {
   EXPECT_NE(bad.err.find("unknown operation \"gather\"; valid: all_reduce"), std::string::npos) << bad.err;
 }
 
+TEST(Cli, InspectPrintsParametersAndWritesDot) {
+  const fs::path dot = fs::temp_directory_path() / ("dejavu-inspect-" + std::to_string(::getpid()) + ".dot");
+  const CliRun r = dejavu("inspect " + src("workloads/presets/llama3-8b.yaml") + " --batch 8 --dot " + dot.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("parameters"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gemm"), std::string::npos) << r.out;
+  const std::string text = slurp(dot);
+  EXPECT_EQ(text.rfind("digraph G {", 0), 0u);
+  EXPECT_NE(text.find("L31.down"), std::string::npos);
+  fs::remove(dot);
+}
+
 }  // namespace

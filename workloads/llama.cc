@@ -1,0 +1,109 @@
+#include "workloads/llama.h"
+
+#include "workloads/op_builders.h"
+
+namespace dejavu::workloads {
+
+using sim::OpClass;
+
+ModelGraph make_llama(const LlamaConfig& c) {
+  ModelGraph g;
+  g.name = c.name;
+  g.layers = c.layers;
+  g.heads = c.kv_heads;  // the tensor-parallel limit: whole key/value heads per rank
+  g.dtype = c.dtype;
+  const double s = c.seq_len, h = c.hidden, a = c.heads, f = c.ffn_hidden, V = c.vocab;
+  const double kv = static_cast<double>(c.kv_heads) * (h / a);  // key (and value) width
+  const double e = sim::dtype_bytes(c.dtype);
+  g.boundary_bytes_per_sample = s * h * e;
+  Chain chain(g);
+
+  Op emb = memory_op("embedding", OpClass::Embedding, -1, s * h, e, TpMode::Split);
+  emb.params = V * h;
+  emb.activation_bytes = 0;
+  emb.tp_sync_fwd = true;
+  emb.tp_sync_bytes = s * h * e;
+  chain.add(emb);
+
+  for (int l = 0; l < c.layers; ++l) {
+    const std::string p = "L" + std::to_string(l) + ".";
+    Op norm1 = memory_op(p + "rmsnorm1", OpClass::Norm, l, s * h, e, TpMode::Replicated);
+    norm1.params = h;
+    norm1.layer_input = true;
+    chain.add(norm1);
+    Op qkv = gemm(p + "qkv", l, s, h, h + 2 * kv, e, false);
+    qkv.activation_bytes = s * h * e;  // its input
+    qkv.activation_split = false;
+    qkv.tp_sync_bwd = true;
+    qkv.tp_sync_bytes = s * h * e;
+    chain.add(qkv);
+    Op attn;
+    attn.name = p + "attention";
+    attn.op_class = OpClass::Attention;
+    attn.layer = l;
+    attn.fwd_flops = 4 * s * s * h;  // every query head against its group's keys and values
+    attn.bwd_flops = 2 * attn.fwd_flops;
+    attn.fwd_bytes = (2 * s * h + 2 * s * kv + 4 * a * s * s) * e;
+    attn.bwd_bytes = 2 * attn.fwd_bytes;
+    attn.counts_as_model_flops = true;
+    attn.selective_recompute_bytes = a * s * s * (2 * e + 1);
+    attn.activation_bytes = (s * h + 2 * s * kv) * e + attn.selective_recompute_bytes;  // Q, K, V + scores
+    chain.add(attn);
+    Op out = gemm(p + "out_proj", l, s, h, h, e, false);
+    out.activation_bytes = s * h * e;
+    out.tp_sync_fwd = true;
+    out.tp_sync_bytes = s * h * e;
+    chain.add(out);
+    Op norm2 = memory_op(p + "rmsnorm2", OpClass::Norm, l, s * h, e, TpMode::Replicated);
+    norm2.params = h;
+    chain.add(norm2);
+    Op gate_up = gemm(p + "gate_up", l, s, h, 2 * f, e, false);  // SwiGLU's two projections, fused
+    gate_up.activation_bytes = s * h * e;
+    gate_up.activation_split = false;
+    gate_up.tp_sync_bwd = true;
+    gate_up.tp_sync_bytes = s * h * e;
+    chain.add(gate_up);
+    Op swiglu = memory_op(p + "swiglu", OpClass::Elementwise, l, s * 2 * f, e, TpMode::Split);  // silu(gate) * up
+    chain.add(swiglu);
+    Op down = gemm(p + "down", l, s, f, h, e, false);
+    down.activation_bytes = s * f * e;
+    down.tp_sync_fwd = true;
+    down.tp_sync_bytes = s * h * e;
+    chain.add(down);
+  }
+
+  const int after = c.layers;
+  Op norm = memory_op("final_rmsnorm", OpClass::Norm, after, s * h, e, TpMode::Replicated);
+  norm.params = h;
+  chain.add(norm);
+  Op head = gemm("lm_head", after, s, h, V, e, false);
+  if (c.tie_embeddings) head.params = 0;
+  head.activation_bytes = s * h * e;
+  head.activation_split = false;
+  chain.add(head);
+  chain.add(memory_op("loss", OpClass::Elementwise, after, s * V, e, TpMode::Split));
+  return g;
+}
+
+ModelGraph LlamaGenerator::generate(const ConfigNode& n) const {
+  n.expect_map({"kind", "name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "dtype",
+                "tie_embeddings"});
+  LlamaConfig c;
+  c.name = n.get_string("name", n.file_stem());
+  c.layers = positive_key(n, "layers", 0, true);
+  c.hidden = positive_key(n, "hidden", 0, true);
+  c.heads = positive_key(n, "heads", 0, true);
+  c.kv_heads = positive_key(n, "kv_heads", c.heads, false);
+  c.ffn_hidden = positive_key(n, "ffn_hidden", 0, true);
+  c.seq_len = positive_key(n, "seq_len", 0, true);
+  c.vocab = positive_key(n, "vocab", 0, true);
+  c.tie_embeddings = n.get_bool("tie_embeddings", false);
+  c.dtype = dtype_key(n, c.dtype);
+  if (c.hidden % c.heads != 0)
+    n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + "), got " + std::to_string(c.heads));
+  if (c.heads % c.kv_heads != 0)
+    n.child("kv_heads").fail("must divide heads (" + std::to_string(c.heads) + "), got " + std::to_string(c.kv_heads));
+  return make_llama(c);
+}
+
+}  // namespace dejavu::workloads

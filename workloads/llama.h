@@ -1,0 +1,38 @@
+// Llama-style decoder (Touvron et al. 2023; Llama 3, 2024): RMSNorm, grouped-query
+// attention (kv_heads key/value heads shared by groups of query heads), rotary positions
+// (no position table), a SwiGLU MLP with its own ffn_hidden, no biases, and an output
+// projection untied from the embedding unless tie_embeddings says so.
+//
+//   kind: llama
+//   layers: 32
+//   hidden: 4096
+//   heads: 32
+//   kv_heads: 8
+//   ffn_hidden: 14336
+//   seq_len: 8192
+//   vocab: 128256
+//   dtype: bf16
+//   tie_embeddings: false
+//
+// Tensor parallelism must divide kv_heads (each rank keeps whole key/value heads).
+#pragma once
+
+#include "workloads/generator.h"
+
+namespace dejavu::workloads {
+
+struct LlamaConfig {
+  std::string name = "llama";
+  int layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn_hidden = 0, seq_len = 0, vocab = 0;
+  bool tie_embeddings = false;
+  sim::DType dtype = sim::DType::BF16;
+};
+
+ModelGraph make_llama(const LlamaConfig& c);
+
+class LlamaGenerator : public Generator {
+ public:
+  ModelGraph generate(const ConfigNode& config) const override;
+};
+
+}  // namespace dejavu::workloads

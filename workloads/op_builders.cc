@@ -1,0 +1,59 @@
+#include "workloads/op_builders.h"
+
+#include "sim/config_node.h"
+
+namespace dejavu::workloads {
+
+using sim::OpClass;
+
+Op memory_op(std::string name, OpClass cls, int layer, double elems, double e, TpMode tp) {
+  Op op;
+  op.name = std::move(name);
+  op.op_class = cls;
+  op.layer = layer;
+  op.fwd_flops = 5 * elems;
+  op.bwd_flops = 10 * elems;
+  op.fwd_bytes = 2 * elems * e;
+  op.bwd_bytes = 4 * elems * e;
+  op.activation_bytes = elems * e;
+  op.activation_split = tp == TpMode::Split;
+  op.tp = tp;
+  return op;
+}
+
+Op gemm(std::string name, int layer, double s, double k, double n, double e, bool bias) {
+  Op op;
+  op.name = std::move(name);
+  op.op_class = OpClass::Gemm;
+  op.layer = layer;
+  op.fwd_flops = 2 * s * k * n;
+  op.bwd_flops = 2 * op.fwd_flops;
+  op.fwd_bytes = (s * k + s * n) * e;
+  op.bwd_bytes = 2 * op.fwd_bytes;
+  op.weight_bytes = k * n * e;
+  op.weight_rows = k;
+  op.weight_cols = n;
+  op.params = k * n + (bias ? n : 0);
+  op.activation_bytes = s * n * e;
+  op.counts_as_model_flops = true;
+  return op;
+}
+
+int positive_key(const ConfigNode& n, const char* key, long long fallback, bool required) {
+  if (!required && !n.has(key)) return static_cast<int>(fallback);
+  const ConfigNode v = n.child(key);
+  const long long x = v.as_int();
+  if (x <= 0 || x > (1LL << 30)) v.fail("expected a positive whole number, got " + std::to_string(x));
+  return static_cast<int>(x);
+}
+
+sim::DType dtype_key(const ConfigNode& n, sim::DType fallback) {
+  if (!n.has("dtype")) return fallback;
+  const ConfigNode d = n.child("dtype");
+  sim::DType out;
+  if (!sim::parse_dtype(d.as_string(), &out))
+    d.fail(std::string("expected one of ") + sim::dtype_names() + ", got \"" + d.as_string() + "\"");
+  return out;
+}
+
+}  // namespace dejavu::workloads

@@ -1,0 +1,41 @@
+// Building blocks generators share: the ops every model is made of, priced per sample.
+#pragma once
+
+#include <string>
+
+#include "sim/config_node.h"
+
+#include "workloads/model_graph.h"
+#include "workloads/op.h"
+
+namespace dejavu::workloads {
+
+// An element-wise or normalisation kernel over `elems` elements of `e` bytes: reads its
+// input and writes its output; backward moves about twice as much.
+Op memory_op(std::string name, sim::OpClass cls, int layer, double elems, double e, TpMode tp);
+
+// y[s, n] = x[s, k] · W[k, n]: 2·s·k·n FLOPs forward, twice that backward (dX and dW).
+Op gemm(std::string name, int layer, double s, double k, double n, double e, bool bias);
+
+// Appends ops one after another: each consumes the previous one's output.
+class Chain {
+ public:
+  explicit Chain(ModelGraph& g) : g_(g) {}
+  int add(Op op) {
+    const int v = g_.add_op(std::move(op));
+    if (prev_ >= 0) g_.add_edge(prev_, v);
+    prev_ = v;
+    return v;
+  }
+
+ private:
+  ModelGraph& g_;
+  int prev_ = -1;
+};
+
+// Reads a positive whole number (`required`, or `fallback` when absent) and says which key
+// is wrong otherwise.
+int positive_key(const ConfigNode& n, const char* key, long long fallback, bool required);
+sim::DType dtype_key(const ConfigNode& n, sim::DType fallback);
+
+}  // namespace dejavu::workloads
