@@ -32,7 +32,7 @@ class CommPricer {
     if (t.kind == TaskKind::Transfer) {
       d = transfer_time_s(net_, group.at(0), group.at(1), t.bytes);
     } else {
-      d = algo_.time_s(net_, group, t.op, t.bytes);
+      d = algorithm_for(algo_, net_, group, t.op).time_s(net_, group, t.op, t.bytes);
     }
     cache_.emplace(key, d);
     return d;
@@ -48,7 +48,8 @@ class CommPricer {
         if (static_cast<TaskKind>(kind) == TaskKind::Transfer)
           add_transfer_load(net_, group.at(0), group.at(1), bytes, one);
         else
-          algo_.add_link_load(net_, group, static_cast<CollectiveOp>(op), bytes, one);
+          algorithm_for(algo_, net_, group, static_cast<CollectiveOp>(op))
+              .add_link_load(net_, group, static_cast<CollectiveOp>(op), bytes, one);
       }
       for (size_t i = 0; i < load.size(); ++i) load[i] += uses * one[i];
     }

@@ -129,6 +129,13 @@ void add_transfer_load(const Network& net, int src, int dst, double bytes, std::
   for (const Hop& h : net.route(src, dst)) load[2 * h.link + (h.forward ? 0 : 1)] += bytes;
 }
 
+const CollectiveAlgorithm& algorithm_for(const CollectiveAlgorithm& chosen, const Network& net,
+                                         const std::vector<int>& group, CollectiveOp op) {
+  if (chosen.supports(net, group, op)) return chosen;
+  static const std::unique_ptr<CollectiveAlgorithm> fallback = make_auto();
+  return *fallback;
+}
+
 Registry<CollectiveAlgorithm>& collective_algorithms() {
   static Registry<CollectiveAlgorithm> registry("collective algorithm");
   return registry;

@@ -71,6 +71,11 @@ class CollectiveAlgorithm {
   virtual std::string name() const = 0;
 };
 
+// `chosen` where it can run `op` over `group`, else `auto`'s pick (a plan's ring setting
+// still lets an all-to-all run).
+const CollectiveAlgorithm& algorithm_for(const CollectiveAlgorithm& chosen, const Network& net,
+                                         const std::vector<int>& group, CollectiveOp op);
+
 Registry<CollectiveAlgorithm>& collective_algorithms();
 void register_collective_algorithms();  // called by sim::register_builtins()
 

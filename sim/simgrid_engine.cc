@@ -135,7 +135,7 @@ class Run {
       if (t.kind == TaskKind::Transfer)
         tpl.exp.flows.push_back(FlowSpec{group.at(0), group.at(1), t.bytes, 0, 0});
       else
-        algo_->expand(net_, group, t.op, t.bytes, fidelity_, tpl.exp);
+        algorithm_for(*algo_, net_, group, t.op).expand(net_, group, t.op, t.bytes, fidelity_, tpl.exp);
     }
     tpl.waiting.assign(tpl.exp.flows.size(), 0);
     tpl.dependents.resize(tpl.exp.flows.size());
@@ -186,8 +186,9 @@ class Run {
     }
     if (t.kind == TaskKind::Collective && fidelity_ == Fidelity::Closed) {
       for (const auto& group : g_.comm_set(t.comm_set).groups)
-        algo_->add_link_load(net_, group, t.op, t.bytes, result_.link_bytes);
-      at(now() + algo_->time_s(net_, g_.comm_set(t.comm_set).groups.at(0), t.op, t.bytes), id);
+        algorithm_for(*algo_, net_, group, t.op).add_link_load(net_, group, t.op, t.bytes, result_.link_bytes);
+      const auto& first = g_.comm_set(t.comm_set).groups.at(0);
+      at(now() + algorithm_for(*algo_, net_, first, t.op).time_s(net_, first, t.op, t.bytes), id);
       return;
     }
     Template& tpl = template_of(t);

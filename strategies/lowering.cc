@@ -28,16 +28,17 @@ sim::Kernel kernel_of(const Op& op, const ModelGraph& m, const Plan& plan, Pass 
   sim::Kernel k;
   k.op_class = op.op_class;
   k.dtype = m.dtype;
+  const double weights = op.weight_bytes / (op.expert ? plan.ep : 1);  // a GPU's share of the experts
   if (pass == Pass::Forward || pass == Pass::Replay) {
     k.flops = op.fwd_flops * b / t;
-    k.bytes = (op.fwd_bytes * b + op.weight_bytes) / t;
+    k.bytes = (op.fwd_bytes * b + weights) / t;
     return k;
   }
   // A whole backward reads the weights for the input gradient and writes the weight
   // gradient; split, each half of a GEMM's backward does one of the two.
   const bool half = pass != Pass::Backward && has_weight_gradient(op);
   k.flops = op.bwd_flops * b / t / (half ? 2 : 1);
-  k.bytes = (op.bwd_bytes * b / (half ? 2 : 1) + op.weight_bytes * (half ? 1 : 2)) / t;
+  k.bytes = (op.bwd_bytes * b / (half ? 2 : 1) + weights * (half ? 1 : 2)) / t;
   return k;
 }
 
@@ -103,13 +104,30 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   }
   const int nc = static_cast<int>(classes.size());
 
-  // Parameters per GPU of each pipeline GPU (all its chunks).
-  std::vector<double> params(p, 0.0);
-  for (int vs = 0; vs < V; ++vs) params[gpu_stage(vs)] += work[vs].params_per_gpu;
+  // Parameters per GPU of each pipeline GPU (all its chunks), and the experts' part.
+  std::vector<double> params(p, 0.0), expert_params(p, 0.0);
+  for (int vs = 0; vs < V; ++vs) {
+    params[gpu_stage(vs)] += work[vs].params_per_gpu;
+    expert_params[gpu_stage(vs)] += work[vs].expert_params_per_gpu;
+  }
+  const int ep = plan.ep;
+  // Expert-parallel groups: ep consecutive replicas, one all-to-all per tensor-parallel rank.
+  auto ep_groups = [&](int s) {
+    sim::CommSet set;
+    for (int r0 = 0; r0 < d; r0 += ep)
+      for (int k = 0; k < t; ++k) {
+        std::vector<int> group;
+        for (int i = 0; i < ep; ++i) group.push_back(host(s, r0 + i, k));
+        set.groups.push_back(group);
+      }
+    return set;
+  };
   for (double x : params) job.params_per_gpu_max = std::max(job.params_per_gpu_max, x);
 
   const int compute = g.stream("compute"), tp_stream = g.stream("tp-comm");
   const int pp_stream = g.stream("pp-comm"), dp_stream = g.stream("dp-comm");
+  const int ep_stream = ep > 1 ? g.stream("ep-comm") : -1;
+  std::vector<int> ep_set(p, -1), ep_participants(p, -1);
   job.roles.resize(cluster.gpu_count());
   std::vector<std::vector<int>> dev(p, std::vector<int>(nc)), self(p, std::vector<int>(nc)), tp_set(p, std::vector<int>(nc));
   const double optimizer_per_param = e < 4 ? 12 : 8;  // fp32 master copy, momentum, variance
@@ -137,6 +155,10 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
                          {"optimizer", params[s] * optimizer_per_param / (plan.zero >= 1 ? d : 1)}};
       self[s][c] = g.add_participants({dev[s][c]});
       tp_set[s][c] = g.add_comm_set(std::move(rings));
+      if (ep > 1 && c == nc - 1) {
+        ep_set[s] = g.add_comm_set(ep_groups(s));
+        ep_participants[s] = g.add_participants(dev[s]);
+      }
       job.device_stage.push_back(s);
       for (int r : classes[c])
         for (int k = 0; k < t; ++k) job.roles[gpu(s, r, k)] = GpuRole{s, r, k, dev[s][c]};
@@ -204,13 +226,25 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       const int D = dev[s][c];
       // One segment's compute task, its memory, and its tensor-parallel synchronisation:
       // an all-reduce, or with sequence parallelism a reduce-scatter and an all-gather.
+      auto exchange = [&](double per_sample, const std::string& what, int j, sim::TaskId& first, sim::TaskId& prev) {
+        const sim::TaskId a2a = g.add_collective(ep_participants[s], ep_stream, sim::CollectiveOp::AllToAll, ep_set[s],
+                                                 per_sample * b, g.label("ep all-to-all " + what), j);
+        if (prev >= 0) g.depend(prev, a2a);
+        if (first < 0) first = a2a;
+        prev = a2a;
+      };
       auto emit = [&](const Segment& seg, double duration, int j, sim::TaskId& first, sim::TaskId& prev) {
+        if (seg.ep_before_per_sample > 0) exchange(seg.ep_before_per_sample, "before " + seg.name, j, first, prev);
         const sim::TaskId id = g.add_compute(D, compute, duration, g.label(seg.name), j);
         g.add_memory(id, seg.alloc_per_sample * b, seg.free_per_sample * b);
         if (prev >= 0) g.depend(prev, id);
         if (first < 0) first = id;
         prev = id;
-        if (t == 1 || seg.sync_bytes_per_sample <= 0) return;
+        // The tensor-parallel synchronisation, then the expert-parallel exchange.
+        if (t == 1 || seg.sync_bytes_per_sample <= 0) {
+          if (seg.ep_after_per_sample > 0) exchange(seg.ep_after_per_sample, "after " + seg.name, j, first, prev);
+          return;
+        }
         const double bytes = seg.sync_bytes_per_sample * b;
         const auto ops = plan.sequence_parallel
                              ? std::vector<sim::CollectiveOp>{sim::CollectiveOp::ReduceScatter, sim::CollectiveOp::AllGather}
@@ -221,6 +255,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           g.depend(prev, sync);
           prev = sync;
         }
+        if (seg.ep_after_per_sample > 0) exchange(seg.ep_after_per_sample, "after " + seg.name, j, first, prev);
       };
       sim::TaskId previous_item_first = -1;
       for (const WorkItem& item : schedule->order(s, p, m, v)) {
@@ -357,8 +392,25 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       std::vector<std::vector<int>> hosts(d);
       for (int r = 0; r < d; ++r)
         for (int k = 0; k < t; ++k) hosts[r].push_back(host(s, r, k));
-      SyncContext ctx{g, dp_stream, dev[s], hosts, z.wire_bytes, z.sparse, plan.data_parallel};
+      // With expert parallelism the experts' gradients are shared only by the replicas
+      // holding the same experts (every ep-th one): they get their own all-reduce.
+      const double expert_bytes = ep > 1 ? expert_params[s] * e : 0;
+      SyncContext ctx{g, dp_stream, dev[s], hosts, z.wire_bytes - expert_bytes, z.sparse, plan.data_parallel};
       synced = topology->emit(ctx, ready);
+      if (expert_bytes > 0 && d / ep > 1) {
+        sim::CommSet set;
+        for (int i = 0; i < ep; ++i)
+          for (int k = 0; k < t; ++k) {
+            std::vector<int> ring;
+            for (int r = i; r < d; r += ep) ring.push_back(host(s, r, k));
+            set.groups.push_back(ring);
+          }
+        const sim::TaskId id = g.add_collective(g.add_participants(dev[s]), dp_stream, sim::CollectiveOp::AllReduce,
+                                                g.add_comm_set(std::move(set)), expert_bytes,
+                                                g.label("expert gradient all-reduce"), -1);
+        for (sim::TaskId r : ready) g.depend(r, id);
+        synced.push_back(id);
+      }
     }
     const double shard = plan.zero >= 1 ? d : 1;
     std::vector<sim::TaskId> steps;

@@ -30,7 +30,7 @@ std::string divisors(int n) {
 
 Plan load_plan(const ConfigNode& root) {
   root.expect_map({"name", "tp", "pp", "dp", "micro_batch_size", "global_batch_size", "schedule",
-                   "virtual_stages", "stages", "recompute", "sequence_parallel", "zero", "data_parallel"});
+                   "virtual_stages", "stages", "recompute", "sequence_parallel", "zero", "data_parallel", "ep"});
   Plan p;
   p.file = root.file();
   p.where[""] = root.loc();
@@ -38,6 +38,7 @@ Plan load_plan(const ConfigNode& root) {
   p.tp = positive(root, "tp", 1, p);
   p.pp = positive(root, "pp", 1, p);
   p.dp = positive(root, "dp", 1, p);
+  p.ep = positive(root, "ep", 1, p);
   p.micro_batch_size = positive(root, "micro_batch_size", 1, p);
   const ConfigNode gb = root.child("global_batch_size");
   p.global_batch_size = positive(root, "global_batch_size", 1, p);
@@ -128,6 +129,17 @@ void validate(const Plan& p, const workloads::ModelGraph& model,
               std::to_string(p.stages.size()) + " entries adding up to " + std::to_string(sum) +
                   " layers; valid: pp x virtual_stages = " + std::to_string(p.total_stages()) +
                   " entries adding up to the model's " + std::to_string(model.layers) + " layers");
+  }
+  if (p.ep > 1) {
+    if (model.experts == 0)
+      fail_at(p, "ep", std::to_string(p.ep) + " for model " + model.name + ", which has no experts; valid: 1");
+    if (p.dp % p.ep != 0 || model.experts % p.ep != 0)
+      fail_at(p, "ep", std::to_string(p.ep) + " must divide dp (" + std::to_string(p.dp) + ") and the " +
+                           std::to_string(model.experts) + " experts");
+    if (p.zero > 0 || p.data_parallel.sync != "all-reduce" || p.data_parallel.bucket_bytes > 0 ||
+        p.data_parallel.compression != "none")
+      fail_at(p, "ep", "expert parallelism runs with plain all-reduce data parallelism here (zero: 0, no buckets, "
+                       "no compression)");
   }
   if (p.data_parallel.servers > p.dp)
     fail_at(p, "data_parallel.sync", std::to_string(p.data_parallel.servers) + " parameter servers for " +

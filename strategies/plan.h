@@ -11,6 +11,7 @@
 //   recompute: full        # none | selective (attention) | full
 //   sequence_parallel: false  # tensor parallelism with reduce-scatter/all-gather (Megatron SP)
 //   zero: 0                # 0 (plain data parallelism) | 1 | 2 | 3 (FSDP)
+//   ep: 1                  # expert parallelism (MoE workloads): divides dp and the experts
 //   data_parallel: {sync: all-reduce, compression: none}   # see strategies/data_parallel.h
 #pragma once
 
@@ -27,6 +28,7 @@ namespace dejavu::strategies {
 struct Plan {
   std::string name = "plan";
   int tp = 1, pp = 1, dp = 1;
+  int ep = 1;  // expert parallelism: experts sharded over groups of ep data-parallel replicas
   int micro_batch_size = 1;
   int global_batch_size = 1;
   std::string schedule = "1f1b";

@@ -55,16 +55,25 @@ std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vecto
   std::vector<Segment> out;
   Segment cur = open();
   auto close = [&] {
-    if (cur.ops.empty()) return;
+    if (cur.ops.empty()) {
+      // a segment that only opens with an exchange keeps it for the op that follows
+      if (cur.ep_before_per_sample == 0) cur = open();
+      return;
+    }
     const std::string& a = m.op(cur.ops.front()).name;
     const std::string& z = m.op(cur.ops.back()).name;
     cur.name = std::string(pass) + " " + (a == z ? a : a + ".." + z);
     out.push_back(cur);
     cur = open();
   };
+  const bool exchanges = kind != Pass::BackwardWeight && plan.ep > 1;
   for (int v : ops) {
     const Op& op = m.op(v);
     const ActivationSplit act = activation_of(op, m, plan);
+    if (exchanges && backward && op.ep_a2a_bwd_before_bytes > 0) {
+      close();
+      cur.ep_before_per_sample = op.ep_a2a_bwd_before_bytes;
+    }
     cur.ops.push_back(v);
     // A split backward frees an op's activations once nothing needs them: after W for
     // ops with weights (their inputs make the weight gradient), after B for the rest.
@@ -75,10 +84,10 @@ std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vecto
     else if (!backward)
       cur.alloc_per_sample += replay ? act.full - act.stored : act.stored;
     const bool syncs = kind == Pass::BackwardWeight ? false : backward ? op.tp_sync_bwd : op.tp_sync_fwd;
-    if (plan.tp > 1 && syncs) {
-      cur.sync_bytes_per_sample = op.tp_sync_bytes;
-      close();
-    }
+    const double a2a = !exchanges ? 0 : backward ? op.ep_a2a_bwd_bytes : op.ep_a2a_fwd_bytes;
+    if (plan.tp > 1 && syncs) cur.sync_bytes_per_sample = op.tp_sync_bytes;
+    if (a2a > 0) cur.ep_after_per_sample = a2a;
+    if ((plan.tp > 1 && syncs) || a2a > 0) close();
   }
   close();
   return out;
@@ -104,7 +113,9 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& pla
       block_ops[s].emplace_back();
     }
     block_ops[s].back().push_back(v);
-    work[s].params_per_gpu += op.params / (op.tp == workloads::TpMode::Split ? plan.tp : 1);
+    const double held = op.params / (op.tp == workloads::TpMode::Split ? plan.tp : 1) / (op.expert ? plan.ep : 1);
+    work[s].params_per_gpu += held;
+    if (op.expert) work[s].expert_params_per_gpu += held;
     if (op.weight_rows > 0 && op.weight_cols > 0)
       work[s].matrices.emplace_back(op.weight_rows, op.weight_cols / (op.tp == workloads::TpMode::Split ? plan.tp : 1));
     work[s].stored_activation_per_sample += activation_of(op, model, plan).stored;
@@ -114,7 +125,9 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& pla
       const std::vector<int>& ops = block_ops[s][b];
       Block blk;
       blk.is_layer = block_layer[s][b] >= 0 && block_layer[s][b] < model.layers;
-      for (int v : ops) blk.params_per_gpu += model.op(v).params / (model.op(v).tp == workloads::TpMode::Split ? plan.tp : 1);
+      for (int v : ops)
+        blk.params_per_gpu += model.op(v).params / (model.op(v).tp == workloads::TpMode::Split ? plan.tp : 1) /
+                              (model.op(v).expert ? plan.ep : 1);
       const std::vector<int> reversed(ops.rbegin(), ops.rend());
       blk.fwd = cut(model, plan, ops, Pass::Forward);
       blk.bwd = cut(model, plan, reversed, Pass::Backward);

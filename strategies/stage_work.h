@@ -18,6 +18,8 @@ struct Segment {
   Pass pass = Pass::Forward;
   std::vector<int> ops;
   double sync_bytes_per_sample = 0;  // tensor-parallel synchronisation after the segment
+  double ep_before_per_sample = 0;   // expert-parallel all-to-all before the segment
+  double ep_after_per_sample = 0;    // ... and after it (after the TP synchronisation)
   // Activation memory per sample per GPU: allocated by the forward (stored) or by the
   // recomputation (the rest), freed by the backward of the same ops.
   double alloc_per_sample = 0;
@@ -35,6 +37,7 @@ struct Block {
 struct StageWork {
   std::vector<Block> blocks;  // in forward order
   double params_per_gpu = 0;
+  double expert_params_per_gpu = 0;  // part of params_per_gpu, synchronised over dp / ep
   std::vector<std::pair<double, double>> matrices;  // weight matrices per GPU (rows, cols)
   double stored_activation_per_sample = 0;  // what a microbatch keeps until its backward
 };

@@ -11,6 +11,7 @@ ModelGraph make_llama(const LlamaConfig& c) {
   g.name = c.name;
   g.layers = c.layers;
   g.heads = c.kv_heads;  // the tensor-parallel limit: whole key/value heads per rank
+  g.experts = c.experts;
   g.dtype = c.dtype;
   const double s = c.seq_len, h = c.hidden, a = c.heads, f = c.ffn_hidden, V = c.vocab;
   const double kv = static_cast<double>(c.kv_heads) * (h / a);  // key (and value) width
@@ -57,18 +58,39 @@ ModelGraph make_llama(const LlamaConfig& c) {
     Op norm2 = memory_op(p + "rmsnorm2", OpClass::Norm, l, s * h, e, TpMode::Replicated);
     norm2.params = h;
     chain.add(norm2);
-    Op gate_up = gemm(p + "gate_up", l, s, h, 2 * f, e, false);  // SwiGLU's two projections, fused
-    gate_up.activation_bytes = s * h * e;
+    // SwiGLU MLP; with experts, each token's slots (top_k x capacity) go through experts
+    // that live on other GPUs of the expert-parallel group.
+    const double E = c.experts, slots = c.experts > 0 ? s * c.top_k * c.capacity_factor : s;
+    if (c.experts > 0) {
+      Op router = gemm(p + "router", l, s, h, E, e, false);
+      router.tp = TpMode::Replicated;
+      router.activation_bytes = s * h * e;
+      router.activation_split = false;
+      router.ep_a2a_fwd_bytes = slots * h * e;  // dispatch
+      chain.add(router);
+    }
+    Op gate_up = gemm(p + "gate_up", l, slots, h, 2 * f, e, false);  // the two projections, fused
+    gate_up.activation_bytes = slots * h * e;
     gate_up.activation_split = false;
     gate_up.tp_sync_bwd = true;
-    gate_up.tp_sync_bytes = s * h * e;
-    chain.add(gate_up);
-    Op swiglu = memory_op(p + "swiglu", OpClass::Elementwise, l, s * 2 * f, e, TpMode::Split);  // silu(gate) * up
-    chain.add(swiglu);
-    Op down = gemm(p + "down", l, s, f, h, e, false);
-    down.activation_bytes = s * f * e;
+    gate_up.tp_sync_bytes = slots * h * e;
+    Op swiglu = memory_op(p + "swiglu", OpClass::Elementwise, l, slots * 2 * f, e, TpMode::Split);  // silu(gate) * up
+    Op down = gemm(p + "down", l, slots, f, h, e, false);
+    down.activation_bytes = slots * f * e;
     down.tp_sync_fwd = true;
-    down.tp_sync_bytes = s * h * e;
+    down.tp_sync_bytes = slots * h * e;
+    if (c.experts > 0) {
+      for (Op* op : {&gate_up, &down}) {
+        op->expert = true;
+        op->params *= E;
+        op->weight_bytes *= E;
+      }
+      gate_up.ep_a2a_bwd_bytes = slots * h * e;      // dispatch's gradient
+      down.ep_a2a_fwd_bytes = slots * h * e;         // combine
+      down.ep_a2a_bwd_before_bytes = slots * h * e;  // combine's gradient
+    }
+    chain.add(gate_up);
+    chain.add(swiglu);
     chain.add(down);
   }
 
@@ -87,7 +109,7 @@ ModelGraph make_llama(const LlamaConfig& c) {
 
 ModelGraph LlamaGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "dtype",
-                "tie_embeddings"});
+                "tie_embeddings", "experts", "top_k", "capacity_factor"});
   LlamaConfig c;
   c.name = n.get_string("name", n.file_stem());
   c.layers = positive_key(n, "layers", 0, true);
@@ -99,6 +121,14 @@ ModelGraph LlamaGenerator::generate(const ConfigNode& n) const {
   c.vocab = positive_key(n, "vocab", 0, true);
   c.tie_embeddings = n.get_bool("tie_embeddings", false);
   c.dtype = dtype_key(n, c.dtype);
+  if (n.has("experts")) {
+    c.experts = positive_key(n, "experts", 0, true);
+    c.top_k = positive_key(n, "top_k", 2, false);
+    if (c.top_k > c.experts)
+      n.child("top_k").fail("must be at most experts (" + std::to_string(c.experts) + "), got " + std::to_string(c.top_k));
+    c.capacity_factor = n.get_double("capacity_factor", 1.0);
+    if (!(c.capacity_factor >= 1)) n.child("capacity_factor").fail("expected at least 1");
+  }
   if (c.hidden % c.heads != 0)
     n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + "), got " + std::to_string(c.heads));
   if (c.heads % c.kv_heads != 0)

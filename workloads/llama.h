@@ -13,6 +13,9 @@
 //   vocab: 128256
 //   dtype: bf16
 //   tie_embeddings: false
+//   experts: 8                # optional: a mixture of experts replaces each MLP (Mixtral)
+//   top_k: 2                  # experts per token
+//   capacity_factor: 1.0      # token slots per expert over the balanced share
 //
 // Tensor parallelism must divide kv_heads (each rank keeps whole key/value heads).
 #pragma once
@@ -26,6 +29,9 @@ struct LlamaConfig {
   int layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn_hidden = 0, seq_len = 0, vocab = 0;
   bool tie_embeddings = false;
   sim::DType dtype = sim::DType::BF16;
+  int experts = 0;  // 0: dense MLP
+  int top_k = 2;
+  double capacity_factor = 1.0;
 };
 
 ModelGraph make_llama(const LlamaConfig& c);

@@ -34,6 +34,7 @@ class ModelGraph {
   std::string name;
   int layers = 0;                     // repeated layers, split across pipeline stages
   int heads = 0;                      // tensor parallelism must divide this (0: no limit)
+  int experts = 0;                    // expert parallelism must divide this (0: dense)
   double boundary_bytes_per_sample = 0;  // activation crossing a layer boundary
   sim::DType dtype = sim::DType::BF16;
 

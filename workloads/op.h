@@ -38,6 +38,14 @@ struct Op {
   bool tp_sync_bwd = false;
   double tp_sync_bytes = 0;
   bool counts_as_model_flops = false;  // Megatron counts only matmul FLOPs
+  // Mixture of experts: an expert's weights are sharded over the expert-parallel group, and
+  // tokens travel by all-to-all (bytes per sample): after the router's forward (dispatch)
+  // and the experts' last forward (combine); in the backward, before the experts' last op
+  // (combine's gradient) and after their first (dispatch's gradient).
+  bool expert = false;
+  double ep_a2a_fwd_bytes = 0;
+  double ep_a2a_bwd_bytes = 0;
+  double ep_a2a_bwd_before_bytes = 0;
 };
 
 }  // namespace dejavu::workloads

@@ -155,6 +155,32 @@ TEST(Lowering, SequenceParallelismTradesEachAllReduceForAReduceScatterAndAnAllGa
   EXPECT_EQ(sp[sim::CollectiveOp::AllGather], plain[sim::CollectiveOp::AllReduce]);
 }
 
+TEST(Lowering, ExpertParallelismExchangesTokensFourTimesPerLayerAndShardsTheExperts) {
+  const auto model = workloads::load_workload_file(src("workloads/presets/mixtral-8x7b.yaml"));
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-4x8.yaml"));
+  Plan plan = load_plan_file(src("strategies/presets/tp4-pp2-dp4-ep4.yaml"));
+  plan.global_batch_size = 8;  // 2 microbatches per replica
+  const LoweredJob job = lower(model, cluster, plan);
+  int a2a = 0;
+  // dispatch and combine, forward and backward; each token's 2 slots of 4096 bf16 values
+  const double slot_bytes = 4096.0 * 2 * 4096 * 2;
+  for (const auto& t : job.graph.tasks())
+    if (t.kind == sim::TaskKind::Collective && t.op == sim::CollectiveOp::AllToAll) {
+      ++a2a;
+      EXPECT_DOUBLE_EQ(t.bytes, slot_bytes);
+    }
+  EXPECT_EQ(a2a, 4 * 32 * 2);  // 4 per layer, 32 layers, 2 microbatches
+  // Stage 0 holds 16 layers' experts, a quarter of them: 16 x 8 x 3 x 4096 x 14336 / (4 x 4) weights
+  double weights = 0;
+  for (const auto& part : job.graph.devices()[0].resident)
+    if (part.name == "weights") weights = part.bytes;
+  const double experts_per_gpu = 16.0 * 8 * 3 * 4096 * 14336 / (4 * 4);
+  EXPECT_GT(weights / 2, experts_per_gpu);
+  EXPECT_LT(weights / 2, experts_per_gpu * 1.3);  // plus attention, norms, embedding
+  plan.ep = 3;
+  EXPECT_THROW(lower(model, cluster, plan), ConfigError);
+}
+
 TEST(Lowering, UnevenStagesPutTheListedLayersOnEachStage) {
   Inputs in = presets("dgx-a100-4x8", "gpt3-1.3b", "tp4-pp2-dp4-1f1b");
   in.plan.stages = {10, 14};
@@ -262,6 +288,7 @@ TEST(Simulate, EveryPresetRuns) {
       {"dgx-a100-4x8", "gpt3-1.3b", "tp4-pp2-dp4-interleaved-sp"},
       {"h100-rail-8x8", "gpt3-13b", "tp8-pp2-dp4-1f1b"},
       {"dgx-a100-4x8", "llama3-8b", "tp4-pp2-dp4-interleaved-sp"},
+      {"dgx-a100-4x8", "mixtral-8x7b", "tp4-pp2-dp4-ep4"},
       {"h100-rail-8x8", "llama3-70b", "tp8-pp2-dp4-1f1b"},
   };
   for (const Case& c : cases) {

@@ -45,5 +45,11 @@ TEST(Llama, KeyValueHeadsMustDivideHeads) {
   }
 }
 
+TEST(Llama, MixtralHas46_7BillionParameters) {
+  const ModelGraph g = load_workload_file(preset("mixtral-8x7b"));
+  EXPECT_NEAR(g.parameter_count() / 46.7e9, 1.0, 0.01);
+  EXPECT_EQ(g.experts, 8);
+}
+
 }  // namespace
 }  // namespace dejavu::workloads
