@@ -25,7 +25,8 @@ double bus_bandwidth_factor(CollectiveOp op, int n) {
     case CollectiveOp::AllGather:
     case CollectiveOp::AllToAll: return static_cast<double>(n - 1) / n;
     case CollectiveOp::Broadcast:
-    case CollectiveOp::Reduce: return 1;
+    case CollectiveOp::Reduce:
+    case CollectiveOp::SendRecv: return 1;
   }
   return 1;
 }

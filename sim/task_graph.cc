@@ -12,13 +12,15 @@ const char* to_string(CollectiveOp op) {
     case CollectiveOp::Broadcast: return "broadcast";
     case CollectiveOp::Reduce: return "reduce";
     case CollectiveOp::AllToAll: return "all_to_all";
+    case CollectiveOp::SendRecv: return "send_recv";
   }
   return "?";
 }
 
 bool parse_collective_op(const std::string& name, CollectiveOp* out) {
   for (CollectiveOp op : {CollectiveOp::AllReduce, CollectiveOp::ReduceScatter, CollectiveOp::AllGather,
-                          CollectiveOp::Broadcast, CollectiveOp::Reduce, CollectiveOp::AllToAll}) {
+                          CollectiveOp::Broadcast, CollectiveOp::Reduce, CollectiveOp::AllToAll,
+                          CollectiveOp::SendRecv}) {
     if (name == to_string(op)) {
       *out = op;
       return true;
@@ -28,7 +30,7 @@ bool parse_collective_op(const std::string& name, CollectiveOp* out) {
 }
 
 const char* collective_op_names() {
-  return "all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all";
+  return "all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv";
 }
 
 int TaskGraph::add_device(const std::string& name, std::vector<int> hosts) {

@@ -19,8 +19,9 @@ using TaskId = int32_t;
 enum class TaskKind : uint8_t { Compute, Transfer, Collective };
 // Sizes follow nccl-tests' "size": the all-reduce buffer; reduce-scatter's input and
 // all-gather's output (n parts); the broadcast or reduce buffer; all-to-all's send buffer
-// per rank (S/n to each peer).
-enum class CollectiveOp : uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll };
+// per rank (S/n to each peer); send_recv's buffer each rank sends to the next (nccl-tests'
+// sendrecv: a ring shift of point-to-point transfers).
+enum class CollectiveOp : uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll, SendRecv };
 
 const char* to_string(CollectiveOp op);
 bool parse_collective_op(const std::string& name, CollectiveOp* out);

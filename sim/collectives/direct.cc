@@ -32,6 +32,11 @@ class Direct : public CollectiveAlgorithm {
       case CollectiveOp::ReduceScatter:
       case CollectiveOp::AllGather:
       case CollectiveOp::AllToAll: s.steps.push_back(all_pairs(S / n)); break;
+      case CollectiveOp::SendRecv: {
+        auto& step = s.steps.emplace_back();
+        for (int i = 0; i < n; ++i) step.push_back({g[i], g[(i + 1) % n], S});
+        break;
+      }
       case CollectiveOp::Broadcast:
       case CollectiveOp::Reduce: {
         auto& step = s.steps.emplace_back();

@@ -14,7 +14,7 @@ class HalvingDoubling : public CollectiveAlgorithm {
 
   bool supports(const Network&, const std::vector<int>& g, CollectiveOp op) const override {
     const size_t n = g.size();
-    return op != CollectiveOp::AllToAll && n > 0 && (n & (n - 1)) == 0;
+    return op != CollectiveOp::AllToAll && op != CollectiveOp::SendRecv && n > 0 && (n & (n - 1)) == 0;
   }
 
   CommSchedule schedule(const Network& net, const std::vector<int>& g, CollectiveOp op,
@@ -51,7 +51,8 @@ class HalvingDoubling : public CollectiveAlgorithm {
           for (int i = 0; i < (1 << k); ++i) step.push_back({g[i + (1 << k)], g[i], S});
         }
         break;
-      case CollectiveOp::AllToAll: break;
+      case CollectiveOp::AllToAll:
+      case CollectiveOp::SendRecv: break;
     }
     return s;
   }

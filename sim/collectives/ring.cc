@@ -41,6 +41,11 @@ class Ring : public CollectiveAlgorithm {
     const int n = static_cast<int>(g.size());
     CommSchedule s;
     if (n <= 1) return s;
+    if (op == CollectiveOp::SendRecv) {  // every host to its successor, at once
+      auto& step = s.steps.emplace_back();
+      for (int i = 0; i < n; ++i) step.push_back({g[i], g[(i + 1) % n], S});
+      return s;
+    }
     if (op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce) {
       const int c = pipeline_chunks(S);
       for (int k = 0; k < n - 1 + c - 1; ++k) {
@@ -65,7 +70,7 @@ class Ring : public CollectiveAlgorithm {
                 double S) const override {
     const int n = static_cast<int>(g.size());
     if (n <= 1) return 0;
-    if (op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce || op == CollectiveOp::AllToAll)
+    if (op != CollectiveOp::AllReduce && op != CollectiveOp::ReduceScatter && op != CollectiveOp::AllGather)
       return CollectiveAlgorithm::time_s(net, g, op, S);
     CommSchedule one;
     one.steps.push_back(one_step(net, g, S));

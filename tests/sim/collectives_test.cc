@@ -44,6 +44,13 @@ TEST(Collectives, RingBroadcastIsAChunkedChain) {
   EXPECT_NEAR(closed("ring", net, hosts(4), CollectiveOp::Reduce, 16 * MiB), 6 * (4 * MiB / B + a), 1e-15);
 }
 
+TEST(Collectives, SendRecvIsOneShiftOfTheWholeBuffer) {
+  const Network net = star(4, B, a, s);
+  for (const char* algo : {"ring", "direct"})
+    EXPECT_NEAR(closed(algo, net, hosts(4), CollectiveOp::SendRecv, 64 * MiB), 64 * MiB / B + a + s, 1e-15) << algo;
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveOp::SendRecv, 4), 1.0);
+}
+
 TEST(Collectives, DirectAllToAllIsOneStepOfThreeQuartersOfTheBuffer) {
   // Each of 4 hosts sends S/4 to each of the 3 others through its one link.
   const Network net = star(4, B, a);

@@ -33,4 +33,18 @@ TEST(Network, PicksLowestLatencyAndReportsBottleneck) {
   EXPECT_FALSE(r[0].forward);  // b -> fast crosses "fast-b" against its a->b orientation
 }
 
+TEST(Network, AHostThatCannotReachTheSpineIsNamed) {
+  Network net;
+  const int spine = net.add_switch("spine");
+  const int a = net.add_host("a"), b = net.add_host("b");
+  net.add_link("a-spine", a, spine, 1e9, 0);
+  (void)b;  // never linked
+  try {
+    net.check_hosts_reach(spine);
+    FAIL();
+  } catch (const ModelError& e) {
+    EXPECT_EQ(std::string(e.what()), "host b cannot reach spine: the platform leaves it unconnected");
+  }
+}
+
 }  // namespace dejavu::sim
