@@ -1,6 +1,7 @@
 #include "workloads/generator.h"
 
 #include "workloads/llama.h"
+#include "workloads/resnet.h"
 #include "workloads/transformer.h"
 
 namespace dejavu::workloads {
@@ -13,6 +14,8 @@ Registry<Generator>& generators() {
 void register_builtins() {
   generators().add("llama", "Llama-style decoder: RMSNorm, grouped-query attention, SwiGLU, untied head",
                    [] { return std::make_unique<LlamaGenerator>(); });
+  generators().add("resnet50", "ResNet-50 v1.5: convolutions as implicit GEMMs, bottleneck blocks as layers",
+                   [] { return std::make_unique<ResNet50Generator>(); });
   generators().add("transformer",
                    "GPT-style decoder: embedding, decoder layers, LM head (Megatron layout)",
                    [] { return std::make_unique<TransformerGenerator>(); });
