@@ -6,6 +6,7 @@
 #include "sim/engine.h"
 #include "strategies/lowering.h"
 #include "strategies/report.h"
+#include "workloads/chakra/chakra_trace.h"
 
 namespace dejavu::strategies {
 
@@ -18,5 +19,10 @@ struct Simulation {
 Simulation simulate(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
                     const Plan& plan, const std::string& engine = "analytic",
                     const sim::EngineOptions& options = {});
+
+// A Chakra execution trace: the plan is in the trace (rank r on GPU r); the report has no
+// model FLOPs to count.
+Simulation simulate_trace(const workloads::ChakraTrace& trace, const platforms::Cluster& cluster,
+                          const std::string& engine = "analytic", const sim::EngineOptions& options = {});
 
 }  // namespace dejavu::strategies

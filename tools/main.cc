@@ -19,6 +19,7 @@
 #include "strategies/simulate.h"
 #include "tools/collective_sweep.h"
 #include "tools/output_file.h"
+#include "workloads/chakra/chakra_trace.h"
 #include "workloads/generator.h"
 #include "workloads/inspect.h"
 
@@ -44,6 +45,7 @@ struct Inputs {
 };
 
 Inputs load_inputs(const SimulateArgs& a) {
+  if (a.plan.empty()) throw ConfigError(SourceLoc{"--plan", 0, 0}, "", "missing; a plan YAML is required");
   return {platforms::load_cluster_file(a.platform), workloads::load_workload_file(a.workload),
           strategies::load_plan_file(a.plan)};
 }
@@ -52,8 +54,15 @@ int run_simulate(const SimulateArgs& a) {
   if (!sim::engines().has(a.engine))
     throw ConfigError(SourceLoc{"--engine", 0, 0}, "", "unknown engine \"" + a.engine +
                                                            "\"; valid: " + sim::engines().names_joined());
-  const Inputs in = load_inputs(a);
-  const strategies::Simulation s = strategies::simulate(in.model, in.cluster, in.plan, a.engine, a.options);
+  strategies::Simulation s;
+  if (a.workload.rfind("trace:", 0) == 0) {  // a Chakra trace carries its own plan
+    const platforms::Cluster cluster = platforms::load_cluster_file(a.platform);
+    s = strategies::simulate_trace(workloads::load_chakra_trace(a.workload.substr(6)), cluster, a.engine, a.options);
+  } else {
+    if (a.plan.empty()) throw ConfigError(SourceLoc{"--plan", 0, 0}, "", "missing; a plan YAML is required unless --workload is trace:<prefix>");
+    const Inputs in = load_inputs(a);
+    s = strategies::simulate(in.model, in.cluster, in.plan, a.engine, a.options);
+  }
   if (!a.json.empty())
     tools::write_file_atomically(a.json, [&](std::ostream& o) { strategies::write_json(o, s.report); });
   if (!a.trace.empty())
@@ -216,8 +225,8 @@ int main(int argc, char** argv) {
   SimulateArgs sa;
   auto inputs = [&](CLI::App* cmd) {
     cmd->add_option("--platform", sa.platform, "cluster YAML")->required();
-    cmd->add_option("--workload", sa.workload, "model YAML")->required();
-    cmd->add_option("--plan", sa.plan, "parallelization plan YAML")->required();
+    cmd->add_option("--workload", sa.workload, "model YAML, or trace:<prefix> for Chakra files <prefix>.<rank>.et")->required();
+    cmd->add_option("--plan", sa.plan, "parallelization plan YAML (not for trace: workloads)");
     cmd->add_option("--json", sa.json, "write the report as JSON");
     cmd->add_option("--collective-algorithm", sa.options.collective_algorithm, "collective algorithm");
     cmd->add_option("--collectives", sa.options.fidelity, "collective fidelity on network engines")

@@ -184,4 +184,15 @@ TEST(Cli, InspectPrintsParametersAndWritesDot) {
   fs::remove(dot);
 }
 
+TEST(Cli, ATraceWorkloadNeedsNoPlanAndAMissingTraceIsOneLine) {
+  const CliRun missing = dejavu("simulate --platform " + src("platforms/presets/dgx-a100-1x8.yaml") +
+                                " --workload trace:/nonexistent/run");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/run.0.et: no such trace"), std::string::npos) << missing.err;
+  const CliRun no_plan = dejavu("simulate --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
+                                src("workloads/presets/gpt3-1.3b.yaml"));
+  EXPECT_EQ(no_plan.code, 2);
+  EXPECT_NE(no_plan.err.find("--plan: missing"), std::string::npos) << no_plan.err;
+}
+
 }  // namespace
