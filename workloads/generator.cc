@@ -16,6 +16,10 @@ void register_builtins() {
                    [] { return std::make_unique<LlamaGenerator>(); });
   generators().add("resnet50", "ResNet-50 v1.5: convolutions as implicit GEMMs, bottleneck blocks as layers",
                    [] { return std::make_unique<ResNet50Generator>(); });
+  generators().add("bert", "BERT-style encoder: token-type embeddings, pooler, masked-LM head",
+                   [] { return std::make_unique<BertGenerator>(); });
+  generators().add("vit", "Vision Transformer: patch embedding, class token, classifier",
+                   [] { return std::make_unique<VitGenerator>(); });
   generators().add("transformer",
                    "GPT-style decoder: embedding, decoder layers, LM head (Megatron layout)",
                    [] { return std::make_unique<TransformerGenerator>(); });

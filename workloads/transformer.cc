@@ -27,13 +27,26 @@ ModelGraph make_transformer(const TransformerConfig& c) {
 
   // Word and position embeddings; vocabulary-parallel under TP, so the output is summed
   // over the group (an all-reduce) as in Megatron.
-  Op emb = memory_op("embedding", OpClass::Embedding, -1, s * h, e, TpMode::Split);
-  emb.params = (V + s) * h;
-  emb.weight_bytes = 0;  // a lookup touches only the rows it reads
-  emb.activation_bytes = 0;  // its output is layer 0's input, kept there
-  emb.tp_sync_fwd = true;
-  emb.tp_sync_bytes = s * h * e;
-  chain(emb);
+  if (c.ends == TransformerConfig::Ends::Vit) {
+    // Patches of p x p x 3 values, each projected to h: a GEMM over the s-1 patches.
+    const double p = c.patch;
+    Op patches = gemm("patch_embedding", -1, s - 1, 3 * p * p, h, e, true);
+    patches.tp = TpMode::Replicated;
+    patches.params += (s + 1) * h;  // the learnt positions and the class token
+    patches.activation_bytes = (s - 1) * 3 * p * p * e;
+    patches.activation_split = false;
+    chain(patches);
+  } else {
+    Op emb = memory_op("embedding", OpClass::Embedding, -1, s * h, e, TpMode::Split);
+    const double positions = c.max_position > 0 ? c.max_position : s;
+    emb.params = (V + positions) * h;
+    if (c.ends == TransformerConfig::Ends::Bert) emb.params += 2 * h + 2 * h;  // token types, LayerNorm
+    emb.weight_bytes = 0;  // a lookup touches only the rows it reads
+    emb.activation_bytes = 0;  // its output is layer 0's input, kept there
+    emb.tp_sync_fwd = true;
+    emb.tp_sync_bytes = s * h * e;
+    chain(emb);
+  }
 
   // Activation memory per layer and sample, Korthikanti et al. 2022 (16-bit: e = 2):
   // 34·s·h + 5·a·s² bytes, of which LayerNorm inputs, the attention and MLP inputs and
@@ -89,12 +102,32 @@ ModelGraph make_transformer(const TransformerConfig& c) {
   }
 
   const int after = c.layers;
-  Op lnf = memory_op("final_ln", OpClass::Norm, after, s * h, e, TpMode::Replicated);
-  lnf.params = 2 * h;
-  chain(lnf);
+  if (c.ends == TransformerConfig::Ends::Vit) {
+    Op lnf = memory_op("final_ln", OpClass::Norm, after, s * h, e, TpMode::Replicated);
+    lnf.params = 2 * h;
+    chain(lnf);
+    Op head = gemm("classifier", after, 1, h, c.classes, e, true);  // on the class token
+    head.tp = TpMode::Replicated;
+    chain(head);
+    chain(memory_op("loss", OpClass::Elementwise, after, c.classes, e, TpMode::Replicated));
+    return g;
+  }
+  if (c.ends == TransformerConfig::Ends::Bert) {
+    Op pooler = gemm("pooler", after, 1, h, h, e, true);  // tanh(dense) on the first token
+    pooler.tp = TpMode::Replicated;
+    chain(pooler);
+    Op transform = gemm("mlm_transform", after, s, h, h, e, true);  // dense, GELU, LayerNorm
+    transform.tp = TpMode::Replicated;
+    transform.params += 2 * h;
+    chain(transform);
+  } else {
+    Op lnf = memory_op("final_ln", OpClass::Norm, after, s * h, e, TpMode::Replicated);
+    lnf.params = 2 * h;
+    chain(lnf);
+  }
   // LM head shares the embedding's weights (no new parameters), vocabulary-parallel.
   Op head = gemm("lm_head", after, s, h, V, e, false);
-  head.params = 0;
+  head.params = c.ends == TransformerConfig::Ends::Bert ? V : 0;  // BERT's decoder keeps a bias
   head.activation_bytes = s * h * e;  // its input; the logits are the loss's
   head.activation_split = false;
   chain(head);
@@ -121,6 +154,51 @@ ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
     n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + "), got " +
                           std::to_string(c.heads));
   c.dtype = dtype_key(n, c.dtype);
+  return make_transformer(c);
+}
+
+}  // namespace dejavu::workloads
+
+namespace dejavu::workloads {
+
+ModelGraph BertGenerator::generate(const ConfigNode& n) const {
+  n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "max_position", "dtype"});
+  TransformerConfig c;
+  c.ends = TransformerConfig::Ends::Bert;
+  c.name = n.get_string("name", n.file_stem());
+  c.layers = positive_key(n, "layers", 0, true);
+  c.hidden = positive_key(n, "hidden", 0, true);
+  c.heads = positive_key(n, "heads", 0, true);
+  c.seq_len = positive_key(n, "seq_len", 0, true);
+  c.vocab = positive_key(n, "vocab", 0, true);
+  c.ffn_hidden = positive_key(n, "ffn_hidden", 4LL * c.hidden, false);
+  c.max_position = positive_key(n, "max_position", 512, false);
+  c.dtype = dtype_key(n, c.dtype);
+  if (c.hidden % c.heads != 0) n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + ")");
+  if (c.seq_len > c.max_position)
+    n.child("seq_len").fail("longer than max_position (" + std::to_string(c.max_position) + ")");
+  return make_transformer(c);
+}
+
+ModelGraph VitGenerator::generate(const ConfigNode& n) const {
+  n.expect_map({"kind", "name", "image_size", "patch", "layers", "hidden", "heads", "ffn_hidden", "classes", "dtype"});
+  TransformerConfig c;
+  c.ends = TransformerConfig::Ends::Vit;
+  c.name = n.get_string("name", n.file_stem());
+  c.image_size = positive_key(n, "image_size", 224, false);
+  c.patch = positive_key(n, "patch", 0, true);
+  c.layers = positive_key(n, "layers", 0, true);
+  c.hidden = positive_key(n, "hidden", 0, true);
+  c.heads = positive_key(n, "heads", 0, true);
+  c.ffn_hidden = positive_key(n, "ffn_hidden", 4LL * c.hidden, false);
+  c.classes = positive_key(n, "classes", 1000, false);
+  c.dtype = dtype_key(n, c.dtype);
+  if (c.image_size % c.patch != 0)
+    n.child("patch").fail("must divide image_size (" + std::to_string(c.image_size) + ")");
+  if (c.hidden % c.heads != 0) n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + ")");
+  const int side = c.image_size / c.patch;
+  c.seq_len = side * side + 1;
+  c.vocab = 1;  // no vocabulary
   return make_transformer(c);
 }
 

@@ -16,11 +16,33 @@ struct TransformerConfig {
   int vocab = 0;
   int ffn_hidden = 0;  // 0: 4 * hidden
   sim::DType dtype = sim::DType::BF16;
+  // The same layers as encoders (the layer FLOPs are the same; only the ends differ):
+  enum class Ends { Gpt, Bert, Vit } ends = Ends::Gpt;
+  int max_position = 0;   // bert: position table rows (0: seq_len)
+  int patch = 0;          // vit: seq_len = (image_size / patch)^2 + 1 (the class token)
+  int image_size = 0;
+  int classes = 0;        // vit: classifier outputs
 };
 
 ModelGraph make_transformer(const TransformerConfig& c);
 
 class TransformerGenerator : public Generator {
+ public:
+  ModelGraph generate(const ConfigNode& config) const override;
+};
+
+// BERT-style encoder (Devlin et al. 2019): word, position and token-type embeddings with a
+// LayerNorm; a pooler; a masked-LM head (dense + LayerNorm, decoder tied to the embedding).
+//   kind: bert, layers, hidden, heads, seq_len, vocab, [ffn_hidden, max_position, dtype]
+class BertGenerator : public Generator {
+ public:
+  ModelGraph generate(const ConfigNode& config) const override;
+};
+
+// Vision Transformer (Dosovitskiy et al. 2021): image patches linearly embedded, a class
+// token and learnt positions, the encoder layers, a final LayerNorm and a classifier.
+//   kind: vit, image_size, patch, layers, hidden, heads, [ffn_hidden, classes, dtype]
+class VitGenerator : public Generator {
  public:
   ModelGraph generate(const ConfigNode& config) const override;
 };

@@ -290,6 +290,8 @@ TEST(Simulate, EveryPresetRuns) {
       {"dgx-a100-4x8", "llama3-8b", "tp4-pp2-dp4-interleaved-sp"},
       {"dgx-a100-4x8", "mixtral-8x7b", "tp4-pp2-dp4-ep4"},
       {"dgx-a100-1x8", "resnet50", "dp8-mb128"},
+      {"dgx-a100-1x8", "bert-large", "dp8-parameter-server"},
+      {"dgx-h100-1x8", "vit-h14", "dp8-mb128"},
       {"h100-rail-8x8", "llama3-70b", "tp8-pp2-dp4-1f1b"},
   };
   for (const Case& c : cases) {

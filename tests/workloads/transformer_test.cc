@@ -57,6 +57,21 @@ TEST(Transformer, LayerForwardIs24bsh2Plus4bs2h) {
   EXPECT_DOUBLE_EQ(flops, 24 * s * h * h + 4 * s * s * h);
 }
 
+TEST(Encoders, BertLargeAndVitHugeMatchTheirPapers) {
+  // Devlin et al. 2019: BERT-large "340M" (a rounded figure; 336M with pooler and MLM head).
+  EXPECT_NEAR(load_workload_file(preset("bert-large")).parameter_count() / 340e6, 1.0, 0.015);
+  // Dosovitskiy et al. 2021, Table 1: ViT-Huge 632M.
+  const ModelGraph vit = load_workload_file(preset("vit-h14"));
+  EXPECT_NEAR(vit.parameter_count() / 632e6, 1.0, 0.01);
+  // 257 tokens: 16 x 16 patches of 14 x 14 pixels and the class token.
+  double first_layer = 0;
+  for (size_t v = 0; v < vit.size(); ++v)
+    if (vit.op(static_cast<int>(v)).layer == 0 && vit.op(static_cast<int>(v)).counts_as_model_flops)
+      first_layer += vit.op(static_cast<int>(v)).fwd_flops;
+  const double s = 257, h = 1280;
+  EXPECT_DOUBLE_EQ(first_layer, 24 * s * h * h + 4 * s * s * h);
+}
+
 TEST(ModelGraph, CycleIsAModelError) {
   ModelGraph g;
   g.name = "loop";
