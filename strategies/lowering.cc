@@ -226,15 +226,17 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       const int D = dev[s][c];
       // One segment's compute task, its memory, and its tensor-parallel synchronisation:
       // an all-reduce, or with sequence parallelism a reduce-scatter and an all-gather.
-      auto exchange = [&](double per_sample, const std::string& what, int j, sim::TaskId& first, sim::TaskId& prev) {
-        const sim::TaskId a2a = g.add_collective(ep_participants[s], ep_stream, sim::CollectiveOp::AllToAll, ep_set[s],
-                                                 per_sample * b, g.label("ep all-to-all " + what), j);
+      auto exchange = [&](double per_sample, sim::CollectiveOp op, const std::string& what, int j, sim::TaskId& first,
+                          sim::TaskId& prev) {
+        const sim::TaskId a2a = g.add_collective(ep_participants[s], ep_stream, op, ep_set[s], per_sample * b,
+                                                 g.label(std::string("ep ") + sim::to_string(op) + " " + what), j);
         if (prev >= 0) g.depend(prev, a2a);
         if (first < 0) first = a2a;
         prev = a2a;
       };
       auto emit = [&](const Segment& seg, double duration, int j, sim::TaskId& first, sim::TaskId& prev) {
-        if (seg.ep_before_per_sample > 0) exchange(seg.ep_before_per_sample, "before " + seg.name, j, first, prev);
+        if (seg.ep_before_per_sample > 0)
+          exchange(seg.ep_before_per_sample, seg.ep_before_op, "before " + seg.name, j, first, prev);
         const sim::TaskId id = g.add_compute(D, compute, duration, g.label(seg.name), j);
         g.add_memory(id, seg.alloc_per_sample * b, seg.free_per_sample * b);
         if (prev >= 0) g.depend(prev, id);
@@ -242,7 +244,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
         prev = id;
         // The tensor-parallel synchronisation, then the expert-parallel exchange.
         if (t == 1 || seg.sync_bytes_per_sample <= 0) {
-          if (seg.ep_after_per_sample > 0) exchange(seg.ep_after_per_sample, "after " + seg.name, j, first, prev);
+          if (seg.ep_after_per_sample > 0) exchange(seg.ep_after_per_sample, seg.ep_after_op, "after " + seg.name, j, first, prev);
           return;
         }
         const double bytes = seg.sync_bytes_per_sample * b;
@@ -255,7 +257,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           g.depend(prev, sync);
           prev = sync;
         }
-        if (seg.ep_after_per_sample > 0) exchange(seg.ep_after_per_sample, "after " + seg.name, j, first, prev);
+        if (seg.ep_after_per_sample > 0) exchange(seg.ep_after_per_sample, seg.ep_after_op, "after " + seg.name, j, first, prev);
       };
       sim::TaskId previous_item_first = -1;
       for (const WorkItem& item : schedule->order(s, p, m, v)) {

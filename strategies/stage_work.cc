@@ -72,7 +72,8 @@ std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vecto
     const ActivationSplit act = activation_of(op, m, plan);
     if (exchanges && backward && op.ep_a2a_bwd_before_bytes > 0) {
       close();
-      cur.ep_before_per_sample = op.ep_a2a_bwd_before_bytes;
+      cur.ep_before_per_sample = op.ep_a2a_bwd_before_bytes * (op.ep_bytes_per_member ? plan.ep : 1);
+      cur.ep_before_op = op.ep_bwd_op;
     }
     cur.ops.push_back(v);
     // A split backward frees an op's activations once nothing needs them: after W for
@@ -86,7 +87,10 @@ std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vecto
     const bool syncs = kind == Pass::BackwardWeight ? false : backward ? op.tp_sync_bwd : op.tp_sync_fwd;
     const double a2a = !exchanges ? 0 : backward ? op.ep_a2a_bwd_bytes : op.ep_a2a_fwd_bytes;
     if (plan.tp > 1 && syncs) cur.sync_bytes_per_sample = op.tp_sync_bytes;
-    if (a2a > 0) cur.ep_after_per_sample = a2a;
+    if (a2a > 0) {
+      cur.ep_after_per_sample = a2a * (op.ep_bytes_per_member ? plan.ep : 1);
+      cur.ep_after_op = backward ? op.ep_bwd_op : op.ep_fwd_op;
+    }
     if ((plan.tp > 1 && syncs) || a2a > 0) close();
   }
   close();

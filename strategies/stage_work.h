@@ -20,6 +20,7 @@ struct Segment {
   double sync_bytes_per_sample = 0;  // tensor-parallel synchronisation after the segment
   double ep_before_per_sample = 0;   // expert-parallel all-to-all before the segment
   double ep_after_per_sample = 0;    // ... and after it (after the TP synchronisation)
+  sim::CollectiveOp ep_before_op = sim::CollectiveOp::AllToAll, ep_after_op = sim::CollectiveOp::AllToAll;
   // Activation memory per sample per GPU: allocated by the forward (stored) or by the
   // recomputation (the rest), freed by the backward of the same ops.
   double alloc_per_sample = 0;

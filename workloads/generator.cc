@@ -1,5 +1,6 @@
 #include "workloads/generator.h"
 
+#include "workloads/dlrm.h"
 #include "workloads/llama.h"
 #include "workloads/resnet.h"
 #include "workloads/transformer.h"
@@ -20,6 +21,8 @@ void register_builtins() {
                    [] { return std::make_unique<BertGenerator>(); });
   generators().add("vit", "Vision Transformer: patch embedding, class token, classifier",
                    [] { return std::make_unique<VitGenerator>(); });
+  generators().add("dlrm", "DLRM: embedding tables (sharded table-, row-, column-wise or replicated), MLPs, interaction",
+                   [] { return std::make_unique<DlrmGenerator>(); });
   generators().add("transformer",
                    "GPT-style decoder: embedding, decoder layers, LM head (Megatron layout)",
                    [] { return std::make_unique<TransformerGenerator>(); });

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/kernel.h"
+#include "sim/task_graph.h"
 
 namespace dejavu::workloads {
 
@@ -43,6 +44,12 @@ struct Op {
   // and the experts' last forward (combine); in the backward, before the experts' last op
   // (combine's gradient) and after their first (dispatch's gradient).
   bool expert = false;
+  // The exchanges are all-to-alls unless the op says otherwise (DLRM's row-wise tables
+  // reduce-scatter partial sums forward and all-gather their gradients backward); bytes
+  // then count per member of the group (they grow with it).
+  sim::CollectiveOp ep_fwd_op = sim::CollectiveOp::AllToAll;
+  sim::CollectiveOp ep_bwd_op = sim::CollectiveOp::AllToAll;
+  bool ep_bytes_per_member = false;
   double ep_a2a_fwd_bytes = 0;
   double ep_a2a_bwd_bytes = 0;
   double ep_a2a_bwd_before_bytes = 0;
