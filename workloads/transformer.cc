@@ -136,45 +136,38 @@ ModelGraph make_transformer(const TransformerConfig& c) {
   return g;
 }
 
-ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
-  n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden",
-                "dtype"});
+namespace {
+// The keys every transformer-shaped generator shares: name, layers, hidden, heads,
+// ffn_hidden, dtype (heads must divide hidden).
+TransformerConfig read_layers(const ConfigNode& n, TransformerConfig::Ends ends) {
   TransformerConfig c;
-  c.name = n.get_string("name", n.file_stem());
-  auto positive = [&](const char* key, long long fallback, bool required) {
-    return positive_key(n, key, fallback, required);
-  };
-  c.layers = positive("layers", 0, true);
-  c.hidden = positive("hidden", 0, true);
-  c.heads = positive("heads", 0, true);
-  c.seq_len = positive("seq_len", 0, true);
-  c.vocab = positive("vocab", 0, true);
-  c.ffn_hidden = positive("ffn_hidden", 4LL * c.hidden, false);
-  if (c.hidden % c.heads != 0)
-    n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + "), got " +
-                          std::to_string(c.heads));
-  c.dtype = dtype_key(n, c.dtype);
-  return make_transformer(c);
-}
-
-}  // namespace dejavu::workloads
-
-namespace dejavu::workloads {
-
-ModelGraph BertGenerator::generate(const ConfigNode& n) const {
-  n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "max_position", "dtype"});
-  TransformerConfig c;
-  c.ends = TransformerConfig::Ends::Bert;
+  c.ends = ends;
   c.name = n.get_string("name", n.file_stem());
   c.layers = positive_key(n, "layers", 0, true);
   c.hidden = positive_key(n, "hidden", 0, true);
   c.heads = positive_key(n, "heads", 0, true);
+  c.ffn_hidden = positive_key(n, "ffn_hidden", 4LL * c.hidden, false);
+  c.dtype = dtype_key(n, c.dtype);
+  if (c.hidden % c.heads != 0)
+    n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + "), got " + std::to_string(c.heads));
+  return c;
+}
+}  // namespace
+
+ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
+  n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "dtype"});
+  TransformerConfig c = read_layers(n, TransformerConfig::Ends::Gpt);
   c.seq_len = positive_key(n, "seq_len", 0, true);
   c.vocab = positive_key(n, "vocab", 0, true);
-  c.ffn_hidden = positive_key(n, "ffn_hidden", 4LL * c.hidden, false);
+  return make_transformer(c);
+}
+
+ModelGraph BertGenerator::generate(const ConfigNode& n) const {
+  n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "max_position", "dtype"});
+  TransformerConfig c = read_layers(n, TransformerConfig::Ends::Bert);
+  c.seq_len = positive_key(n, "seq_len", 0, true);
+  c.vocab = positive_key(n, "vocab", 0, true);
   c.max_position = positive_key(n, "max_position", 512, false);
-  c.dtype = dtype_key(n, c.dtype);
-  if (c.hidden % c.heads != 0) n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + ")");
   if (c.seq_len > c.max_position)
     n.child("seq_len").fail("longer than max_position (" + std::to_string(c.max_position) + ")");
   return make_transformer(c);
@@ -182,20 +175,12 @@ ModelGraph BertGenerator::generate(const ConfigNode& n) const {
 
 ModelGraph VitGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "image_size", "patch", "layers", "hidden", "heads", "ffn_hidden", "classes", "dtype"});
-  TransformerConfig c;
-  c.ends = TransformerConfig::Ends::Vit;
-  c.name = n.get_string("name", n.file_stem());
+  TransformerConfig c = read_layers(n, TransformerConfig::Ends::Vit);
   c.image_size = positive_key(n, "image_size", 224, false);
   c.patch = positive_key(n, "patch", 0, true);
-  c.layers = positive_key(n, "layers", 0, true);
-  c.hidden = positive_key(n, "hidden", 0, true);
-  c.heads = positive_key(n, "heads", 0, true);
-  c.ffn_hidden = positive_key(n, "ffn_hidden", 4LL * c.hidden, false);
   c.classes = positive_key(n, "classes", 1000, false);
-  c.dtype = dtype_key(n, c.dtype);
   if (c.image_size % c.patch != 0)
     n.child("patch").fail("must divide image_size (" + std::to_string(c.image_size) + ")");
-  if (c.hidden % c.heads != 0) n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + ")");
   const int side = c.image_size / c.patch;
   c.seq_len = side * side + 1;
   c.vocab = 1;  // no vocabulary
