@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 
 #include "platforms/perf_model.h"
@@ -183,6 +184,14 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   const int send_fwd_label = g.label("send activations to next stage");
   const int send_bwd_label = g.label("send gradients to previous stage");
   const int gather_label = g.label("zero-3 gather weights");
+  // Labels are interned once per segment and kind of task, not once per task: the 175B
+  // plan emits a quarter of a million tasks from a few hundred segments.
+  std::map<std::pair<const Segment*, int>, int> labels;
+  auto label_of = [&](const Segment& seg, int kind, const std::function<std::string()>& text) {
+    auto [it, fresh] = labels.try_emplace({&seg, kind}, -1);
+    if (fresh) it->second = g.label(text());
+    return it->second;
+  };
   using Grid = std::vector<std::vector<std::vector<sim::TaskId>>>;  // [class][virtual stage][microbatch]
   Grid f_first, f_last, b_first, b_last, f_send, b_send, weight_first;
   for (Grid* grid : {&f_first, &f_last, &b_first, &b_last, &f_send, &b_send, &weight_first})
@@ -226,25 +235,27 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       const int D = dev[s][c];
       // One segment's compute task, its memory, and its tensor-parallel synchronisation:
       // an all-reduce, or with sequence parallelism a reduce-scatter and an all-gather.
-      auto exchange = [&](double per_sample, sim::CollectiveOp op, const std::string& what, int j, sim::TaskId& first,
-                          sim::TaskId& prev) {
-        const sim::TaskId a2a = g.add_collective(ep_participants[s], ep_stream, op, ep_set[s], per_sample * b,
-                                                 g.label(std::string("ep ") + sim::to_string(op) + " " + what), j);
+      auto exchange = [&](const Segment& seg, bool before, int j, sim::TaskId& first, sim::TaskId& prev) {
+        const double per_sample = before ? seg.ep_before_per_sample : seg.ep_after_per_sample;
+        const sim::CollectiveOp op = before ? seg.ep_before_op : seg.ep_after_op;
+        const int label = label_of(seg, before ? 1 : 2, [&] {
+          return std::string("ep ") + sim::to_string(op) + (before ? " before " : " after ") + seg.name;
+        });
+        const sim::TaskId a2a = g.add_collective(ep_participants[s], ep_stream, op, ep_set[s], per_sample * b, label, j);
         if (prev >= 0) g.depend(prev, a2a);
         if (first < 0) first = a2a;
         prev = a2a;
       };
       auto emit = [&](const Segment& seg, double duration, int j, sim::TaskId& first, sim::TaskId& prev) {
-        if (seg.ep_before_per_sample > 0)
-          exchange(seg.ep_before_per_sample, seg.ep_before_op, "before " + seg.name, j, first, prev);
-        const sim::TaskId id = g.add_compute(D, compute, duration, g.label(seg.name), j);
+        if (seg.ep_before_per_sample > 0) exchange(seg, true, j, first, prev);
+        const sim::TaskId id = g.add_compute(D, compute, duration, label_of(seg, 0, [&] { return seg.name; }), j);
         g.add_memory(id, seg.alloc_per_sample * b, seg.free_per_sample * b);
         if (prev >= 0) g.depend(prev, id);
         if (first < 0) first = id;
         prev = id;
         // The tensor-parallel synchronisation, then the expert-parallel exchange.
         if (t == 1 || seg.sync_bytes_per_sample <= 0) {
-          if (seg.ep_after_per_sample > 0) exchange(seg.ep_after_per_sample, seg.ep_after_op, "after " + seg.name, j, first, prev);
+          if (seg.ep_after_per_sample > 0) exchange(seg, false, j, first, prev);
           return;
         }
         const double bytes = seg.sync_bytes_per_sample * b;
@@ -253,11 +264,14 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
                              : std::vector<sim::CollectiveOp>{sim::CollectiveOp::AllReduce};
         for (sim::CollectiveOp op : ops) {
           const sim::TaskId sync = g.add_collective(self[s][c], tp_stream, op, tp_set[s][c], bytes,
-                                                    g.label(std::string("tp ") + sim::to_string(op) + " after " + seg.name), j);
+                                                    label_of(seg, 3 + static_cast<int>(op), [&] {
+                                                      return std::string("tp ") + sim::to_string(op) + " after " + seg.name;
+                                                    }),
+                                                    j);
           g.depend(prev, sync);
           prev = sync;
         }
-        if (seg.ep_after_per_sample > 0) exchange(seg.ep_after_per_sample, seg.ep_after_op, "after " + seg.name, j, first, prev);
+        if (seg.ep_after_per_sample > 0) exchange(seg, false, j, first, prev);
       };
       sim::TaskId previous_item_first = -1;
       for (const WorkItem& item : schedule->order(s, p, m, v)) {
