@@ -17,13 +17,8 @@ ModelGraph make_transformer(const TransformerConfig& c) {
   const double e = sim::dtype_bytes(c.dtype);
   g.boundary_bytes_per_sample = s * h * e;
 
-  int prev = -1;
-  auto chain = [&](Op op) {
-    const int v = g.add_op(std::move(op));
-    if (prev >= 0) g.add_edge(prev, v);
-    prev = v;
-    return v;
-  };
+  Chain chained(g);
+  auto chain = [&](Op op) { return chained.add(std::move(op)); };
 
   // Word and position embeddings; vocabulary-parallel under TP, so the output is summed
   // over the group (an all-reduce) as in Megatron.
