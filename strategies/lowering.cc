@@ -25,7 +25,8 @@ constexpr double kOptimizerBytesPerParam = 28;
 sim::Kernel kernel_of(const Op& op, const ModelGraph& m, const Plan& plan, Pass pass) {
   const bool in_layer = op.layer >= 0 && op.layer < m.layers;
   const bool split = op.tp == workloads::TpMode::Split || (plan.sequence_parallel && in_layer);
-  const double t = split ? plan.tp : 1, b = plan.micro_batch_size;
+  // Each context rank works on its 1/cp of every sequence; weights are read whole.
+  const double t = split ? plan.tp : 1, b = plan.micro_batch_size / static_cast<double>(plan.cp);
   sim::Kernel k;
   k.op_class = op.op_class;
   k.dtype = m.dtype;
@@ -60,6 +61,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
                  const LowerOptions& options) {
   validate(plan, model, cluster);
   const int p = plan.pp, d = plan.dp, t = plan.tp, m = plan.microbatches(), v = plan.virtual_stages;
+  const int cp = plan.cp, K = t * cp;  // GPUs per replica and stage: inner rank c·t + k
   const int V = plan.total_stages();
   const double b = plan.micro_batch_size, e = sim::dtype_bytes(model.dtype);
   const auto schedule = schedules().make(plan.schedule);
@@ -67,16 +69,19 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   auto gpu = [&](int s, int r, int k) { return gpu_index(plan, s, r, k); };
   auto host = [&](int s, int r, int k) { return cluster.gpus[gpu(s, r, k)].host; };
   auto gpu_stage = [&](int vs) { return vs % p; };
-  // The data-parallel rings of GPU stage s: one per tensor-parallel rank, in replica order.
+  // The gradient rings of GPU stage s: one per tensor-parallel rank over every replica and
+  // context rank (they hold the same weights), in GPU order.
   auto dp_rings = [&](int s) {
     sim::CommSet set;
     for (int k = 0; k < t; ++k) {
       std::vector<int> ring;
-      for (int r = 0; r < d; ++r) ring.push_back(host(s, r, k));
+      for (int r = 0; r < d; ++r)
+        for (int c = 0; c < cp; ++c) ring.push_back(host(s, r, c * t + k));
       set.groups.push_back(ring);
     }
     return set;
   };
+  const int dpc = d * cp;  // how many GPUs share each gradient
 
   LoweredJob job;
   sim::TaskGraph& g = job.graph;
@@ -87,9 +92,9 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   for (int r = 0; r < d; ++r) {
     std::string sig = options.fold_symmetric ? "" : std::to_string(r);
     for (int s = 0; s < p; ++s) {
-      for (int k = 0; k < t; ++k) {
+      for (int k = 0; k < K; ++k) {
         sig += cluster.gpus[gpu(s, r, k)].spec->name + ",";
-        const auto ring = cluster.network.path_cost(host(s, r, k), host(s, r, (k + 1) % t));
+        const auto ring = cluster.network.path_cost(host(s, r, k), host(s, r, k / t * t + (k % t + 1) % t));
         sig += exact(ring.latency_s) + "/" + exact(ring.bottleneck_Bps) + ";";
       }
       sig += "|";
@@ -116,7 +121,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   auto ep_groups = [&](int s) {
     sim::CommSet set;
     for (int r0 = 0; r0 < d; r0 += ep)
-      for (int k = 0; k < t; ++k) {
+      for (int k = 0; k < K; ++k) {
         std::vector<int> group;
         for (int i = 0; i < ep; ++i) group.push_back(host(s, r0 + i, k));
         set.groups.push_back(group);
@@ -129,6 +134,8 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   const int pp_stream = g.stream("pp-comm"), dp_stream = g.stream("dp-comm");
   const int ep_stream = ep > 1 ? g.stream("ep-comm") : -1;
   std::vector<int> ep_set(p, -1), ep_participants(p, -1);
+  const int cp_stream = cp > 1 ? g.stream("cp-comm") : -1;
+  std::vector<int> cp_set(p, -1);  // context groups: per replica and tensor rank, over cp
   job.roles.resize(cluster.gpu_count());
   std::vector<std::vector<int>> dev(p, std::vector<int>(nc)), self(p, std::vector<int>(nc)), tp_set(p, std::vector<int>(nc));
   const double optimizer_per_param = e < 4 ? 12 : 8;  // fp32 master copy, momentum, variance
@@ -138,31 +145,43 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       sim::CommSet rings;
       double capacity = 0;
       for (int r : classes[c]) {
-        std::vector<int> ring;
-        for (int k = 0; k < t; ++k) {
+        for (int k = 0; k < K; ++k) {
           hosts.push_back(host(s, r, k));
-          ring.push_back(host(s, r, k));
           const double mem = cluster.gpus[gpu(s, r, k)].spec->memory_bytes;
           capacity = capacity == 0 ? mem : std::min(capacity, mem);
         }
-        rings.groups.push_back(ring);
+        for (int x = 0; x < cp; ++x) {  // one tensor-parallel ring per context rank
+          std::vector<int> ring;
+          for (int k = 0; k < t; ++k) ring.push_back(host(s, r, x * t + k));
+          rings.groups.push_back(ring);
+        }
       }
       dev[s][c] = g.add_device("stage" + std::to_string(s) + ".dp" + std::to_string(classes[c][0]), hosts);
       sim::Device& device = g.device(dev[s][c]);
       device.capacity_bytes = capacity;
       // Model states; ZeRO shards optimizer state (1), gradients (2) and weights (3).
-      device.resident = {{"weights", params[s] * e / (plan.zero >= 3 ? d : 1)},
-                         {"gradients", params[s] * e / (plan.zero >= 2 ? d : 1)},
-                         {"optimizer", params[s] * optimizer_per_param / (plan.zero >= 1 ? d : 1)}};
+      device.resident = {{"weights", params[s] * e / (plan.zero >= 3 ? dpc : 1)},
+                         {"gradients", params[s] * e / (plan.zero >= 2 ? dpc : 1)},
+                         {"optimizer", params[s] * optimizer_per_param / (plan.zero >= 1 ? dpc : 1)}};
       self[s][c] = g.add_participants({dev[s][c]});
       tp_set[s][c] = g.add_comm_set(std::move(rings));
-      if (ep > 1 && c == nc - 1) {
-        ep_set[s] = g.add_comm_set(ep_groups(s));
+      if ((ep > 1 || cp > 1) && c == nc - 1) {
         ep_participants[s] = g.add_participants(dev[s]);
+        if (ep > 1) ep_set[s] = g.add_comm_set(ep_groups(s));
+        if (cp > 1) {
+          sim::CommSet groups;
+          for (int r = 0; r < d; ++r)
+            for (int k = 0; k < t; ++k) {
+              std::vector<int> group;
+              for (int x = 0; x < cp; ++x) group.push_back(host(s, r, x * t + k));
+              groups.groups.push_back(group);
+            }
+          cp_set[s] = g.add_comm_set(std::move(groups));
+        }
       }
       job.device_stage.push_back(s);
       for (int r : classes[c])
-        for (int k = 0; k < t; ++k) job.roles[gpu(s, r, k)] = GpuRole{s, r, k, dev[s][c]};
+        for (int k = 0; k < K; ++k) job.roles[gpu(s, r, k)] = GpuRole{s, r, k % t, dev[s][c], k / t};
     }
   }
 
@@ -170,7 +189,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   std::map<std::string, platforms::PerfModel> perf;
   auto segment_time = [&](const Segment& seg, int s, int r) {
     double worst = 0;
-    for (int k = 0; k < t; ++k) {
+    for (int k = 0; k < K; ++k) {
       const platforms::GpuSpec& spec = *cluster.gpus[gpu(s, r, k)].spec;
       auto it = perf.try_emplace(spec.name, spec).first;
       double sum = 0;
@@ -180,7 +199,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     return worst;
   };
 
-  const double boundary = model.boundary_bytes_per_sample * b;
+  const double boundary = model.boundary_bytes_per_sample * b / cp;  // a context rank's tokens
   const int send_fwd_label = g.label("send activations to next stage");
   const int send_bwd_label = g.label("send gradients to previous stage");
   const int gather_label = g.label("zero-3 gather weights");
@@ -211,7 +230,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     for (int vs = 0; vs < V; ++vs) {
       sim::CommSet to_next, to_prev;
       for (int r : classes[c])
-        for (int k = 0; k < t; ++k) {
+        for (int k = 0; k < K; ++k) {
           if (vs + 1 < V) to_next.groups.push_back({host(gpu_stage(vs), r, k), host(gpu_stage(vs + 1), r, k)});
           if (vs > 0) to_prev.groups.push_back({host(gpu_stage(vs), r, k), host(gpu_stage(vs - 1), r, k)});
         }
@@ -241,13 +260,23 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
         const int label = label_of(seg, before ? 1 : 2, [&] {
           return std::string("ep ") + sim::to_string(op) + (before ? " before " : " after ") + seg.name;
         });
-        const sim::TaskId a2a = g.add_collective(ep_participants[s], ep_stream, op, ep_set[s], per_sample * b, label, j);
+        const sim::TaskId a2a = g.add_collective(ep_participants[s], ep_stream, op, ep_set[s], per_sample * b / cp, label, j);
         if (prev >= 0) g.depend(prev, a2a);
         if (first < 0) first = a2a;
         prev = a2a;
       };
       auto emit = [&](const Segment& seg, double duration, int j, sim::TaskId& first, sim::TaskId& prev) {
         if (seg.ep_before_per_sample > 0) exchange(seg, true, j, first, prev);
+        // Context parallelism: every rank gathers the sequence's keys and values before
+        // attention, and reduce-scatters their gradients after its backward.
+        auto context = [&](sim::CollectiveOp op, double per_sample, int kind) {
+          const int label = label_of(seg, kind, [&] { return std::string("cp ") + sim::to_string(op) + " " + seg.name; });
+          const sim::TaskId x = g.add_collective(ep_participants[s], cp_stream, op, cp_set[s], per_sample * b, label, j);
+          if (prev >= 0) g.depend(prev, x);
+          if (first < 0) first = x;
+          prev = x;
+        };
+        if (seg.cp_gather_per_sample > 0) context(sim::CollectiveOp::AllGather, seg.cp_gather_per_sample, 20);
         const sim::TaskId id = g.add_compute(D, compute, duration, label_of(seg, 0, [&] { return seg.name; }), j);
         g.add_memory(id, seg.alloc_per_sample * b, seg.free_per_sample * b);
         if (prev >= 0) g.depend(prev, id);
@@ -256,9 +285,10 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
         // The tensor-parallel synchronisation, then the expert-parallel exchange.
         if (t == 1 || seg.sync_bytes_per_sample <= 0) {
           if (seg.ep_after_per_sample > 0) exchange(seg, false, j, first, prev);
+          if (seg.cp_scatter_per_sample > 0) context(sim::CollectiveOp::ReduceScatter, seg.cp_scatter_per_sample, 21);
           return;
         }
-        const double bytes = seg.sync_bytes_per_sample * b;
+        const double bytes = seg.sync_bytes_per_sample * b / cp;
         const auto ops = plan.sequence_parallel
                              ? std::vector<sim::CollectiveOp>{sim::CollectiveOp::ReduceScatter, sim::CollectiveOp::AllGather}
                              : std::vector<sim::CollectiveOp>{sim::CollectiveOp::AllReduce};
@@ -272,6 +302,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           prev = sync;
         }
         if (seg.ep_after_per_sample > 0) exchange(seg, false, j, first, prev);
+        if (seg.cp_scatter_per_sample > 0) context(sim::CollectiveOp::ReduceScatter, seg.cp_scatter_per_sample, 21);
       };
       sim::TaskId previous_item_first = -1;
       for (const WorkItem& item : schedule->order(s, p, m, v)) {
@@ -280,11 +311,11 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
         sim::TaskId first = -1, last = -1;
         // ZeRO-3 gathers the chunk's weights before each pass, one item ahead at most.
         double gathered = 0;
-        if (plan.zero >= 3 && d > 1) {
+        if (plan.zero >= 3 && dpc > 1) {
           const double bytes = w.params_per_gpu * e;
           const sim::TaskId ag = g.add_collective(g.add_participants(dev[s]), dp_stream, sim::CollectiveOp::AllGather,
                                                   g.add_comm_set(dp_rings(s)), bytes, gather_label, j);
-          gathered = bytes * (d - 1) / d;
+          gathered = bytes * (dpc - 1) / dpc;
           g.add_memory(ag, gathered, 0);
           if (previous_item_first >= 0) g.depend(previous_item_first, ag);
           first = ag;
@@ -359,7 +390,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     };
     std::vector<sim::TaskId> synced = last_backwards[s];
     const double bucket = plan.data_parallel.bucket_bytes;
-    if (d > 1 && bucket > 0) {
+    if (dpc > 1 && bucket > 0) {
       // Buckets of consecutive blocks, in the order their gradients complete, each
       // all-reduced (or reduce-scattered under ZeRO) as soon as its last block is done,
       // under the remaining backward.
@@ -385,11 +416,11 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       flush();
       for (sim::TaskId id : last_backwards[s])  // and nothing steps before every backward
         if (!synced.empty()) g.depend(id, synced.back());
-    } else if (d > 1 && plan.zero >= 1) {
+    } else if (dpc > 1 && plan.zero >= 1) {
       const sim::TaskId rs = dp_collective(sim::CollectiveOp::ReduceScatter, "dp gradient reduce-scatter", grad_bytes);
       for (sim::TaskId id : last_backwards[s]) g.depend(id, rs);
       synced = {rs};
-    } else if (d > 1) {
+    } else if (dpc > 1) {
       std::vector<std::pair<double, double>> matrices;
       for (int vs = s; vs < V; vs += p) matrices.insert(matrices.end(), work[vs].matrices.begin(), work[vs].matrices.end());
       const Compression z = compress(plan.data_parallel, grad_bytes, model.dtype, matrices);
@@ -405,20 +436,24 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           ready.push_back(id);
         }
       }
-      std::vector<std::vector<int>> hosts(d);
+      std::vector<std::vector<int>> hosts;  // every (replica, context rank) is a gradient holder
       for (int r = 0; r < d; ++r)
-        for (int k = 0; k < t; ++k) hosts[r].push_back(host(s, r, k));
+        for (int x = 0; x < cp; ++x) {
+          hosts.emplace_back();
+          for (int k = 0; k < t; ++k) hosts.back().push_back(host(s, r, x * t + k));
+        }
       // With expert parallelism the experts' gradients are shared only by the replicas
       // holding the same experts (every ep-th one): they get their own all-reduce.
       const double expert_bytes = ep > 1 ? expert_params[s] * e : 0;
       SyncContext ctx{g, dp_stream, dev[s], hosts, z.wire_bytes - expert_bytes, z.sparse, plan.data_parallel};
       synced = topology->emit(ctx, ready);
-      if (expert_bytes > 0 && d / ep > 1) {
+      if (expert_bytes > 0 && d / ep * cp > 1) {
         sim::CommSet set;
         for (int i = 0; i < ep; ++i)
           for (int k = 0; k < t; ++k) {
             std::vector<int> ring;
-            for (int r = i; r < d; r += ep) ring.push_back(host(s, r, k));
+            for (int r = i; r < d; r += ep)
+              for (int x = 0; x < cp; ++x) ring.push_back(host(s, r, x * t + k));
             set.groups.push_back(ring);
           }
         const sim::TaskId id = g.add_collective(g.add_participants(dev[s]), dp_stream, sim::CollectiveOp::AllReduce,
@@ -428,7 +463,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
         synced.push_back(id);
       }
     }
-    const double shard = plan.zero >= 1 ? d : 1;
+    const double shard = plan.zero >= 1 ? dpc : 1;
     std::vector<sim::TaskId> steps;
     for (int c = 0; c < nc; ++c) {
       const platforms::GpuSpec& spec = *cluster.gpus[gpu(s, classes[c][0], 0)].spec;
@@ -438,7 +473,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       for (sim::TaskId id : synced) g.depend(id, step);
       steps.push_back(step);
     }
-    if (d > 1 && (plan.zero == 1 || plan.zero == 2)) {
+    if (dpc > 1 && (plan.zero == 1 || plan.zero == 2)) {
       const sim::TaskId gather = dp_collective(sim::CollectiveOp::AllGather, "dp weight all-gather", grad_bytes);
       for (sim::TaskId step : steps) g.depend(step, gather);
     }

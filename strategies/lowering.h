@@ -25,6 +25,7 @@ namespace dejavu::strategies {
 struct GpuRole {
   int stage = 0, dp_rank = 0, tp_rank = 0;
   int device = -1;  // the simulated device standing for this GPU
+  int cp_rank = 0;
 };
 
 struct LoweredJob {
@@ -45,8 +46,10 @@ LoweredJob lower(const workloads::ModelGraph& model, const platforms::Cluster& c
                  const Plan& plan, const LowerOptions& options = {});
 
 // Which GPU (cluster index) holds (stage, dp_rank, tp_rank).
-inline int gpu_index(const Plan& p, int stage, int dp_rank, int tp_rank) {
-  return (stage * p.dp + dp_rank) * p.tp + tp_rank;
+// `inner` counts the ranks inside a replica's stage: cp_rank * tp + tp_rank (Megatron's
+// order: tp, then cp, then dp, then pp).
+inline int gpu_index(const Plan& p, int stage, int dp_rank, int inner) {
+  return (stage * p.dp + dp_rank) * p.tp * p.cp + inner;
 }
 
 }  // namespace dejavu::strategies

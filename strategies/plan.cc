@@ -30,7 +30,7 @@ std::string divisors(int n) {
 
 Plan load_plan(const ConfigNode& root) {
   root.expect_map({"name", "tp", "pp", "dp", "micro_batch_size", "global_batch_size", "schedule",
-                   "virtual_stages", "stages", "recompute", "sequence_parallel", "zero", "data_parallel", "ep"});
+                   "virtual_stages", "stages", "recompute", "sequence_parallel", "zero", "data_parallel", "ep", "cp"});
   Plan p;
   p.file = root.file();
   p.where[""] = root.loc();
@@ -39,6 +39,7 @@ Plan load_plan(const ConfigNode& root) {
   p.pp = positive(root, "pp", 1, p);
   p.dp = positive(root, "dp", 1, p);
   p.ep = positive(root, "ep", 1, p);
+  p.cp = positive(root, "cp", 1, p);
   p.micro_batch_size = positive(root, "micro_batch_size", 1, p);
   const ConfigNode gb = root.child("global_batch_size");
   p.global_batch_size = positive(root, "global_batch_size", 1, p);
@@ -112,8 +113,9 @@ void validate(const Plan& p, const workloads::ModelGraph& model,
                 " attention heads of model " + model.name + "; valid: " + divisors(model.heads));
   if (p.gpus() != cluster.gpu_count())
     fail_at(p, "dp",
-            "tp x pp x dp = " + std::to_string(p.tp) + " x " + std::to_string(p.pp) + " x " +
-                std::to_string(p.dp) + " = " + std::to_string(p.gpus()) + " GPUs, but platform " +
+            "tp x pp x dp" + std::string(p.cp > 1 ? " x cp" : "") + " = " + std::to_string(p.tp) + " x " +
+                std::to_string(p.pp) + " x " + std::to_string(p.dp) + (p.cp > 1 ? " x " + std::to_string(p.cp) : "") +
+                " = " + std::to_string(p.gpus()) + " GPUs, but platform " +
                 cluster.name + " has " + std::to_string(cluster.gpu_count()) +
                 "; valid: degrees whose product is " + std::to_string(cluster.gpu_count()));
   if (p.total_stages() > model.layers)

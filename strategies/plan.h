@@ -12,6 +12,7 @@
 //   sequence_parallel: false  # tensor parallelism with reduce-scatter/all-gather (Megatron SP)
 //   zero: 0                # 0 (plain data parallelism) | 1 | 2 | 3 (FSDP)
 //   ep: 1                  # expert parallelism (MoE workloads): divides dp and the experts
+//   cp: 1                  # context parallelism: the sequence split over cp GPUs
 //   data_parallel: {sync: all-reduce, compression: none}   # see strategies/data_parallel.h
 #pragma once
 
@@ -29,6 +30,7 @@ struct Plan {
   std::string name = "plan";
   int tp = 1, pp = 1, dp = 1;
   int ep = 1;  // expert parallelism: experts sharded over groups of ep data-parallel replicas
+  int cp = 1;  // context parallelism: each sequence split over cp GPUs (ring attention)
   int micro_batch_size = 1;
   int global_batch_size = 1;
   std::string schedule = "1f1b";
@@ -53,7 +55,7 @@ struct Plan {
   std::string file;                        // where it was read from
   std::map<std::string, SourceLoc> where;  // key -> position, for checks against the model
 
-  int gpus() const { return tp * pp * dp; }
+  int gpus() const { return tp * cp * pp * dp; }
   int microbatches() const { return global_batch_size / (micro_batch_size * dp); }
   int total_stages() const { return pp * virtual_stages; }
 };

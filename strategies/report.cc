@@ -86,6 +86,7 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
     d.stage = role.stage;
     d.dp_rank = role.dp_rank;
     d.tp_rank = role.tp_rank;
+    d.cp_rank = role.cp_rank;
     d.simulated_as = g.devices()[role.device].name;
     d.busy_s = times[role.device].compute_s;
     d.communication_s = times[role.device].communication_s;
@@ -158,6 +159,7 @@ void write_json(std::ostream& out, const Report& r) {
                     {"stage", d.stage},
                     {"dp_rank", d.dp_rank},
                     {"tp_rank", d.tp_rank},
+                    {"cp_rank", d.cp_rank},
                     {"simulated_as", d.simulated_as},
                     {"busy_s", d.busy_s},
                     {"communication_s", d.communication_s},

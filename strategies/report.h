@@ -18,7 +18,7 @@ struct DeviceReport {
   int gpu = 0;
   std::string name;     // network host name, "server0/gpu3"
   std::string gpu_type;
-  int stage = 0, dp_rank = 0, tp_rank = 0;
+  int stage = 0, dp_rank = 0, tp_rank = 0, cp_rank = 0;
   std::string simulated_as;  // the device that stood for it
   double busy_s = 0, communication_s = 0, exposed_communication_s = 0, idle_s = 0;
   double peak_memory_bytes = 0, memory_capacity_bytes = 0;

@@ -29,10 +29,10 @@ ActivationSplit activation_of(const Op& op, const ModelGraph& m, const Plan& pla
   // Sequence parallelism splits along the sequence what tensor parallelism leaves whole.
   const bool split = op.activation_split || (plan.sequence_parallel && in_layer);
   ActivationSplit a;
-  a.full = op.activation_bytes / (split ? t : 1);
+  a.full = op.activation_bytes / (split ? t : 1) / plan.cp;  // each context rank keeps its tokens
   a.stored = a.full;
   if (in_layer && plan.recompute == "selective")
-    a.stored = a.full - op.selective_recompute_bytes / (split ? t : 1);
+    a.stored = a.full - op.selective_recompute_bytes / (split ? t : 1) / plan.cp;
   if (in_layer && plan.recompute == "full") a.stored = op.layer_input ? a.full : 0;
   return a;
 }
@@ -57,7 +57,7 @@ std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vecto
   auto close = [&] {
     if (cur.ops.empty()) {
       // a segment that only opens with an exchange keeps it for the op that follows
-      if (cur.ep_before_per_sample == 0) cur = open();
+      if (cur.ep_before_per_sample == 0 && cur.cp_gather_per_sample == 0) cur = open();
       return;
     }
     const std::string& a = m.op(cur.ops.front()).name;
@@ -70,6 +70,11 @@ std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vecto
   for (int v : ops) {
     const Op& op = m.op(v);
     const ActivationSplit act = activation_of(op, m, plan);
+    const bool context = plan.cp > 1 && op.cp_kv_bytes > 0 && kind != Pass::BackwardWeight;
+    if (context && !backward) {  // gather the sequence's keys and values first
+      close();
+      cur.cp_gather_per_sample = op.cp_kv_bytes / plan.tp;
+    }
     if (exchanges && backward && op.ep_a2a_bwd_before_bytes > 0) {
       close();
       cur.ep_before_per_sample = op.ep_a2a_bwd_before_bytes * (op.ep_bytes_per_member ? plan.ep : 1);
@@ -91,7 +96,8 @@ std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vecto
       cur.ep_after_per_sample = a2a * (op.ep_bytes_per_member ? plan.ep : 1);
       cur.ep_after_op = backward ? op.ep_bwd_op : op.ep_fwd_op;
     }
-    if ((plan.tp > 1 && syncs) || a2a > 0) close();
+    if (context && backward) cur.cp_scatter_per_sample = op.cp_kv_bytes / plan.tp;
+    if ((plan.tp > 1 && syncs) || a2a > 0 || (context && backward)) close();
   }
   close();
   return out;

@@ -21,6 +21,8 @@ struct Segment {
   double ep_before_per_sample = 0;   // expert-parallel all-to-all before the segment
   double ep_after_per_sample = 0;    // ... and after it (after the TP synchronisation)
   sim::CollectiveOp ep_before_op = sim::CollectiveOp::AllToAll, ep_after_op = sim::CollectiveOp::AllToAll;
+  double cp_gather_per_sample = 0;   // context parallelism: keys and values gathered before
+  double cp_scatter_per_sample = 0;  // ... and their gradients reduce-scattered after
   // Activation memory per sample per GPU: allocated by the forward (stored) or by the
   // recomputation (the rest), freed by the backward of the same ops.
   double alloc_per_sample = 0;

@@ -48,6 +48,7 @@ ModelGraph make_llama(const LlamaConfig& c) {
     attn.bwd_bytes = 2 * attn.fwd_bytes;
     attn.counts_as_model_flops = true;
     attn.selective_recompute_bytes = a * s * s * (2 * e + 1);
+    attn.cp_kv_bytes = 2 * s * kv * e;
     attn.activation_bytes = (s * h + 2 * s * kv) * e + attn.selective_recompute_bytes;  // Q, K, V + scores
     chain.add(attn);
     Op out = gemm(p + "out_proj", l, s, h, h, e, false);

@@ -43,6 +43,9 @@ struct Op {
   // tokens travel by all-to-all (bytes per sample): after the router's forward (dispatch)
   // and the experts' last forward (combine); in the backward, before the experts' last op
   // (combine's gradient) and after their first (dispatch's gradient).
+  // Context parallelism: the keys and values (bytes per sample) every rank of the group
+  // gathers before this op's forward and whose gradients it reduce-scatters after its backward.
+  double cp_kv_bytes = 0;
   bool expert = false;
   // The exchanges are all-to-alls unless the op says otherwise (DLRM's row-wise tables
   // reduce-scatter partial sums forward and all-gather their gradients backward); bytes

@@ -75,6 +75,7 @@ ModelGraph make_transformer(const TransformerConfig& c) {
     attn.bwd_bytes = 2 * attn.fwd_bytes;
     attn.counts_as_model_flops = true;
     attn.selective_recompute_bytes = a * s * s * (2 * e + 1);  // softmax, mask, dropout out
+    attn.cp_kv_bytes = 2 * s * h * e;
     chain(keep(attn, 3 * s * h * e + attn.selective_recompute_bytes, true));  // + Q, K, V
     Op proj = keep(gemm(p + "proj", l, s, h, h, e, true), s * h * e, true);
     proj.tp_sync_fwd = true;  // Megatron's g: all-reduce of the row-parallel output

@@ -181,6 +181,44 @@ TEST(Lowering, ExpertParallelismExchangesTokensFourTimesPerLayerAndShardsTheExpe
   EXPECT_THROW(lower(model, cluster, plan), ConfigError);
 }
 
+TEST(Lowering, ContextParallelismGathersKeysAndValuesAndHalvesEachRanksWork) {
+  Inputs in = presets("dgx-a100-4x8", "llama3-8b", "tp4-pp2-dp4-1f1b");
+  in.plan.recompute = "none";
+  in.plan.global_batch_size = 16;
+  const LoweredJob plain = lower(in.model, in.cluster, in.plan);
+  in.plan.dp = 2;
+  in.plan.cp = 2;
+  in.plan.global_batch_size = 8;  // same microbatches per replica
+  const LoweredJob ctx = lower(in.model, in.cluster, in.plan);
+  // Every layer gathers its keys and values forward and reduce-scatters their gradients
+  // backward: 8 key/value heads of 128 over 8192 tokens, 2 bytes, per tensor rank.
+  const double kv = 2.0 * 8192 * 8 * 128 * 2 / 4;
+  std::map<sim::CollectiveOp, int> n;
+  for (const auto& t : ctx.graph.tasks())
+    if (t.kind == sim::TaskKind::Collective && ctx.graph.stream_names()[t.stream] == "cp-comm") {
+      ++n[t.op];
+      EXPECT_DOUBLE_EQ(t.bytes, kv);
+    }
+  EXPECT_EQ(n[sim::CollectiveOp::AllGather], 32 * 4);  // 32 layers, 4 microbatches
+  EXPECT_EQ(n[sim::CollectiveOp::ReduceScatter], 32 * 4);
+  // Each context rank computes half of every sequence: layer 0's forward takes about half
+  // as long (weights are still read whole, so a little more than half).
+  auto layer0 = [](const LoweredJob& job) {
+    double sum = 0;
+    for (const auto& t : job.graph.tasks())
+      if (t.kind == sim::TaskKind::Compute && t.microbatch == 0 && t.device == 0 &&
+          job.graph.labels()[t.label].rfind("fwd L0.", 0) == 0)
+        sum += t.duration_s;
+    return sum;
+  };
+  ASSERT_GT(layer0(plain), 0);
+  EXPECT_GT(layer0(ctx), 0.5 * layer0(plain));
+  EXPECT_LT(layer0(ctx), 0.6 * layer0(plain));
+  // GPUs: tp innermost, then the context rank
+  EXPECT_EQ(ctx.roles[5].cp_rank, 1);
+  EXPECT_EQ(ctx.roles[5].tp_rank, 1);
+}
+
 TEST(Lowering, UnevenStagesPutTheListedLayersOnEachStage) {
   Inputs in = presets("dgx-a100-4x8", "gpt3-1.3b", "tp4-pp2-dp4-1f1b");
   in.plan.stages = {10, 14};
@@ -289,6 +327,7 @@ TEST(Simulate, EveryPresetRuns) {
       {"h100-rail-8x8", "gpt3-13b", "tp8-pp2-dp4-1f1b"},
       {"dgx-a100-4x8", "llama3-8b", "tp4-pp2-dp4-interleaved-sp"},
       {"dgx-a100-4x8", "mixtral-8x7b", "tp4-pp2-dp4-ep4"},
+      {"dgx-a100-4x8", "llama3-8b", "tp4-cp2-pp2-dp2"},
       {"dgx-a100-1x8", "resnet50", "dp8-mb128"},
       {"dgx-a100-1x8", "bert-large", "dp8-parameter-server"},
       {"dgx-h100-1x8", "vit-h14", "dp8-mb128"},

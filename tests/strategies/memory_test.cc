@@ -60,6 +60,13 @@ TEST_F(Korthikanti, SelectiveRecomputationDropsTheAttentionScores) {
   EXPECT_NEAR(layer_activation(model, p, false), s * b * h / t * (34 + 5 * a * s / h), 1);  // until backward
 }
 
+TEST_F(Korthikanti, ContextParallelismSplitsTheSequence) {
+  Plan p = plan();
+  p.sequence_parallel = true;
+  p.cp = 2;
+  EXPECT_NEAR(layer_activation(model, p, true), s * b * h / t * (34 + 5 * a * s / h) / 2, 1);
+}
+
 TEST_F(Korthikanti, FullRecomputationKeepsOnlyTheLayerInput) {
   Plan p = plan();
   p.recompute = "full";
