@@ -33,7 +33,7 @@ bool collective_op(int chakra_type, sim::CollectiveOp* op) {
   }
 }
 
-std::string where(const workloads::RankTrace& r, const TraceNode& n) {
+std::string where(const TraceNode& n) {
   return "node " + std::to_string(n.id) + " (" + n.name + ")";
 }
 
@@ -62,7 +62,7 @@ LoweredJob lower_trace(const workloads::ChakraTrace& trace, const platforms::Clu
       } else if (n.type == TraceNodeType::Send || n.type == TraceNodeType::Recv) {
         const int src = n.type == TraceNodeType::Send ? r : n.comm_src, dst = n.type == TraceNodeType::Send ? n.comm_dst : r;
         if (src < 0 || dst < 0 || src >= ranks || dst >= ranks)
-          throw ConfigError(SourceLoc{trace.ranks[r].file, 0, 0}, where(trace.ranks[r], n),
+          throw ConfigError(SourceLoc{trace.ranks[r].file, 0, 0}, where(n),
                             "comm_src / comm_dst must name ranks 0 to " + std::to_string(ranks - 1));
         const std::string pair = std::to_string(src) + ">" + std::to_string(dst) + "|" + std::to_string(n.comm_tag);
         key = "p2p|" + pair + "|" + std::to_string(counters[(n.type == TraceNodeType::Send ? "s|" : "r|") + pair]++);
@@ -116,7 +116,7 @@ LoweredJob lower_trace(const workloads::ChakraTrace& trace, const platforms::Clu
     for (size_t u = 0; u < units.size(); ++u)
       if (indegree[u] > 0) {
         const Member& m = units[u][0];
-        throw ModelError(trace.ranks[m.rank].file + ": " + where(trace.ranks[m.rank], trace.ranks[m.rank].nodes[m.node]) +
+        throw ModelError(trace.ranks[m.rank].file + ": " + where(trace.ranks[m.rank].nodes[m.node]) +
                          " is in a dependency cycle");
       }
   }
@@ -141,7 +141,7 @@ LoweredJob lower_trace(const workloads::ChakraTrace& trace, const platforms::Clu
     if (n.type == TraceNodeType::Collective) {
       sim::CollectiveOp op;
       if (!collective_op(n.comm_type, &op))
-        throw ConfigError(SourceLoc{file, 0, 0}, where(trace.ranks[m.rank], n),
+        throw ConfigError(SourceLoc{file, 0, 0}, where(n),
                           "comm_type " + std::to_string(n.comm_type) +
                               " is not supported; valid: all-reduce, reduce, all-gather, broadcast, all-to-all, reduce-scatter, barrier");
       std::set<int> members;
