@@ -84,7 +84,7 @@ LoweredJob lower_trace(const workloads::ChakraTrace& trace, const platforms::Clu
   for (const auto& u : units) {
     const TraceNode& first = trace.ranks[u[0].rank].nodes[u[0].node];
     if ((first.type == TraceNodeType::Send || first.type == TraceNodeType::Recv) && u.size() != 2)
-      throw ConfigError(SourceLoc{trace.ranks[u[0].rank].file, 0, 0}, where(trace.ranks[u[0].rank], first),
+      throw ConfigError(SourceLoc{trace.ranks[u[0].rank].file, 0, 0}, where(first),
                         first.type == TraceNodeType::Send ? "a send that no rank receives" : "a receive that no rank sends");
   }
 
