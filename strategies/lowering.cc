@@ -1,11 +1,13 @@
 #include "strategies/lowering.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <functional>
 #include <map>
 
 #include "platforms/perf_model.h"
+#include "sim/collective.h"
 #include "strategies/data_parallel.h"
 #include "strategies/schedules/schedule.h"
 #include "strategies/stage_work.h"
@@ -55,6 +57,19 @@ struct Durations {
   std::vector<std::vector<double>> fwd, bwd, recompute, bwd_input, bwd_weight;
 };
 
+// A work item as one task: its segments and collectives back to back. Memory relative to
+// the item's start: the most it holds at once (taken when it starts) and what is left.
+struct FusedItem {
+  double duration_s = 0;
+  double level = 0, peak = 0;
+  void add_compute(double d, double alloc, double free) {
+    duration_s += d;
+    level += alloc;
+    peak = std::max(peak, level);
+    level -= free;
+  }
+};
+
 }  // namespace
 
 LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
@@ -82,6 +97,8 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     return set;
   };
   const int dpc = d * cp;  // how many GPUs share each gradient
+  const bool fused = options.fuse_items && plan.ep == 1 && cp == 1 && plan.data_parallel.bucket_bytes <= 0;
+  const auto tp_algorithm = sim::collective_algorithms().make(options.collective_algorithm);
 
   LoweredJob job;
   sim::TaskGraph& g = job.graph;
@@ -250,6 +267,54 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       }
     }
 
+    // Fused: each kind of work item of each virtual stage priced once, as one task.
+    enum Kind { kFwd, kBwd, kBwdInput, kBwdWeight, kKinds };
+    std::vector<std::array<FusedItem, kKinds>> items(fused ? V : 0);
+    if (fused) {
+      std::map<std::pair<int, double>, double> sync_time;  // (op, bytes) -> seconds, per stage
+      for (int vs = 0; vs < V; ++vs) {
+        sync_time.clear();
+        const std::vector<int>& ring = g.comm_set(tp_set[gpu_stage(vs)][c]).groups.at(0);
+        auto add = [&](FusedItem& item, const Segment& seg, double duration) {
+          item.add_compute(duration, seg.alloc_per_sample * b, seg.free_per_sample * b);
+          if (t == 1 || seg.sync_bytes_per_sample <= 0) return;
+          const double bytes = seg.sync_bytes_per_sample * b;
+          const auto ops = plan.sequence_parallel
+                               ? std::vector<sim::CollectiveOp>{sim::CollectiveOp::ReduceScatter, sim::CollectiveOp::AllGather}
+                               : std::vector<sim::CollectiveOp>{sim::CollectiveOp::AllReduce};
+          for (sim::CollectiveOp op : ops) {
+            auto [it, fresh] = sync_time.try_emplace({static_cast<int>(op), bytes}, 0.0);
+            if (fresh)
+              it->second = sim::algorithm_for(*tp_algorithm, cluster.network, ring, op).time_s(cluster.network, ring, op, bytes);
+            item.duration_s += it->second;
+          }
+        };
+        const StageWork& w = work[vs];
+        for (size_t bi = 0; bi < w.blocks.size(); ++bi)
+          for (size_t si = 0; si < w.blocks[bi].fwd.size(); ++si) add(items[vs][kFwd], w.blocks[bi].fwd[si], dur[vs].fwd[bi][si]);
+        for (size_t bi = w.blocks.size(); bi-- > 0;) {
+          const Block& blk = w.blocks[bi];
+          for (int kind : {kBwd, kBwdInput}) {
+            for (size_t si = 0; si < blk.recompute.size(); ++si) add(items[vs][kind], blk.recompute[si], dur[vs].recompute[bi][si]);
+            const auto& segs = kind == kBwd ? blk.bwd : blk.bwd_input;
+            const auto& times = kind == kBwd ? dur[vs].bwd[bi] : dur[vs].bwd_input[bi];
+            for (size_t si = 0; si < segs.size(); ++si) add(items[vs][kind], segs[si], times[si]);
+          }
+          for (size_t si = 0; si < blk.bwd_weight.size(); ++si) add(items[vs][kBwdWeight], blk.bwd_weight[si], dur[vs].bwd_weight[bi][si]);
+        }
+      }
+    }
+    const int fused_label[kKinds] = {g.label("forward"), g.label("backward"), g.label("backward (input gradients)"),
+                                     g.label("backward (weight gradients)")};
+    auto emit_fused = [&](int vs, int kind, int D, int j, sim::TaskId& first, sim::TaskId& prev) {
+      const FusedItem& item = items[vs][kind];
+      const sim::TaskId id = g.add_compute(D, compute, item.duration_s, fused_label[kind], j);
+      g.add_memory(id, item.peak, item.peak - item.level);
+      if (prev >= 0) g.depend(prev, id);
+      if (first < 0) first = id;
+      prev = id;
+    };
+
     for (int s = 0; s < p; ++s) {
       const int D = dev[s][c];
       // One segment's compute task, its memory, and its tensor-parallel synchronisation:
@@ -321,7 +386,28 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           first = ag;
           last = ag;
         }
-        if (!item.backward) {
+        if (!item.backward && fused) {
+          emit_fused(vs, kFwd, D, j, first, last);
+          f_first[c][vs][j] = first;
+          f_last[c][vs][j] = last;
+          if (vs + 1 < V) {
+            f_send[c][vs][j] = g.add_transfer(D, pp_stream, fwd_set[vs], boundary, send_fwd_label, j);
+            g.depend(last, f_send[c][vs][j]);
+          }
+        } else if (item.backward && fused && item.part == BackwardPart::Weight) {
+          emit_fused(vs, kBwdWeight, D, j, first, last);
+          weight_first[c][vs][j] = first;
+          last_backwards[s].push_back(last);
+        } else if (item.backward && fused) {
+          emit_fused(vs, item.part == BackwardPart::Input ? kBwdInput : kBwd, D, j, first, last);
+          b_first[c][vs][j] = first;
+          b_last[c][vs][j] = last;
+          last_backwards[s].push_back(last);
+          if (vs > 0) {
+            b_send[c][vs][j] = g.add_transfer(D, pp_stream, bwd_set[vs], boundary, send_bwd_label, j);
+            g.depend(last, b_send[c][vs][j]);
+          }
+        } else if (!item.backward) {
           for (size_t bi = 0; bi < w.blocks.size(); ++bi)
             for (size_t si = 0; si < w.blocks[bi].fwd.size(); ++si)
               emit(w.blocks[bi].fwd[si], dur[vs].fwd[bi][si], j, first, last);
@@ -489,6 +575,60 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
         for (int op : seg.ops)
           if (model.op(op).counts_as_model_flops) job.hardware_flops += model.op(op).fwd_flops * samples;
   return job;
+}
+
+std::vector<BlockCost> block_costs(const ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
+                                   int stage, const std::string& collective_algorithm) {
+  Plan whole = plan;
+  whole.pp = 1;
+  whole.virtual_stages = 1;
+  whole.stages.clear();
+  const std::vector<StageWork> work = build_stage_work(model, whole, false);
+  const int t = plan.tp, K = plan.tp * plan.cp;
+  const double b = plan.micro_batch_size;
+  std::vector<platforms::PerfModel> perf;
+  std::vector<int> ring;
+  for (int k = 0; k < K; ++k) {
+    const auto& slot = cluster.gpus.at(gpu_index(plan, stage, 0, k));
+    perf.emplace_back(*slot.spec);
+    if (k < t) ring.push_back(slot.host);
+  }
+  const auto algorithm = sim::collective_algorithms().make(collective_algorithm);
+  auto sync_s = [&](const Segment& seg) {
+    if (t == 1 || seg.sync_bytes_per_sample <= 0) return 0.0;
+    const double bytes = seg.sync_bytes_per_sample * b / plan.cp;
+    double sum = 0;
+    const auto ops = plan.sequence_parallel
+                         ? std::vector<sim::CollectiveOp>{sim::CollectiveOp::ReduceScatter, sim::CollectiveOp::AllGather}
+                         : std::vector<sim::CollectiveOp>{sim::CollectiveOp::AllReduce};
+    for (sim::CollectiveOp op : ops)
+      sum += sim::algorithm_for(*algorithm, cluster.network, ring, op).time_s(cluster.network, ring, op, bytes);
+    return sum;
+  };
+  auto segment_s = [&](const Segment& seg) {
+    double worst = 0;
+    for (const auto& pm : perf) {
+      double sum = 0;
+      for (int op : seg.ops) sum += pm.time_s(kernel_of(model.op(op), model, plan, seg.pass));
+      worst = std::max(worst, sum);
+    }
+    return worst + sync_s(seg);
+  };
+  std::vector<BlockCost> out;
+  for (const Block& blk : work.at(0).blocks) {
+    BlockCost c;
+    c.is_layer = blk.is_layer;
+    c.params_per_gpu = blk.params_per_gpu;
+    for (const auto* segs : {&blk.fwd, &blk.recompute, &blk.bwd})
+      for (const Segment& seg : *segs) c.time_s += segment_s(seg);
+    for (const Segment& seg : blk.fwd) c.stored_bytes += (seg.alloc_per_sample - seg.free_per_sample) * b;
+    FusedItem backward;
+    for (const auto* segs : {&blk.recompute, &blk.bwd})
+      for (const Segment& seg : *segs) backward.add_compute(0, seg.alloc_per_sample * b, seg.free_per_sample * b);
+    c.transient_bytes = backward.peak;
+    out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace dejavu::strategies

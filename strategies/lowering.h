@@ -39,11 +39,35 @@ struct LoweredJob {
 
 struct LowerOptions {
   bool fold_symmetric = true;  // false: one device per data-parallel replica and stage
+  // One compute task per work item (a microbatch's pass over a stage) instead of one per
+  // segment and collective: the segments and their tensor-parallel collectives run back to
+  // back on one GPU, so their sum (collectives in closed form with `collective_algorithm`)
+  // and the item's peak memory are what the analytic engine would find anyway, with a
+  // tenth of the tasks. The search's evaluator uses it. Plans with expert or context
+  // parallelism or gradient buckets (whose collectives span devices or overlap the
+  // backward) are lowered unfused.
+  bool fuse_items = false;
+  std::string collective_algorithm = "ring";
 };
 
 // Validates the plan first; throws ConfigError / ModelError.
 LoweredJob lower(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
                  const Plan& plan, const LowerOptions& options = {});
+
+// What one microbatch costs on the GPUs of pipeline stage `stage` of `plan`, block by block
+// in forward order (the ops before the layers, each layer, the ops after), priced exactly
+// as lower() prices them: the slowest GPU of the tensor-parallel group, plus the
+// tensor-parallel collectives in closed form. For stage partitioners (the search), which
+// move layers between stages without lowering every candidate. Ignores plan.pp's split.
+struct BlockCost {
+  bool is_layer = false;
+  double time_s = 0;           // forward + backward (with recomputation)
+  double params_per_gpu = 0;
+  double stored_bytes = 0;     // activations one microbatch keeps until its backward
+  double transient_bytes = 0;  // the most its backward holds at once beyond that
+};
+std::vector<BlockCost> block_costs(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
+                                   const Plan& plan, int stage, const std::string& collective_algorithm = "ring");
 
 // Which GPU (cluster index) holds (stage, dp_rank, tp_rank).
 // `inner` counts the ranks inside a replica's stage: cp_rank * tp + tp_rank (Megatron's

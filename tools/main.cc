@@ -19,6 +19,8 @@
 #include "strategies/simulate.h"
 #include "tools/collective_sweep.h"
 #include "tools/output_file.h"
+#include "tools/plan_search.h"
+#include "strategies/search/space.h"
 #include "workloads/chakra/chakra_trace.h"
 #include "workloads/generator.h"
 #include "workloads/inspect.h"
@@ -115,6 +117,25 @@ int run_compare(const SimulateArgs& a) {
   return 0;
 }
 
+int run_search_command(const tools::SearchArgs& a, bool quiet) {
+  const tools::SearchRun run = tools::run_search(a);
+  const auto* best = run.best();
+  if (!a.output.empty() && best)
+    tools::write_file_atomically(a.output, [&](std::ostream& o) {
+      strategies::search::write_plan_yaml(o, best->plan,
+                                          "found by dejavu search (" + a.algo + ") for " + run.workload + " on " +
+                                              run.platform + ": " + units::format_time(best->score.iteration_time_s) +
+                                              " per iteration");
+    });
+  if (!a.json.empty()) tools::write_file_atomically(a.json, [&](std::ostream& o) { tools::write_search_json(o, run); });
+  if (!quiet) tools::write_search_table(std::cout, run);
+  if (!best) {
+    std::cerr << "dejavu: no plan of the search space fits in memory on " << run.platform << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 int run_export(const std::string& platform, const std::string& output) {
   const platforms::Cluster cluster = platforms::load_cluster_file(platform);
   tools::write_file_atomically(output, [&](std::ostream& o) { platforms::write_simgrid_platform(o, cluster); });
@@ -203,6 +224,7 @@ int run_list() {
   list_registry("engines", sim::engines());
   list_registry("collective algorithms", sim::collective_algorithms());
   list_registry("pipeline schedules", strategies::schedules());
+  list_registry("plan searchers", strategies::search::searchers());
   list_registry("workload kinds", workloads::generators());
   std::cout << "platform presets:\n";
   list_presets("platforms");
@@ -270,6 +292,23 @@ int main(int argc, char** argv) {
   coll->add_option("--csv", ca.csv, "also write the rows as CSV");
   coll->add_option("--validate", ca.validate, "measured bus bandwidths to compare with (CSV)");
 
+  tools::SearchArgs sr;
+  bool search_quiet = false;
+  CLI::App* search = app.add_subcommand("search", "search the best plan (grid, dp, mcmc, diff, or all)");
+  search->add_option("--platform", sr.platform, "cluster YAML")->required();
+  search->add_option("--workload", sr.workload, "model YAML")->required();
+  search->add_option("--algo", sr.algo, "searcher (grid, dp, mcmc, diff) or all");
+  search->add_option("--global-batch", sr.global_batch, "samples per iteration (default: the workload's global_batch_size)");
+  search->add_option("--budget", sr.budget, "wall-clock cap per searcher, e.g. 30s");
+  search->add_option("--seed", sr.seed, "seed for mcmc and diff");
+  search->add_option("--top", sr.top, "how many plans to list");
+  search->add_option("--iterations", sr.iterations, "mcmc proposals / diff gradient steps");
+  search->add_option("--verify", sr.verify, "re-simulate the top plans on this engine (simgrid)");
+  search->add_option("--json", sr.json, "write the results as JSON");
+  search->add_option("-o,--output", sr.output, "write the best plan as a plan YAML");
+  search->add_flag("--quiet", search_quiet, "print no table");
+  search->add_flag("!--no-progress", sr.progress, "no progress bar");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -283,6 +322,7 @@ int main(int argc, char** argv) {
   try {
     if (simulate->parsed()) return run_simulate(sa);
     if (list->parsed()) return run_list();
+    if (search->parsed()) return run_search_command(sr, search_quiet);
     if (compare->parsed()) return run_compare(sa);
     if (coll->parsed()) return run_collectives(ca);
     if (inspect->parsed()) {

@@ -22,7 +22,7 @@ std::vector<int> widths(const ConfigNode& list) {
 }  // namespace
 
 ModelGraph DlrmGenerator::generate(const ConfigNode& n) const {
-  n.expect_map({"kind", "name", "dense_features", "tables", "bottom_mlp", "top_mlp", "sharding", "dtype"});
+  n.expect_map({"kind", "name", "dense_features", "tables", "bottom_mlp", "top_mlp", "sharding", "dtype", "global_batch_size"});
   ModelGraph g;
   g.name = n.get_string("name", n.file_stem());
   g.dtype = dtype_key(n, sim::DType::FP32);

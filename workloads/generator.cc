@@ -35,6 +35,12 @@ ModelGraph load_workload(const ConfigNode& root) {
               generators().names_joined());
   ModelGraph g = generators().make(kind.as_string())->generate(root);
   g.topological_order();  // rejects cycles here, at the edge
+  if (root.has("global_batch_size")) {
+    const ConfigNode b = root.child("global_batch_size");
+    const long long n = b.as_int();
+    if (n <= 0 || n > (1LL << 30)) b.fail("expected a positive number of samples, got " + b.as_string());
+    g.global_batch_size = static_cast<int>(n);
+  }
   return g;
 }
 

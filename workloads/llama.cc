@@ -16,6 +16,7 @@ ModelGraph make_llama(const LlamaConfig& c) {
   const double s = c.seq_len, h = c.hidden, a = c.heads, f = c.ffn_hidden, V = c.vocab;
   const double kv = static_cast<double>(c.kv_heads) * (h / a);  // key (and value) width
   const double e = sim::dtype_bytes(c.dtype);
+  g.tokens_per_sample = s;
   g.boundary_bytes_per_sample = s * h * e;
   Chain chain(g);
 
@@ -109,7 +110,7 @@ ModelGraph make_llama(const LlamaConfig& c) {
 }
 
 ModelGraph LlamaGenerator::generate(const ConfigNode& n) const {
-  n.expect_map({"kind", "name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "dtype",
+  n.expect_map({"kind", "name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "dtype", "global_batch_size",
                 "tie_embeddings", "experts", "top_k", "capacity_factor"});
   LlamaConfig c;
   c.name = n.get_string("name", n.file_stem());

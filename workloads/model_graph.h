@@ -37,6 +37,8 @@ class ModelGraph {
   int experts = 0;                    // expert parallelism must divide this (0: dense)
   double boundary_bytes_per_sample = 0;  // activation crossing a layer boundary
   sim::DType dtype = sim::DType::BF16;
+  double tokens_per_sample = 1;       // sequence length for language models (tokens/s)
+  int global_batch_size = 0;          // the training job's batch, if the YAML fixes it (0: not)
 
  private:
   Graph graph_;

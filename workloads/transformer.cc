@@ -16,6 +16,8 @@ ModelGraph make_transformer(const TransformerConfig& c) {
   const double f = c.ffn_hidden > 0 ? c.ffn_hidden : 4.0 * c.hidden;
   const double e = sim::dtype_bytes(c.dtype);
   g.boundary_bytes_per_sample = s * h * e;
+  // Language models count tokens; a vision transformer's throughput is in images.
+  g.tokens_per_sample = c.ends == TransformerConfig::Ends::Vit ? 1 : s;
 
   Chain chained(g);
   auto chain = [&](Op op) { return chained.add(std::move(op)); };
@@ -151,7 +153,7 @@ TransformerConfig read_layers(const ConfigNode& n, TransformerConfig::Ends ends)
 }  // namespace
 
 ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
-  n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "dtype"});
+  n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "dtype", "global_batch_size"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Gpt);
   c.seq_len = positive_key(n, "seq_len", 0, true);
   c.vocab = positive_key(n, "vocab", 0, true);
@@ -159,7 +161,7 @@ ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
 }
 
 ModelGraph BertGenerator::generate(const ConfigNode& n) const {
-  n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "max_position", "dtype"});
+  n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "max_position", "dtype", "global_batch_size"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Bert);
   c.seq_len = positive_key(n, "seq_len", 0, true);
   c.vocab = positive_key(n, "vocab", 0, true);
@@ -170,7 +172,7 @@ ModelGraph BertGenerator::generate(const ConfigNode& n) const {
 }
 
 ModelGraph VitGenerator::generate(const ConfigNode& n) const {
-  n.expect_map({"kind", "name", "image_size", "patch", "layers", "hidden", "heads", "ffn_hidden", "classes", "dtype"});
+  n.expect_map({"kind", "name", "image_size", "patch", "layers", "hidden", "heads", "ffn_hidden", "classes", "dtype", "global_batch_size"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Vit);
   c.image_size = positive_key(n, "image_size", 224, false);
   c.patch = positive_key(n, "patch", 0, true);

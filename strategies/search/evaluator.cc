@@ -1,0 +1,103 @@
+#include "strategies/search/evaluator.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/error.h"
+#include "sim/memory.h"
+#include "strategies/lowering.h"
+
+namespace dejavu::strategies::search {
+
+std::string plan_key(const Plan& p) {
+  std::string k;
+  auto add = [&](const char* name, const std::string& v) { k += std::string(name) + "=" + v + ";"; };
+  add("tp", std::to_string(p.tp));
+  add("pp", std::to_string(p.pp));
+  add("dp", std::to_string(p.dp));
+  add("ep", std::to_string(p.ep));
+  add("cp", std::to_string(p.cp));
+  add("mb", std::to_string(p.micro_batch_size));
+  add("gb", std::to_string(p.global_batch_size));
+  add("sched", p.schedule);
+  add("v", std::to_string(p.virtual_stages));
+  std::string st;
+  for (int l : p.stages) st += std::to_string(l) + ",";
+  add("stages", st);
+  add("rc", p.recompute);
+  add("sp", p.sequence_parallel ? "1" : "0");
+  add("zero", std::to_string(p.zero));
+  const auto& d = p.data_parallel;
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%s/%d/%d/%d/%llu/%s/%a/%d/%a", d.sync.c_str(), d.servers, d.peers, d.step, d.seed,
+                d.compression.c_str(), d.density, d.rank, d.bucket_bytes);
+  add("dpx", buf);
+  return k;
+}
+
+double model_state_lower_bound_bytes(const workloads::ModelGraph& model, const Plan& p) {
+  // Every GPU holds at least its share of the parameters: the fullest stage has at least
+  // the average, and tensor parallelism splits at most every parameter t ways.
+  const double params = model.parameter_count() / (static_cast<double>(p.tp) * p.pp);
+  const double e = sim::dtype_bytes(model.dtype);
+  const double optimizer = e < 4 ? 12 : 8;  // as lower() counts it
+  const double dpc = static_cast<double>(p.dp) * p.cp;
+  if (p.ep > 1) return 0;  // experts shard further; no cheap bound
+  return params * (e / (p.zero >= 3 ? dpc : 1) + e / (p.zero >= 2 ? dpc : 1) + optimizer / (p.zero >= 1 ? dpc : 1));
+}
+
+SimulationEvaluator::SimulationEvaluator(Problem problem, std::string collective_algorithm)
+    : problem_(problem), algorithm_(std::move(collective_algorithm)), engine_(sim::engines().make("analytic")) {
+  for (const auto& slot : problem_.cluster->gpus)
+    min_capacity_ = min_capacity_ == 0 ? slot.spec->memory_bytes : std::min(min_capacity_, slot.spec->memory_bytes);
+}
+
+Score SimulationEvaluator::evaluate(const Plan& plan) {
+  ++evaluations_;
+  const std::string key = plan_key(plan);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  Score s;
+  const workloads::ModelGraph& model = *problem_.model;
+  try {
+    validate(plan, model, *problem_.cluster);
+    s.valid = true;
+    const double bound = model_state_lower_bound_bytes(model, plan);
+    if (bound > min_capacity_) {
+      ++pruned_;
+      s.peak_memory_bytes = bound;
+      s.capacity_bytes = min_capacity_;
+    } else {
+      LowerOptions options;
+      options.fuse_items = true;
+      options.collective_algorithm = algorithm_;
+      const LoweredJob job = lower(model, *problem_.cluster, plan, options);
+      sim::EngineOptions eo;
+      eo.collective_algorithm = algorithm_;
+      const sim::Result r = engine_->run(job.graph, problem_.cluster->network, eo);
+      ++simulations_;
+      s.simulated = true;
+      s.iteration_time_s = r.makespan_s;
+      s.fits = true;
+      double worst = -1;
+      const auto memory = sim::memory_profiles(job.graph, r);
+      for (size_t d = 0; d < memory.size(); ++d) {
+        const double cap = job.graph.devices()[d].capacity_bytes;
+        const double ratio = cap > 0 ? memory[d].peak_bytes / cap : 0;
+        if (cap > 0 && memory[d].peak_bytes > cap) s.fits = false;
+        if (ratio > worst) {
+          worst = ratio;
+          s.peak_memory_bytes = memory[d].peak_bytes;
+          s.capacity_bytes = cap;
+        }
+      }
+      s.tokens_per_s = plan.global_batch_size * model.tokens_per_sample / r.makespan_s;
+    }
+  } catch (const Error& e) {
+    s.valid = false;
+    s.error = e.what();
+  }
+  cache_.emplace(key, s);
+  return s;
+}
+
+}  // namespace dejavu::strategies::search

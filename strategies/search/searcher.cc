@@ -1,0 +1,76 @@
+#include "strategies/search/searcher.h"
+
+#include <algorithm>
+
+#include "strategies/search/searchers.h"
+
+namespace dejavu::strategies::search {
+
+Registry<Searcher>& searchers() {
+  static Registry<Searcher> r("plan searcher");
+  return r;
+}
+
+void register_searchers() {
+  auto& r = searchers();
+  if (r.has("grid")) return;
+  r.add("grid", "exhaustive over degrees, microbatch, schedule, recompute, ZeRO, SP; memory-pruned",
+        [] { return std::make_unique<GridSearcher>(); });
+  r.add("dp", "Alpa-style dynamic programming: layers into stages on each mesh, GPU-type aware",
+        [] { return std::make_unique<AlpaSearcher>(); });
+  r.add("mcmc", "FlexFlow-style Metropolis-Hastings over knobs and stage boundaries (seeded)",
+        [] { return std::make_unique<McmcSearcher>(); });
+  r.add("diff", "DARTS-style differentiable stage partitioning (softmax per layer, gradient descent)",
+        [] { return std::make_unique<DifferentiableSearcher>(); });
+}
+
+Tracker::Tracker(std::string algorithm, Evaluator& evaluator, const SearchOptions& options)
+    : evaluator_(evaluator), options_(options) {
+  result_.algorithm = std::move(algorithm);
+  evaluations_at_start_ = evaluator.evaluations();
+  simulations_at_start_ = evaluator.simulations();
+  start_ = last_progress_ = std::chrono::steady_clock::now();
+}
+
+Score Tracker::evaluate(const Plan& plan) {
+  const Score s = evaluator_.evaluate(plan);
+  if (!(s.cost() < std::numeric_limits<double>::infinity())) return s;
+  const std::string key = plan_key(plan);
+  auto& top = result_.top;
+  for (const Candidate& c : top)
+    if (plan_key(c.plan) == key) return s;
+  const size_t keep = static_cast<size_t>(std::max(1, options_.top));
+  if (top.size() >= keep && !(s.cost() < top.back().score.cost())) return s;
+  // Ties keep the plan found first, so the order of the search decides, not the heap.
+  auto at = std::upper_bound(top.begin(), top.end(), s.cost(),
+                             [](double c, const Candidate& x) { return c < x.score.cost(); });
+  top.insert(at, Candidate{plan, s});
+  if (top.size() > keep) top.pop_back();
+  return s;
+}
+
+bool Tracker::out_of_time() {
+  if (options_.budget_s <= 0) return false;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (elapsed >= options_.budget_s) result_.budget_exhausted = true;
+  return result_.budget_exhausted;
+}
+
+void Tracker::progress(long done, long total) {
+  if (!options_.progress) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (done != total && now - last_progress_ < std::chrono::milliseconds(100)) return;
+  last_progress_ = now;
+  options_.progress(Progress{done, total, best_s()});
+}
+
+double Tracker::best_s() const { return result_.top.empty() ? 0 : result_.top.front().score.iteration_time_s; }
+
+SearchResult Tracker::finish() {
+  result_.evaluations = evaluator_.evaluations() - evaluations_at_start_;
+  result_.simulations = evaluator_.simulations() - simulations_at_start_;
+  result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return result_;
+}
+
+}  // namespace dejavu::strategies::search

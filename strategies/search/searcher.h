@@ -1,0 +1,74 @@
+// Plan searchers: one interface, one registry (`dejavu list` names them), the same
+// Evaluator for all, so their answers compare.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/registry.h"
+#include "strategies/plan.h"
+#include "strategies/search/evaluator.h"
+
+namespace dejavu::strategies::search {
+
+struct Progress {
+  long done = 0;
+  long total = 0;  // 0: open-ended (MCMC counts iterations, so it knows)
+  double best_s = 0;
+};
+
+struct SearchOptions {
+  double budget_s = 0;             // wall-clock cap; 0: none. A search cut short says so.
+  unsigned long long seed = 1;     // every random choice (mcmc, diff)
+  int top = 5;                     // how many of the best plans to keep
+  long iterations = 0;             // mcmc proposals, diff steps; 0: the searcher's default
+  std::function<void(const Progress&)> progress;  // called now and then
+};
+
+struct Candidate {
+  Plan plan;
+  Score score;
+};
+
+struct SearchResult {
+  std::string algorithm;
+  std::vector<Candidate> top;  // plans that fit, best first, distinct
+  long evaluations = 0;        // Evaluator calls made by this search (cache hits included)
+  long simulations = 0;        // of which were simulated
+  double wall_s = 0;
+  bool budget_exhausted = false;
+  std::string note;            // what the searcher wants the user to know
+  const Candidate* best() const { return top.empty() ? nullptr : &top.front(); }
+};
+
+class Searcher {
+ public:
+  virtual ~Searcher() = default;
+  virtual SearchResult search(const Problem& problem, Evaluator& evaluator, const SearchOptions& options) const = 0;
+};
+
+Registry<Searcher>& searchers();
+void register_searchers();  // grid, dp, mcmc, diff
+
+// Shared bookkeeping: the best k fitting plans seen, the budget clock, progress and counts.
+class Tracker {
+ public:
+  Tracker(std::string algorithm, Evaluator& evaluator, const SearchOptions& options);
+  // Evaluates through the evaluator and keeps the plan if it is among the best.
+  Score evaluate(const Plan& plan);
+  bool out_of_time();  // sets budget_exhausted once the budget is spent
+  void progress(long done, long total);
+  double best_s() const;
+  SearchResult finish();
+
+ private:
+  SearchResult result_;
+  Evaluator& evaluator_;
+  SearchOptions options_;
+  long evaluations_at_start_, simulations_at_start_;
+  std::chrono::steady_clock::time_point start_, last_progress_;
+};
+
+}  // namespace dejavu::strategies::search

@@ -1,0 +1,112 @@
+#include "strategies/search/space.h"
+
+#include <algorithm>
+
+namespace dejavu::strategies::search {
+
+Space default_space(const Problem& problem, int max_micro_batch) {
+  const auto& model = *problem.model;
+  const auto& cluster = *problem.cluster;
+  int per_server = cluster.gpu_count();
+  for (const auto& g : cluster.groups) per_server = std::min(per_server, g.gpus_per_server);
+  Space s;
+  const int n = cluster.gpu_count();
+  for (int t = 1; t <= per_server; ++t)
+    if (n % t == 0 && (model.heads == 0 || model.heads % t == 0)) s.tp.push_back(t);
+  for (int p = 1; p <= std::min(n, model.layers); ++p)
+    if (n % p == 0) s.pp.push_back(p);
+  for (int b = 1; b <= max_micro_batch; b *= 2) s.micro_batch.push_back(b);
+  return s;
+}
+
+bool make_plan(const Problem& problem, int tp, int pp, int micro_batch, Plan& out) {
+  const int n = problem.cluster->gpu_count();
+  if (n % (tp * pp) != 0) return false;
+  const int dp = n / (tp * pp);
+  if (problem.global_batch % (micro_batch * dp) != 0) return false;
+  if (pp > problem.model->layers) return false;
+  if (problem.model->heads > 0 && problem.model->heads % tp != 0) return false;
+  out = Plan{};
+  out.name = "searched";
+  out.tp = tp;
+  out.pp = pp;
+  out.dp = dp;
+  out.micro_batch_size = micro_batch;
+  out.global_batch_size = problem.global_batch;
+  return true;
+}
+
+std::vector<Plan> enumerate(const Problem& problem, const Space& space) {
+  std::vector<Plan> out;
+  const int layers = problem.model->layers;
+  for (int tp : space.tp)
+    for (int pp : space.pp)
+      for (int mb : space.micro_batch) {
+        Plan base;
+        if (!make_plan(problem, tp, pp, mb, base)) continue;
+        const int m = base.microbatches();
+        std::vector<std::pair<std::string, int>> schedules;
+        if (pp == 1) {
+          schedules.push_back({"1f1b", 1});  // one stage: every schedule is the same
+        } else {
+          for (const std::string& name : space.schedules) {
+            if (name != "interleaved-1f1b") {
+              schedules.push_back({name, 1});
+              continue;
+            }
+            for (int v : space.chunks)
+              if (v > 1 && pp * v <= layers && m % pp == 0) schedules.push_back({name, v});
+          }
+        }
+        for (const auto& [schedule, v] : schedules)
+          for (const std::string& rc : space.recompute)
+            for (int z : space.zero) {
+              if (z > 0 && base.dp == 1) continue;  // nothing to shard over
+              for (bool sp : space.sequence_parallel) {
+                if (sp && tp == 1) continue;
+                Plan p = base;
+                p.schedule = schedule;
+                p.virtual_stages = v;
+                p.recompute = rc;
+                p.zero = z;
+                p.sequence_parallel = sp;
+                out.push_back(p);
+              }
+            }
+      }
+  return out;
+}
+
+std::string describe(const Plan& p) {
+  std::string s = "tp" + std::to_string(p.tp) + " pp" + std::to_string(p.pp) + " dp" + std::to_string(p.dp) + " mb" +
+                  std::to_string(p.micro_batch_size);
+  if (p.pp > 1) s += " " + p.schedule + (p.virtual_stages > 1 ? "/v" + std::to_string(p.virtual_stages) : "");
+  if (p.recompute != "none") s += " rc=" + p.recompute;
+  if (p.zero > 0) s += " zero" + std::to_string(p.zero);
+  if (p.sequence_parallel) s += " sp";
+  if (!p.stages.empty()) {
+    s += " stages=[";
+    for (size_t i = 0; i < p.stages.size(); ++i) s += (i ? "," : "") + std::to_string(p.stages[i]);
+    s += "]";
+  }
+  return s;
+}
+
+void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& comment) {
+  out << "# " << comment << "\n";
+  out << "name: " << p.name << "\n";
+  out << "tp: " << p.tp << "\npp: " << p.pp << "\ndp: " << p.dp << "\n";
+  out << "micro_batch_size: " << p.micro_batch_size << "\nglobal_batch_size: " << p.global_batch_size << "\n";
+  out << "schedule: " << p.schedule << "\n";
+  if (p.virtual_stages > 1) out << "virtual_stages: " << p.virtual_stages << "\n";
+  if (!p.stages.empty()) {
+    out << "stages: [";
+    for (size_t i = 0; i < p.stages.size(); ++i) out << (i ? ", " : "") << p.stages[i];
+    out << "]\n";
+  }
+  out << "recompute: " << p.recompute << "\n";
+  out << "sequence_parallel: " << (p.sequence_parallel ? "true" : "false") << "\n";
+  out << "zero: " << p.zero << "\n";
+}
+
+}  // namespace dejavu::strategies::search

@@ -1,0 +1,46 @@
+// The plans a search may choose: tensor, pipeline and data-parallel degrees whose product
+// is the cluster's GPU count, microbatch size, pipeline schedule (and model chunks),
+// recomputation, ZeRO stage and sequence parallelism. Gradient sync stays a plain ring
+// all-reduce without buckets, and expert/context parallelism stay off: those are a user's
+// choices to compare by hand (`dejavu simulate`), not knobs the searchers turn.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "strategies/plan.h"
+#include "strategies/search/evaluator.h"
+
+namespace dejavu::strategies::search {
+
+struct Space {
+  std::vector<int> tp;             // divisors of the heads, at most a server's GPUs
+  std::vector<int> pp;             // at most the layers
+  std::vector<int> micro_batch;    // powers of two up to max_micro_batch
+  std::vector<std::string> schedules = {"1f1b", "gpipe", "interleaved-1f1b", "zb-h1"};
+  std::vector<int> chunks = {2};   // virtual_stages tried with interleaved-1f1b
+  std::vector<std::string> recompute = {"none", "selective", "full"};
+  std::vector<int> zero = {0, 1, 2, 3};
+  std::vector<bool> sequence_parallel = {false, true};
+};
+
+// The default space for a problem; `max_micro_batch` caps the microbatch size.
+Space default_space(const Problem& problem, int max_micro_batch = 16);
+
+// A plan with the problem's global batch and the given degrees (schedule 1f1b, no
+// recomputation, ZeRO 0), or false if the degrees cannot cover the cluster or batch.
+bool make_plan(const Problem& problem, int tp, int pp, int micro_batch, Plan& out);
+
+// Every plan of the space, in a fixed order (degrees, microbatch, schedule, recompute,
+// ZeRO, sequence parallelism). Plans that break a rule (e.g. interleaving with too few
+// microbatches) are left out.
+std::vector<Plan> enumerate(const Problem& problem, const Space& space);
+
+// "tp4 pp2 dp4 mb1 1f1b rc=selective zero1 sp stages=[12,12]": one line for tables.
+std::string describe(const Plan& plan);
+
+// The plan as a YAML file `dejavu simulate --plan` accepts.
+void write_plan_yaml(std::ostream& out, const Plan& plan, const std::string& comment);
+
+}  // namespace dejavu::strategies::search

@@ -1,0 +1,49 @@
+// `dejavu search`: run one searcher (or all of them) on a problem, print the best plans,
+// optionally re-check them on the SimGrid engine, write JSON and the winning plan's YAML.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "platforms/cluster.h"
+#include "strategies/search/searcher.h"
+#include "workloads/model_graph.h"
+
+namespace dejavu::tools {
+
+struct SearchArgs {
+  std::string platform, workload;
+  std::string algo = "grid";  // a searcher's name, or "all"
+  std::string budget;         // "30 s"; empty: none
+  unsigned long long seed = 1;
+  int top = 5;
+  long iterations = 0;
+  int global_batch = 0;       // 0: the workload's global_batch_size
+  std::string verify;         // "simgrid": re-simulate the top plans on it
+  std::string json, output;   // files to write
+  bool progress = true;       // a bar on stderr when it is a terminal
+};
+
+struct VerifiedPlan {
+  std::string engine;
+  double iteration_time_s = 0;
+  std::string error;
+};
+
+struct SearchRun {
+  std::string platform, workload;
+  int gpus = 0, global_batch = 0;
+  std::vector<strategies::search::SearchResult> results;  // one per searcher
+  std::vector<std::vector<VerifiedPlan>> verified;        // [result][top plan], with --verify
+  // The best plan over every searcher, if any fits.
+  const strategies::search::Candidate* best() const;
+};
+
+// Throws ConfigError for bad arguments (unknown searcher, no global batch, ...).
+SearchRun run_search(const SearchArgs& args);
+
+void write_search_table(std::ostream& out, const SearchRun& run);
+void write_search_json(std::ostream& out, const SearchRun& run);
+
+}  // namespace dejavu::tools
