@@ -57,18 +57,7 @@ struct Durations {
   std::vector<std::vector<double>> fwd, bwd, recompute, bwd_input, bwd_weight;
 };
 
-// A work item as one task: its segments and collectives back to back. Memory relative to
-// the item's start: the most it holds at once (taken when it starts) and what is left.
-struct FusedItem {
-  double duration_s = 0;
-  double level = 0, peak = 0;
-  void add_compute(double d, double alloc, double free) {
-    duration_s += d;
-    level += alloc;
-    peak = std::max(peak, level);
-    level -= free;
-  }
-};
+using FusedItem = ItemCost;
 
 }  // namespace
 
@@ -369,7 +358,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
         if (seg.ep_after_per_sample > 0) exchange(seg, false, j, first, prev);
         if (seg.cp_scatter_per_sample > 0) context(sim::CollectiveOp::ReduceScatter, seg.cp_scatter_per_sample, 21);
       };
-      sim::TaskId previous_item_first = -1;
+      std::vector<sim::TaskId> item_last;  // each item's last compute task, in order
       for (const WorkItem& item : schedule->order(s, p, m, v)) {
         const int j = item.microbatch, vs = item.chunk * p + s;
         const StageWork& w = work[vs];
@@ -382,7 +371,9 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
                                                   g.add_comm_set(dp_rings(s)), bytes, gather_label, j);
           gathered = bytes * (dpc - 1) / dpc;
           g.add_memory(ag, gathered, 0);
-          if (previous_item_first >= 0) g.depend(previous_item_first, ag);
+          // Prefetch one item ahead: the gather for item i waits for item i-2 to finish, so
+          // at most two items' weights are gathered at once (FSDP's limit).
+          if (item_last.size() >= 2) g.depend(item_last[item_last.size() - 2], ag);
           first = ag;
           last = ag;
         }
@@ -447,7 +438,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           }
         }
         if (gathered > 0) g.add_memory(last, 0, gathered);
-        previous_item_first = first;
+        item_last.push_back(last);
       }
     }
     // Across stages: a forward needs the previous stage's activations, a backward the next
@@ -577,13 +568,13 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   return job;
 }
 
-std::vector<BlockCost> block_costs(const ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
-                                   int stage, const std::string& collective_algorithm) {
+std::vector<BlockItems> block_items(const ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
+                                    int stage, const std::string& collective_algorithm, bool split_backward) {
   Plan whole = plan;
   whole.pp = 1;
   whole.virtual_stages = 1;
   whole.stages.clear();
-  const std::vector<StageWork> work = build_stage_work(model, whole, false);
+  const std::vector<StageWork> work = build_stage_work(model, whole, split_backward);
   const int t = plan.tp, K = plan.tp * plan.cp;
   const double b = plan.micro_batch_size;
   std::vector<platforms::PerfModel> perf;
@@ -594,38 +585,55 @@ std::vector<BlockCost> block_costs(const ModelGraph& model, const platforms::Clu
     if (k < t) ring.push_back(slot.host);
   }
   const auto algorithm = sim::collective_algorithms().make(collective_algorithm);
-  auto sync_s = [&](const Segment& seg) {
-    if (t == 1 || seg.sync_bytes_per_sample <= 0) return 0.0;
-    const double bytes = seg.sync_bytes_per_sample * b / plan.cp;
-    double sum = 0;
-    const auto ops = plan.sequence_parallel
-                         ? std::vector<sim::CollectiveOp>{sim::CollectiveOp::ReduceScatter, sim::CollectiveOp::AllGather}
-                         : std::vector<sim::CollectiveOp>{sim::CollectiveOp::AllReduce};
-    for (sim::CollectiveOp op : ops)
-      sum += sim::algorithm_for(*algorithm, cluster.network, ring, op).time_s(cluster.network, ring, op, bytes);
-    return sum;
-  };
-  auto segment_s = [&](const Segment& seg) {
+  std::map<std::pair<int, double>, double> sync_time;
+  // As lower()'s fused items: each segment's compute and memory, then its synchronisation.
+  auto add = [&](ItemCost& item, const Segment& seg) {
     double worst = 0;
     for (const auto& pm : perf) {
       double sum = 0;
       for (int op : seg.ops) sum += pm.time_s(kernel_of(model.op(op), model, plan, seg.pass));
       worst = std::max(worst, sum);
     }
-    return worst + sync_s(seg);
+    item.add_compute(worst, seg.alloc_per_sample * b, seg.free_per_sample * b);
+    if (t == 1 || seg.sync_bytes_per_sample <= 0) return;
+    const double bytes = seg.sync_bytes_per_sample * b / plan.cp;
+    const auto ops = plan.sequence_parallel
+                         ? std::vector<sim::CollectiveOp>{sim::CollectiveOp::ReduceScatter, sim::CollectiveOp::AllGather}
+                         : std::vector<sim::CollectiveOp>{sim::CollectiveOp::AllReduce};
+    for (sim::CollectiveOp op : ops) {
+      auto [it, fresh] = sync_time.try_emplace({static_cast<int>(op), bytes}, 0.0);
+      if (fresh) it->second = sim::algorithm_for(*algorithm, cluster.network, ring, op).time_s(cluster.network, ring, op, bytes);
+      item.duration_s += it->second;
+    }
   };
-  std::vector<BlockCost> out;
+  std::vector<BlockItems> out;
   for (const Block& blk : work.at(0).blocks) {
+    BlockItems c;
+    c.is_layer = blk.is_layer;
+    c.params_per_gpu = blk.params_per_gpu;
+    for (const Segment& seg : blk.fwd) add(c.fwd, seg);
+    for (const Segment& seg : blk.recompute) {
+      add(c.bwd, seg);
+      add(c.bwd_input, seg);
+    }
+    for (const Segment& seg : blk.bwd) add(c.bwd, seg);
+    for (const Segment& seg : blk.bwd_input) add(c.bwd_input, seg);
+    for (const Segment& seg : blk.bwd_weight) add(c.bwd_weight, seg);
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<BlockCost> block_costs(const ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
+                                   int stage, const std::string& collective_algorithm) {
+  std::vector<BlockCost> out;
+  for (const BlockItems& blk : block_items(model, cluster, plan, stage, collective_algorithm, false)) {
     BlockCost c;
     c.is_layer = blk.is_layer;
     c.params_per_gpu = blk.params_per_gpu;
-    for (const auto* segs : {&blk.fwd, &blk.recompute, &blk.bwd})
-      for (const Segment& seg : *segs) c.time_s += segment_s(seg);
-    for (const Segment& seg : blk.fwd) c.stored_bytes += (seg.alloc_per_sample - seg.free_per_sample) * b;
-    FusedItem backward;
-    for (const auto* segs : {&blk.recompute, &blk.bwd})
-      for (const Segment& seg : *segs) backward.add_compute(0, seg.alloc_per_sample * b, seg.free_per_sample * b);
-    c.transient_bytes = backward.peak;
+    c.time_s = blk.fwd.duration_s + blk.bwd.duration_s;
+    c.stored_bytes = blk.fwd.level;
+    c.transient_bytes = blk.bwd.peak;
     out.push_back(c);
   }
   return out;

@@ -54,11 +54,42 @@ struct LowerOptions {
 LoweredJob lower(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
                  const Plan& plan, const LowerOptions& options = {});
 
+// One work item run as a single task (LowerOptions::fuse_items): its duration, and its
+// memory relative to its start: the most it holds at once and what it leaves allocated.
+struct ItemCost {
+  double duration_s = 0;
+  double level = 0, peak = 0;
+  void add_compute(double d, double alloc, double free) {
+    duration_s += d;
+    level += alloc;
+    peak = peak > level ? peak : level;
+    level -= free;
+  }
+  void append(const ItemCost& next) {  // `next` runs right after
+    duration_s += next.duration_s;
+    peak = peak > level + next.peak ? peak : level + next.peak;
+    level += next.level;
+  }
+};
+
 // What one microbatch costs on the GPUs of pipeline stage `stage` of `plan`, block by block
 // in forward order (the ops before the layers, each layer, the ops after), priced exactly
 // as lower() prices them: the slowest GPU of the tensor-parallel group, plus the
-// tensor-parallel collectives in closed form. For stage partitioners (the search), which
-// move layers between stages without lowering every candidate. Ignores plan.pp's split.
+// tensor-parallel collectives in closed form. For the search, which moves layers between
+// stages and scores plans without lowering them. Ignores plan.pp's split.
+struct BlockItems {
+  bool is_layer = false;
+  double params_per_gpu = 0;
+  ItemCost fwd;
+  ItemCost bwd;         // recomputation, then the whole backward
+  ItemCost bwd_input;   // recomputation, then the input-gradient part (split schedules)
+  ItemCost bwd_weight;  // the weight-gradient part
+};
+std::vector<BlockItems> block_items(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
+                                    const Plan& plan, int stage, const std::string& collective_algorithm = "ring",
+                                    bool split_backward = false);
+
+// The same, summed per block for stage partitioners.
 struct BlockCost {
   bool is_layer = false;
   double time_s = 0;           // forward + backward (with recomputation)

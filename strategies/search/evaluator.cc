@@ -6,6 +6,7 @@
 #include "sim/error.h"
 #include "sim/memory.h"
 #include "strategies/lowering.h"
+#include "strategies/search/pipeline_model.h"
 
 namespace dejavu::strategies::search {
 
@@ -46,8 +47,11 @@ double model_state_lower_bound_bytes(const workloads::ModelGraph& model, const P
   return params * (e / (p.zero >= 3 ? dpc : 1) + e / (p.zero >= 2 ? dpc : 1) + optimizer / (p.zero >= 1 ? dpc : 1));
 }
 
-SimulationEvaluator::SimulationEvaluator(Problem problem, std::string collective_algorithm)
+SimulationEvaluator::~SimulationEvaluator() = default;
+
+SimulationEvaluator::SimulationEvaluator(Problem problem, std::string collective_algorithm, Path path)
     : problem_(problem), algorithm_(std::move(collective_algorithm)), engine_(sim::engines().make("analytic")) {
+  if (path == Path::Fast) fast_ = std::make_unique<PipelineModel>(problem_, algorithm_);
   for (const auto& slot : problem_.cluster->gpus)
     min_capacity_ = min_capacity_ == 0 ? slot.spec->memory_bytes : std::min(min_capacity_, slot.spec->memory_bytes);
 }
@@ -66,6 +70,8 @@ Score SimulationEvaluator::evaluate(const Plan& plan) {
       ++pruned_;
       s.peak_memory_bytes = bound;
       s.capacity_bytes = min_capacity_;
+    } else if (fast_ && fast_->score(plan, s)) {
+      ++simulations_;
     } else {
       LowerOptions options;
       options.fuse_items = true;

@@ -54,12 +54,17 @@ std::string plan_key(const Plan& plan);
 // plan: a lower bound on its memory, known without lowering.
 double model_state_lower_bound_bytes(const workloads::ModelGraph& model, const Plan& plan);
 
+class PipelineModel;
+
 // The real thing: lowering with one task per work item (LowerOptions::fuse_items) and the
-// analytic engine. Results are cached by plan_key. Plans whose model states alone exceed
-// the smallest GPU are pruned before lowering.
+// analytic engine, or for the plans it takes the PipelineModel, which gives the same
+// numbers without building the graph (pipeline_model.h). Results are cached by plan_key.
+// Plans whose model states alone exceed the smallest GPU are pruned before either.
 class SimulationEvaluator : public Evaluator {
  public:
-  explicit SimulationEvaluator(Problem problem, std::string collective_algorithm = "ring");
+  enum class Path { Fast, Simulate };  // Fast: the PipelineModel where it applies
+  explicit SimulationEvaluator(Problem problem, std::string collective_algorithm = "ring", Path path = Path::Fast);
+  ~SimulationEvaluator() override;
   Score evaluate(const Plan& plan) override;
   long pruned() const { return pruned_; }
 
@@ -67,6 +72,7 @@ class SimulationEvaluator : public Evaluator {
   Problem problem_;
   std::string algorithm_;
   std::unique_ptr<sim::Engine> engine_;
+  std::unique_ptr<PipelineModel> fast_;
   double min_capacity_ = 0;
   std::unordered_map<std::string, Score> cache_;
   long pruned_ = 0;

@@ -1,0 +1,281 @@
+#include "strategies/search/pipeline_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "platforms/perf_model.h"
+#include "sim/collective.h"
+#include "strategies/schedules/schedule.h"
+
+namespace dejavu::strategies::search {
+
+namespace {
+constexpr double kOptimizerBytesPerParam = 28;  // as lower() counts the Adam step
+}
+
+PipelineModel::PipelineModel(const Problem& problem, std::string collective_algorithm)
+    : problem_(problem), algorithm_(std::move(collective_algorithm)) {}
+
+const std::vector<BlockItems>& PipelineModel::blocks(const Plan& plan, int stage) {
+  const auto& cluster = *problem_.cluster;
+  std::string key = std::to_string(plan.tp) + "/" + std::to_string(plan.micro_batch_size) + "/" + plan.recompute + "/" +
+                    (plan.sequence_parallel ? "sp" : "") + "/" + plan.schedule + "/";
+  for (int k = 0; k < plan.tp; ++k) {
+    const auto& slot = cluster.gpus[gpu_index(plan, stage, 0, k)];
+    key += slot.spec->name + ",";
+    if (plan.tp > 1) {
+      const auto next = cluster.gpus[gpu_index(plan, stage, 0, (k + 1) % plan.tp)].host;
+      const auto c = cluster.network.path_cost(slot.host, next);
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%a/%a;", c.latency_s, c.bottleneck_Bps);
+      key += buf;
+    }
+  }
+  auto it = cache_.find(key);
+  if (it == cache_.end()) {
+    const bool split = schedules().make(plan.schedule)->splits_backward();
+    it = cache_.emplace(key, block_items(*problem_.model, cluster, plan, stage, algorithm_, split)).first;
+  }
+  return it->second;
+}
+
+bool PipelineModel::score(const Plan& plan, Score& out) {
+  const auto& model = *problem_.model;
+  const auto& cluster = *problem_.cluster;
+  const auto& net = cluster.network;
+  if (plan.ep != 1 || plan.cp != 1 || plan.data_parallel.sync != "all-reduce" ||
+      plan.data_parallel.compression != "none" || plan.data_parallel.bucket_bytes > 0)
+    return false;
+  validate(plan, model, cluster);
+  const int p = plan.pp, d = plan.dp, t = plan.tp, m = plan.microbatches(), v = plan.virtual_stages;
+  const int V = plan.total_stages();
+  auto host = [&](int s, int r, int k) { return cluster.gpus[gpu_index(plan, s, r, k)].host; };
+  // One replica class only: every replica's GPUs and routes must price alike.
+  for (int s = 0; s < p; ++s)
+    for (int r = 1; r < d; ++r)
+      for (int k = 0; k < t; ++k) {
+        if (cluster.gpus[gpu_index(plan, s, r, k)].spec != cluster.gpus[gpu_index(plan, s, 0, k)].spec) return false;
+        const auto a = net.path_cost(host(s, r, k), host(s, r, (k + 1) % t));
+        const auto b = net.path_cost(host(s, 0, k), host(s, 0, (k + 1) % t));
+        if (a.latency_s != b.latency_s || a.bottleneck_Bps != b.bottleneck_Bps) return false;
+      }
+  for (int s = 0; s + 1 < p || (V > p && s < p); ++s) {
+    const int a = s, z = (s + 1) % p;
+    for (int r = 1; r < d; ++r)
+      for (const auto& [x, y] : {std::pair{a, z}, std::pair{z, a}}) {
+        const auto c0 = net.path_cost(host(x, 0, 0), host(y, 0, 0)), cr = net.path_cost(host(x, r, 0), host(y, r, 0));
+        if (c0.latency_s != cr.latency_s || c0.bottleneck_Bps != cr.bottleneck_Bps) return false;
+      }
+  }
+
+  // Virtual stage of every layer: plan.stages, or as even as possible, first stages first.
+  std::vector<int> layers_of(V);
+  if (!plan.stages.empty()) {
+    layers_of = plan.stages;
+  } else {
+    for (int vs = 0; vs < V; ++vs) layers_of[vs] = model.layers / V + (vs < model.layers % V ? 1 : 0);
+  }
+  // Each virtual stage's work items, from its blocks in order.
+  enum Kind { kFwd, kBwd, kBwdInput, kBwdWeight };
+  std::vector<std::array<ItemCost, 4>> item(V);
+  std::vector<double> params(p, 0.0), chunk_params(V, 0.0), capacity(p, 0.0);
+  for (int s = 0; s < p; ++s) {
+    for (int r = 0; r < d; ++r)
+      for (int k = 0; k < t; ++k) {
+        const double mem = cluster.gpus[gpu_index(plan, s, r, k)].spec->memory_bytes;
+        capacity[s] = capacity[s] == 0 ? mem : std::min(capacity[s], mem);
+      }
+    const std::vector<BlockItems>& all = blocks(plan, s);
+    // Blocks to virtual stages: before the layers -> the first, after -> the last.
+    std::vector<int> owner(all.size());
+    int layer = 0, vs = 0, used = 0;
+    bool after = false;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (!all[i].is_layer) {
+        owner[i] = after || layer > 0 ? V - 1 : 0;
+        continue;
+      }
+      while (used == layers_of[vs]) {
+        ++vs;
+        used = 0;
+      }
+      owner[i] = vs;
+      ++used;
+      if (++layer == model.layers) after = true;
+    }
+    for (int c = 0; c < v; ++c) {
+      const int vs2 = c * p + s;
+      std::array<ItemCost, 4>& it = item[vs2];
+      for (size_t i = 0; i < all.size(); ++i)
+        if (owner[i] == vs2) {
+          it[kFwd].append(all[i].fwd);
+          chunk_params[vs2] += all[i].params_per_gpu;
+        }
+      for (size_t i = all.size(); i-- > 0;)
+        if (owner[i] == vs2) {
+          it[kBwd].append(all[i].bwd);
+          it[kBwdInput].append(all[i].bwd_input);
+          it[kBwdWeight].append(all[i].bwd_weight);
+        }
+      params[s] += chunk_params[vs2];
+    }
+  }
+
+  const double e = sim::dtype_bytes(model.dtype);
+  const double dpc = d;
+  const double boundary = model.boundary_bytes_per_sample * plan.micro_batch_size;
+  const auto algorithm = sim::collective_algorithms().make(algorithm_);
+  auto dp_ring = [&](int s) {
+    std::vector<int> ring;
+    for (int r = 0; r < d; ++r) ring.push_back(host(s, r, 0));
+    return ring;
+  };
+  auto collective_s = [&](int s, sim::CollectiveOp op, double bytes) {
+    const std::vector<int> ring = dp_ring(s);
+    return sim::algorithm_for(*algorithm, net, ring, op).time_s(net, ring, op, bytes);
+  };
+  std::vector<double> send_fwd(V, 0), send_bwd(V, 0);
+  for (int vs = 0; vs < V; ++vs) {
+    if (vs + 1 < V) send_fwd[vs] = sim::transfer_time_s(net, host(vs % p, 0, 0), host((vs + 1) % p, 0, 0), boundary);
+    if (vs > 0) send_bwd[vs] = sim::transfer_time_s(net, host(vs % p, 0, 0), host((vs - 1) % p, 0, 0), boundary);
+  }
+  const bool zero3 = plan.zero >= 3 && d > 1;
+  std::vector<double> gather_s(V, 0);
+  if (zero3)
+    for (int vs = 0; vs < V; ++vs) gather_s[vs] = collective_s(vs % p, sim::CollectiveOp::AllGather, chunk_params[vs] * e);
+
+  // The list scheduler's times: start = max(inputs done, stream free).
+  const auto schedule = schedules().make(plan.schedule);
+  std::vector<std::vector<WorkItem>> order(p);
+  for (int s = 0; s < p; ++s) order[s] = schedule->order(s, p, m, v);
+  const double unknown = -1;
+  std::vector<std::vector<double>> f_end(V, std::vector<double>(m, unknown)), b_end = f_end, fs_end = f_end, bs_end = f_end;
+  std::vector<double> compute_free(p, 0), pp_free(p, 0), dp_free(p, 0), last_backward(p, 0);
+  std::vector<std::vector<std::tuple<double, int, double>>> events(p);  // as sim::memory_profiles
+  std::vector<size_t> next(p, 0);
+  std::vector<std::vector<double>> item_end(p);  // each item's end, in order (ZeRO-3 prefetch)
+  double makespan = 0;
+  size_t remaining = 0;
+  for (int s = 0; s < p; ++s) remaining += order[s].size();
+  while (remaining > 0) {
+    bool moved = false;
+    for (int s = 0; s < p; ++s) {
+      for (; next[s] < order[s].size(); ++next[s]) {
+        const WorkItem& w = order[s][next[s]];
+        const int j = w.microbatch, vs = w.chunk * p + s;
+        // What the item's first task waits for, besides its stream.
+        double ready = 0;
+        if (!w.backward) {
+          if (vs > 0) {
+            if (fs_end[vs - 1][j] == unknown) break;
+            ready = fs_end[vs - 1][j];
+          }
+        } else if (w.part == BackwardPart::Weight) {
+          ready = b_end[vs][j];
+        } else {
+          if (f_end[vs][j] == unknown) break;
+          ready = f_end[vs][j];
+          if (vs + 1 < V) {
+            if (bs_end[vs + 1][j] == unknown) break;
+            ready = std::max(ready, bs_end[vs + 1][j]);
+          }
+        }
+        const ItemCost& c = item[vs][!w.backward ? kFwd
+                                     : w.part == BackwardPart::Weight ? kBwdWeight
+                                     : w.part == BackwardPart::Input  ? kBwdInput
+                                                                      : kBwd];
+        double compute_ready = ready;
+        double gathered = 0;
+        if (zero3) {
+          // The weights' all-gather leads the item, once the item two back is done.
+          double start = std::max(dp_free[s], ready);
+          const auto& done = item_end[s];
+          if (done.size() >= 2) start = std::max(start, done[done.size() - 2]);
+          const double end = start + gather_s[vs];
+          dp_free[s] = end;
+          gathered = chunk_params[vs] * e * (dpc - 1) / dpc;
+          events[s].emplace_back(start, 1, gathered);
+          compute_ready = end;
+          makespan = std::max(makespan, end);
+        }
+        const double start = std::max(compute_free[s], compute_ready);
+        const double end = start + c.duration_s;
+        compute_free[s] = end;
+        item_end[s].push_back(end);
+        if (c.peak != 0) events[s].emplace_back(start, 1, c.peak);
+        if (c.peak - c.level != 0) events[s].emplace_back(end, 0, -(c.peak - c.level));
+        if (gathered > 0) events[s].emplace_back(end, 0, -gathered);
+        makespan = std::max(makespan, end);
+        if (!w.backward) {
+          f_end[vs][j] = end;
+          if (vs + 1 < V) {
+            const double ss = std::max(pp_free[s], end);
+            fs_end[vs][j] = pp_free[s] = ss + send_fwd[vs];
+            makespan = std::max(makespan, pp_free[s]);
+          }
+        } else {
+          last_backward[s] = std::max(last_backward[s], end);
+          if (w.part != BackwardPart::Weight) {
+            b_end[vs][j] = end;
+            if (vs > 0) {
+              const double ss = std::max(pp_free[s], end);
+              bs_end[vs][j] = pp_free[s] = ss + send_bwd[vs];
+              makespan = std::max(makespan, pp_free[s]);
+            }
+          }
+        }
+        --remaining;
+        moved = true;
+      }
+    }
+    if (!moved) return false;  // a schedule this walk cannot order: leave it to the engine
+  }
+
+  // Gradient sync and the optimizer step, stage by stage.
+  std::vector<double> resident(p);
+  const double optimizer_per_param = e < 4 ? 12 : 8;
+  for (int s = 0; s < p; ++s) {
+    resident[s] = params[s] * e / (plan.zero >= 3 ? dpc : 1) + params[s] * e / (plan.zero >= 2 ? dpc : 1) +
+                  params[s] * optimizer_per_param / (plan.zero >= 1 ? dpc : 1);
+    const double grad_bytes = params[s] * e;
+    double synced = last_backward[s];
+    if (d > 1) {
+      const sim::CollectiveOp op = plan.zero >= 1 ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce;
+      const double start = std::max(dp_free[s], last_backward[s]);
+      synced = dp_free[s] = start + collective_s(s, op, grad_bytes);
+    }
+    const double shard = plan.zero >= 1 ? dpc : 1;
+    platforms::PerfModel perf(*cluster.gpus[gpu_index(plan, s, 0, 0)].spec);
+    const sim::Kernel k{sim::OpClass::Optimizer, 0, params[s] * kOptimizerBytesPerParam / shard, model.dtype};
+    const double step_end = std::max(compute_free[s], synced) + perf.time_s(k);
+    makespan = std::max(makespan, step_end);
+    if (d > 1 && (plan.zero == 1 || plan.zero == 2))
+      makespan = std::max(makespan, std::max(dp_free[s], step_end) + collective_s(s, sim::CollectiveOp::AllGather, grad_bytes));
+  }
+
+  out = Score{};
+  out.valid = true;
+  out.simulated = true;
+  out.fits = true;
+  out.iteration_time_s = makespan;
+  double worst = -1;
+  for (int s = 0; s < p; ++s) {
+    std::sort(events[s].begin(), events[s].end());
+    double now = resident[s], peak = now;
+    for (const auto& ev : events[s]) {
+      now += std::get<2>(ev);
+      peak = std::max(peak, now);
+    }
+    if (peak > capacity[s]) out.fits = false;
+    if (peak / capacity[s] > worst) {
+      worst = peak / capacity[s];
+      out.peak_memory_bytes = peak;
+      out.capacity_bytes = capacity[s];
+    }
+  }
+  out.tokens_per_s = plan.global_batch_size * model.tokens_per_sample / makespan;
+  return true;
+}
+
+}  // namespace dejavu::strategies::search

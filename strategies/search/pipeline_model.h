@@ -1,0 +1,35 @@
+// The evaluator's fast path: the iteration of a plan inside the search space (space.h)
+// computed without building a task graph. It prices each virtual stage's work items from
+// block_items() (the prices lower() uses), walks every GPU stage's schedule order with
+// the list scheduler's rule (a task starts when its inputs are done and its stream is
+// free: compute, pipeline sends, data-parallel collectives), then the gradient sync and
+// optimizer step, and replays the memory events as sim::memory_profiles does. On every
+// plan it takes it agrees with lowering (fused) + the analytic engine; a test holds it to
+// that over whole search spaces. Plans it does not take (expert or context parallelism,
+// buckets, compression, sync topologies, replicas that price differently) return false.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "strategies/lowering.h"
+#include "strategies/search/evaluator.h"
+
+namespace dejavu::strategies::search {
+
+class PipelineModel {
+ public:
+  PipelineModel(const Problem& problem, std::string collective_algorithm = "ring");
+  // Fills `out` and returns true, or returns false when the plan needs the full lowering.
+  // Throws ConfigError for a plan that breaks a rule (as lower() would).
+  bool score(const Plan& plan, Score& out);
+
+ private:
+  const std::vector<BlockItems>& blocks(const Plan& plan, int stage);
+  Problem problem_;
+  std::string algorithm_;
+  std::map<std::string, std::vector<BlockItems>> cache_;
+};
+
+}  // namespace dejavu::strategies::search

@@ -1,0 +1,111 @@
+// The search's cost model: the fused lowering agrees with the unfused one (its memory is a
+// conservative bound under ZeRO-3's prefetch), and the
+// PipelineModel (no task graph) agrees with fused lowering + the analytic engine on every
+// plan of whole search spaces.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim/memory.h"
+#include "strategies/lowering.h"
+#include "strategies/search/evaluator.h"
+#include "strategies/search/pipeline_model.h"
+#include "strategies/search/space.h"
+#include "workloads/generator.h"
+
+namespace dejavu::strategies::search {
+namespace {
+
+std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+
+struct Outcome {
+  double makespan_s = 0, peak_bytes = 0;
+};
+
+Outcome run(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan, bool fused) {
+  LowerOptions o;
+  o.fuse_items = fused;
+  const LoweredJob job = lower(model, cluster, plan, o);
+  const sim::Result r = sim::engines().make("analytic")->run(job.graph, cluster.network, {});
+  Outcome out{r.makespan_s, 0};
+  for (const auto& m : sim::memory_profiles(job.graph, r)) out.peak_bytes = std::max(out.peak_bytes, m.peak_bytes);
+  return out;
+}
+
+TEST(FusedLowering, SameTimeAndPeakMemoryAsOneTaskPerSegment) {
+  struct Case {
+    const char *platform, *workload, *plan;
+  };
+  for (const Case& c : {Case{"dgx-a100-4x8", "gpt3-13b", "tp4-pp2-dp4-1f1b"},
+                        Case{"dgx-a100-4x8", "gpt3-13b", "tp8-pp4-gpipe"},
+                        Case{"dgx-a100-4x8", "gpt3-13b", "tp4-pp2-dp4-interleaved-sp"},
+                        Case{"dgx-a100-4x8", "gpt3-13b", "tp4-pp2-dp2-1f1b"},
+                        Case{"mixed-a100-h100-2x8", "gpt3-13b", "tp4-pp2-dp2-1f1b"}}) {
+    SCOPED_TRACE(c.plan);
+    const auto cluster = platforms::load_cluster_file(src("platforms/presets/") + c.platform + ".yaml");
+    const auto model = workloads::load_workload_file(src("workloads/presets/") + c.workload + ".yaml");
+    Plan plan = load_plan_file(src("strategies/presets/") + c.plan + ".yaml");
+    if (plan.gpus() != cluster.gpu_count()) plan.dp = cluster.gpu_count() / (plan.tp * plan.pp);
+    plan.global_batch_size = plan.dp * plan.micro_batch_size * 8 * plan.pp;
+    for (int zero : {0, 3}) {
+      for (const char* schedule : {"", "zb-h1"}) {
+        Plan p = plan;
+        p.zero = zero;
+        if (*schedule && p.virtual_stages == 1) p.schedule = schedule;
+        const Outcome a = run(model, cluster, p, false), b = run(model, cluster, p, true);
+        EXPECT_NEAR(b.makespan_s, a.makespan_s, 1e-9 * a.makespan_s) << "zero " << zero << " " << p.schedule;
+        if (zero < 3) {
+          EXPECT_NEAR(b.peak_bytes, a.peak_bytes, 1e-9 * a.peak_bytes) << p.schedule;
+        } else {
+          // A fused item holds its peak from its start, while the next item's weights are
+          // gathered: the bound is conservative, by less than an item's transient memory.
+          EXPECT_GE(b.peak_bytes, a.peak_bytes * (1 - 1e-9)) << p.schedule;
+          EXPECT_LE(b.peak_bytes, a.peak_bytes * 1.15) << p.schedule;
+        }
+      }
+    }
+  }
+}
+
+// Every plan of the space, both ways. The fast path must take the homogeneous ones.
+void expect_fast_path_exact(const std::string& platform, const std::string& workload, int global_batch,
+                            double min_share_fast) {
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/" + platform + ".yaml"));
+  const auto model = workloads::load_workload_file(src("workloads/presets/" + workload + ".yaml"));
+  const Problem problem{&model, &cluster, global_batch};
+  SimulationEvaluator slow(problem, "ring", SimulationEvaluator::Path::Simulate);
+  PipelineModel fast(problem);
+  const std::vector<Plan> plans = enumerate(problem, default_space(problem, 4));
+  ASSERT_GT(plans.size(), 50u);
+  int taken = 0, compared = 0;
+  for (const Plan& plan : plans) {
+    const Score s = slow.evaluate(plan);
+    if (!s.simulated) continue;  // pruned or invalid: the fast path is never asked
+    ++compared;
+    Score f;
+    if (!fast.score(plan, f)) continue;
+    ++taken;
+    SCOPED_TRACE(describe(plan));
+    EXPECT_NEAR(f.iteration_time_s, s.iteration_time_s, 1e-9 * s.iteration_time_s);
+    EXPECT_NEAR(f.peak_memory_bytes, s.peak_memory_bytes, 1e-9 * s.peak_memory_bytes);
+    EXPECT_EQ(f.fits, s.fits);
+    if (::testing::Test::HasFailure()) return;  // one plan's story is enough
+  }
+  EXPECT_GE(taken, min_share_fast * compared) << taken << " of " << compared;
+}
+
+TEST(PipelineModel, MatchesTheEngineOnEveryPlanOfOneServer) {
+  expect_fast_path_exact("dgx-a100-1x8", "gpt3-1.3b", 64, 1.0);
+}
+
+TEST(PipelineModel, MatchesTheEngineOnEveryPlanOfFourServers) {
+  expect_fast_path_exact("dgx-a100-4x8", "gpt3-1.3b", 128, 1.0);
+}
+
+TEST(PipelineModel, MatchesTheEngineOnAMixedCluster) {
+  // Replicas that span both server types price differently: those go to the engine.
+  expect_fast_path_exact("mixed-a100-h100-2x8", "gpt3-1.3b", 64, 0.3);
+}
+
+}  // namespace
+}  // namespace dejavu::strategies::search
