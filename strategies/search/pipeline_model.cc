@@ -15,27 +15,96 @@ constexpr double kOptimizerBytesPerParam = 28;  // as lower() counts the Adam st
 }
 
 PipelineModel::PipelineModel(const Problem& problem, std::string collective_algorithm)
-    : problem_(problem), algorithm_(std::move(collective_algorithm)) {}
+    : problem_(problem),
+      algorithm_(std::move(collective_algorithm)),
+      collective_(sim::collective_algorithms().make(algorithm_)) {}
 
 const std::vector<BlockItems>& PipelineModel::blocks(const Plan& plan, int stage) {
-  const auto& cluster = *problem_.cluster;
-  std::string key = std::to_string(plan.tp) + "/" + std::to_string(plan.micro_batch_size) + "/" + plan.recompute + "/" +
-                    (plan.sequence_parallel ? "sp" : "") + "/" + plan.schedule + "/";
-  for (int k = 0; k < plan.tp; ++k) {
-    const auto& slot = cluster.gpus[gpu_index(plan, stage, 0, k)];
-    key += slot.spec->name + ",";
-    if (plan.tp > 1) {
-      const auto next = cluster.gpus[gpu_index(plan, stage, 0, (k + 1) % plan.tp)].host;
-      const auto c = cluster.network.path_cost(slot.host, next);
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%a/%a;", c.latency_s, c.bottleneck_Bps);
-      key += buf;
+  const int rc = plan.recompute == "full" ? 2 : plan.recompute == "selective" ? 1 : 0;
+  const bool split = schedules().make(plan.schedule)->splits_backward();
+  // Stages whose tensor groups have the same GPU types and rings price alike.
+  auto [kind, fresh] = stage_kind_.try_emplace(std::make_tuple(plan.tp, plan.pp, stage), 0);
+  if (fresh) {
+    const auto& cluster = *problem_.cluster;
+    std::string sig = std::to_string(plan.tp) + ":";
+    for (int k = 0; k < plan.tp; ++k) {
+      const auto& slot = cluster.gpus[gpu_index(plan, stage, 0, k)];
+      const auto c = cluster.network.path_cost(slot.host, cluster.gpus[gpu_index(plan, stage, 0, (k + 1) % plan.tp)].host);
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s,%a/%a;", slot.spec->name.c_str(), c.latency_s, c.bottleneck_Bps);
+      sig += buf;
     }
+    kind->second = signatures_.try_emplace(sig, static_cast<int>(signatures_.size())).first->second;
   }
-  auto it = cache_.find(key);
-  if (it == cache_.end()) {
-    const bool split = schedules().make(plan.schedule)->splits_backward();
-    it = cache_.emplace(key, block_items(*problem_.model, cluster, plan, stage, algorithm_, split)).first;
+  const auto key = std::make_tuple(kind->second, plan.tp, plan.micro_batch_size, rc, plan.sequence_parallel ? 1 : 0,
+                                   split ? 1 : 0);
+  auto it = blocks_.find(key);
+  if (it == blocks_.end())
+    it = blocks_.emplace(key, block_items(*problem_.model, *problem_.cluster, plan, stage, algorithm_, split)).first;
+  return it->second;
+}
+
+// Whether every replica prices like replica 0: the same GPU types, tensor rings and
+// pipeline hops (lower()'s replica classes). Depends on (tp, pp) only.
+bool PipelineModel::one_class(const Plan& plan) {
+  auto [it, fresh] = one_class_.try_emplace({plan.tp, plan.pp}, true);
+  if (!fresh) return it->second;
+  const auto& cluster = *problem_.cluster;
+  const auto& net = cluster.network;
+  const int p = plan.pp, d = plan.dp, t = plan.tp;
+  auto host = [&](int s, int r, int k) { return cluster.gpus[gpu_index(plan, s, r, k)].host; };
+  auto same = [](const sim::PathCost& a, const sim::PathCost& b) {
+    return a.latency_s == b.latency_s && a.bottleneck_Bps == b.bottleneck_Bps;
+  };
+  for (int s = 0; s < p && it->second; ++s)
+    for (int r = 1; r < d && it->second; ++r)
+      for (int k = 0; k < t; ++k) {
+        if (cluster.gpus[gpu_index(plan, s, r, k)].spec != cluster.gpus[gpu_index(plan, s, 0, k)].spec ||
+            !same(net.path_cost(host(s, r, k), host(s, r, (k + 1) % t)),
+                  net.path_cost(host(s, 0, k), host(s, 0, (k + 1) % t)))) {
+          it->second = false;
+          break;
+        }
+      }
+  // Every hop between GPU stages (interleaving also goes from the last back to the first).
+  for (int s = 0; s < p && p > 1 && it->second; ++s)
+    for (int r = 1; r < d && it->second; ++r) {
+      const int z = (s + 1) % p;
+      if (!same(net.path_cost(host(s, 0, 0), host(z, 0, 0)), net.path_cost(host(s, r, 0), host(z, r, 0))) ||
+          !same(net.path_cost(host(z, 0, 0), host(s, 0, 0)), net.path_cost(host(z, r, 0), host(s, r, 0))))
+        it->second = false;
+    }
+  return it->second;
+}
+
+double PipelineModel::collective_s(const Plan& plan, int stage, int op, double bytes) {
+  auto [it, fresh] = collective_s_.try_emplace(std::make_tuple(plan.tp, plan.pp, stage, op, bytes), 0.0);
+  if (fresh) {
+    std::vector<int> ring;
+    for (int r = 0; r < plan.dp; ++r) ring.push_back(problem_.cluster->gpus[gpu_index(plan, stage, r, 0)].host);
+    const auto o = static_cast<sim::CollectiveOp>(op);
+    const auto& net = problem_.cluster->network;
+    it->second = sim::algorithm_for(*collective_, net, ring, o).time_s(net, ring, o, bytes);
+  }
+  return it->second;
+}
+
+double PipelineModel::send_s(const Plan& plan, int from, int to, double bytes) {
+  auto [it, fresh] = send_s_.try_emplace(std::make_tuple(plan.tp, plan.pp, from, to, bytes), 0.0);
+  if (fresh) {
+    const auto& c = *problem_.cluster;
+    it->second = sim::transfer_time_s(c.network, c.gpus[gpu_index(plan, from, 0, 0)].host,
+                                      c.gpus[gpu_index(plan, to, 0, 0)].host, bytes);
+  }
+  return it->second;
+}
+
+const std::vector<std::vector<WorkItem>>& PipelineModel::orders(const Plan& plan) {
+  const int p = plan.pp, m = plan.microbatches(), v = plan.virtual_stages;
+  auto [it, fresh] = orders_.try_emplace(std::make_tuple(plan.schedule, p, m, v));
+  if (fresh) {
+    const auto schedule = schedules().make(plan.schedule);
+    for (int s = 0; s < p; ++s) it->second.push_back(schedule->order(s, p, m, v));
   }
   return it->second;
 }
@@ -50,24 +119,7 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
   validate(plan, model, cluster);
   const int p = plan.pp, d = plan.dp, t = plan.tp, m = plan.microbatches(), v = plan.virtual_stages;
   const int V = plan.total_stages();
-  auto host = [&](int s, int r, int k) { return cluster.gpus[gpu_index(plan, s, r, k)].host; };
-  // One replica class only: every replica's GPUs and routes must price alike.
-  for (int s = 0; s < p; ++s)
-    for (int r = 1; r < d; ++r)
-      for (int k = 0; k < t; ++k) {
-        if (cluster.gpus[gpu_index(plan, s, r, k)].spec != cluster.gpus[gpu_index(plan, s, 0, k)].spec) return false;
-        const auto a = net.path_cost(host(s, r, k), host(s, r, (k + 1) % t));
-        const auto b = net.path_cost(host(s, 0, k), host(s, 0, (k + 1) % t));
-        if (a.latency_s != b.latency_s || a.bottleneck_Bps != b.bottleneck_Bps) return false;
-      }
-  for (int s = 0; s + 1 < p || (V > p && s < p); ++s) {
-    const int a = s, z = (s + 1) % p;
-    for (int r = 1; r < d; ++r)
-      for (const auto& [x, y] : {std::pair{a, z}, std::pair{z, a}}) {
-        const auto c0 = net.path_cost(host(x, 0, 0), host(y, 0, 0)), cr = net.path_cost(host(x, r, 0), host(y, r, 0));
-        if (c0.latency_s != cr.latency_s || c0.bottleneck_Bps != cr.bottleneck_Bps) return false;
-      }
-  }
+  if (!one_class(plan)) return false;
 
   // Virtual stage of every layer: plan.stages, or as even as possible, first stages first.
   std::vector<int> layers_of(V);
@@ -125,36 +177,28 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
   const double e = sim::dtype_bytes(model.dtype);
   const double dpc = d;
   const double boundary = model.boundary_bytes_per_sample * plan.micro_batch_size;
-  const auto algorithm = sim::collective_algorithms().make(algorithm_);
-  auto dp_ring = [&](int s) {
-    std::vector<int> ring;
-    for (int r = 0; r < d; ++r) ring.push_back(host(s, r, 0));
-    return ring;
-  };
-  auto collective_s = [&](int s, sim::CollectiveOp op, double bytes) {
-    const std::vector<int> ring = dp_ring(s);
-    return sim::algorithm_for(*algorithm, net, ring, op).time_s(net, ring, op, bytes);
+  auto collective = [&](int s, sim::CollectiveOp op, double bytes) {
+    return collective_s(plan, s, static_cast<int>(op), bytes);
   };
   std::vector<double> send_fwd(V, 0), send_bwd(V, 0);
   for (int vs = 0; vs < V; ++vs) {
-    if (vs + 1 < V) send_fwd[vs] = sim::transfer_time_s(net, host(vs % p, 0, 0), host((vs + 1) % p, 0, 0), boundary);
-    if (vs > 0) send_bwd[vs] = sim::transfer_time_s(net, host(vs % p, 0, 0), host((vs - 1) % p, 0, 0), boundary);
+    if (vs + 1 < V) send_fwd[vs] = send_s(plan, vs % p, (vs + 1) % p, boundary);
+    if (vs > 0) send_bwd[vs] = send_s(plan, vs % p, (vs - 1) % p, boundary);
   }
   const bool zero3 = plan.zero >= 3 && d > 1;
   std::vector<double> gather_s(V, 0);
   if (zero3)
-    for (int vs = 0; vs < V; ++vs) gather_s[vs] = collective_s(vs % p, sim::CollectiveOp::AllGather, chunk_params[vs] * e);
+    for (int vs = 0; vs < V; ++vs) gather_s[vs] = collective(vs % p, sim::CollectiveOp::AllGather, chunk_params[vs] * e);
 
   // The list scheduler's times: start = max(inputs done, stream free).
-  const auto schedule = schedules().make(plan.schedule);
-  std::vector<std::vector<WorkItem>> order(p);
-  for (int s = 0; s < p; ++s) order[s] = schedule->order(s, p, m, v);
+  const std::vector<std::vector<WorkItem>>& order = orders(plan);
   const double unknown = -1;
   std::vector<std::vector<double>> f_end(V, std::vector<double>(m, unknown)), b_end = f_end, fs_end = f_end, bs_end = f_end;
   std::vector<double> compute_free(p, 0), pp_free(p, 0), dp_free(p, 0), last_backward(p, 0);
   std::vector<std::vector<std::tuple<double, int, double>>> events(p);  // as sim::memory_profiles
   std::vector<size_t> next(p, 0);
-  std::vector<std::vector<double>> item_end(p);  // each item's end, in order (ZeRO-3 prefetch)
+  std::vector<std::vector<double>> item_end(p);
+  std::vector<double> held(p, 0), held_peak(p, 0);  // activations, without ZeRO-3  // each item's end, in order (ZeRO-3 prefetch)
   double makespan = 0;
   size_t remaining = 0;
   for (int s = 0; s < p; ++s) remaining += order[s].size();
@@ -203,9 +247,16 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
         const double end = start + c.duration_s;
         compute_free[s] = end;
         item_end[s].push_back(end);
-        if (c.peak != 0) events[s].emplace_back(start, 1, c.peak);
-        if (c.peak - c.level != 0) events[s].emplace_back(end, 0, -(c.peak - c.level));
-        if (gathered > 0) events[s].emplace_back(end, 0, -gathered);
+        if (zero3) {
+          if (c.peak != 0) events[s].emplace_back(start, 1, c.peak);
+          if (c.peak - c.level != 0) events[s].emplace_back(end, 0, -(c.peak - c.level));
+          if (gathered > 0) events[s].emplace_back(end, 0, -gathered);
+        } else {
+          // Items on one compute stream do not overlap: their events come in time order.
+          held[s] += c.peak;
+          held_peak[s] = std::max(held_peak[s], held[s]);
+          held[s] -= c.peak - c.level;
+        }
         makespan = std::max(makespan, end);
         if (!w.backward) {
           f_end[vs][j] = end;
@@ -243,7 +294,7 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
     if (d > 1) {
       const sim::CollectiveOp op = plan.zero >= 1 ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce;
       const double start = std::max(dp_free[s], last_backward[s]);
-      synced = dp_free[s] = start + collective_s(s, op, grad_bytes);
+      synced = dp_free[s] = start + collective(s, op, grad_bytes);
     }
     const double shard = plan.zero >= 1 ? dpc : 1;
     platforms::PerfModel perf(*cluster.gpus[gpu_index(plan, s, 0, 0)].spec);
@@ -251,7 +302,7 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
     const double step_end = std::max(compute_free[s], synced) + perf.time_s(k);
     makespan = std::max(makespan, step_end);
     if (d > 1 && (plan.zero == 1 || plan.zero == 2))
-      makespan = std::max(makespan, std::max(dp_free[s], step_end) + collective_s(s, sim::CollectiveOp::AllGather, grad_bytes));
+      makespan = std::max(makespan, std::max(dp_free[s], step_end) + collective(s, sim::CollectiveOp::AllGather, grad_bytes));
   }
 
   out = Score{};
@@ -261,8 +312,8 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
   out.iteration_time_s = makespan;
   double worst = -1;
   for (int s = 0; s < p; ++s) {
+    double now = resident[s], peak = now + held_peak[s];
     std::sort(events[s].begin(), events[s].end());
-    double now = resident[s], peak = now;
     for (const auto& ev : events[s]) {
       now += std::get<2>(ev);
       peak = std::max(peak, now);

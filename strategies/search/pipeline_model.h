@@ -10,10 +10,14 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <tuple>
 #include <string>
 #include <vector>
 
+#include "sim/collective.h"
 #include "strategies/lowering.h"
+#include "strategies/schedules/schedule.h"
 #include "strategies/search/evaluator.h"
 
 namespace dejavu::strategies::search {
@@ -27,9 +31,21 @@ class PipelineModel {
 
  private:
   const std::vector<BlockItems>& blocks(const Plan& plan, int stage);
+  bool one_class(const Plan& plan);
+  double collective_s(const Plan& plan, int stage, int op, double bytes);  // over the dp ring
+  double send_s(const Plan& plan, int from, int to, double bytes);
+  const std::vector<std::vector<WorkItem>>& orders(const Plan& plan);
   Problem problem_;
   std::string algorithm_;
-  std::map<std::string, std::vector<BlockItems>> cache_;
+  std::unique_ptr<sim::CollectiveAlgorithm> collective_;
+  // Caches: what repeats across the plans of a search.
+  std::map<std::tuple<int, int, int>, int> stage_kind_;  // (tp, pp, stage) -> GPUs' signature id
+  std::map<std::string, int> signatures_;
+  std::map<std::tuple<int, int, int, int, int, int>, std::vector<BlockItems>> blocks_;
+  std::map<std::pair<int, int>, bool> one_class_;
+  std::map<std::tuple<int, int, int, int, double>, double> collective_s_;
+  std::map<std::tuple<int, int, int, int, double>, double> send_s_;
+  std::map<std::tuple<std::string, int, int, int>, std::vector<std::vector<WorkItem>>> orders_;
 };
 
 }  // namespace dejavu::strategies::search
