@@ -29,8 +29,9 @@ SearchResult AlpaSearcher::search(const Problem& problem, Evaluator& evaluator, 
   for (Plan plan : configs) {
     if (tracker.out_of_time()) break;
     if (plan.pp > 1) {
-      const Partition part = alpa_partition(partition_problem(problem, plan));
+      const Partition part = alpa_partition(partition_problem(problem, plan), [&] { return tracker.out_of_time(); });
       if (part.layers_per_stage.empty()) {
+        if (tracker.out_of_time()) break;
         tracker.progress(++done, static_cast<long>(configs.size()));
         continue;  // no cut fits the memory
       }

@@ -12,6 +12,7 @@ SearchResult DifferentiableSearcher::search(const Problem& problem, Evaluator& e
   Tracker tracker("diff", evaluator, options);
   const std::vector<Plan> configs = mesh_configurations(problem);
   DiffOptions diff;
+  diff.stop = [&] { return tracker.out_of_time(); };
   diff.steps = options.iterations > 0 ? static_cast<int>(options.iterations) : kDefaultSteps;
   long done = 0;
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -21,6 +22,7 @@ SearchResult DifferentiableSearcher::search(const Problem& problem, Evaluator& e
       diff.seed = options.seed + i;  // each configuration its own, reproducible noise
       const Partition part = differentiable_partition(partition_problem(problem, plan), diff);
       if (part.layers_per_stage.empty()) {
+        if (tracker.out_of_time()) break;
         tracker.progress(++done, static_cast<long>(configs.size()));
         continue;
       }

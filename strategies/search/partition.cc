@@ -94,13 +94,19 @@ double partition_objective(const PartitionProblem& pr, const std::vector<int>& s
   return sum + (pr.microbatches - 1) * worst;
 }
 
-Partition alpa_partition(const PartitionProblem& pr) {
+Partition alpa_partition(const PartitionProblem& pr, const std::function<bool()>& stop) {
   Partition best;
   const int p = pr.stages, L = pr.layers();
   if (p < 1 || L < p) return best;
   const Prefix px(pr);
-  const double floor_sum = min_sum(pr, px, kInf, nullptr);  // no bound: the least sum there is
+  std::vector<int> cuts;
+  const double floor_sum = min_sum(pr, px, kInf, &cuts);  // no bound: the least sum there is
   if (floor_sum == kInf) return best;
+  if (pr.microbatches == 1) {  // the objective is the sum alone
+    best.layers_per_stage = sizes_of(cuts);
+    best.objective_s = partition_objective(pr, best.layers_per_stage);
+    return best;
+  }
   std::vector<double> bounds;
   for (int s = 0; s < p; ++s)
     for (int i = s; i < L; ++i)
@@ -117,7 +123,7 @@ Partition alpa_partition(const PartitionProblem& pr) {
   const double B1 = pr.microbatches - 1;
   for (size_t k = lo; k < bounds.size(); ++k) {
     if (floor_sum + B1 * bounds[k] >= best.objective_s) break;  // no larger bound can win
-    std::vector<int> cuts;
+    if (stop && stop()) return Partition{};
     const double sum = min_sum(pr, px, bounds[k], &cuts);
     if (sum == kInf) continue;
     const std::vector<int> sizes = sizes_of(cuts);
@@ -126,7 +132,6 @@ Partition alpa_partition(const PartitionProblem& pr) {
       best.objective_s = objective;
       best.layers_per_stage = sizes;
     }
-    if (B1 == 0) break;  // one microbatch: the least sum is the answer
   }
   return best;
 }
@@ -162,6 +167,7 @@ Partition differentiable_partition(const PartitionProblem& pr, const DiffOptions
   std::vector<double> T(p), M(p), gT(p), gM(p), E(L), gE(L);
   const double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   for (int step = 1; step <= o.steps; ++step) {
+    if (o.stop && step % 16 == 0 && o.stop()) return out;
     const double tau = std::pow(0.05, static_cast<double>(step - 1) / std::max(1, o.steps - 1));
     for (int l = 0; l < L; ++l) {
       double mx = -kInf, z = 0;

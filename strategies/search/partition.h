@@ -8,6 +8,7 @@
 // per layer over the stages, gradient descent on a smooth surrogate, then argmax).
 #pragma once
 
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -38,12 +39,14 @@ double partition_objective(const PartitionProblem& problem, const std::vector<in
 
 // Alpa's DP: for every candidate bound on the slowest stage, the least sum of stage times
 // whose stages all stay under it; keep the best sum + (B-1) * bound. Exact.
-Partition alpa_partition(const PartitionProblem& problem);
+// `stop`, if given, is asked now and then; true ends the work early (an empty Partition).
+Partition alpa_partition(const PartitionProblem& problem, const std::function<bool()>& stop = {});
 
 struct DiffOptions {
   int steps = 300;
   double learning_rate = 0.2;    // Adam, on logits
   unsigned long long seed = 1;   // the logits' initial noise
+  std::function<bool()> stop;    // asked every few steps; true ends early (an empty Partition)
 };
 // DARTS-style: per layer, softmax(alpha_l / tau) over the stages; surrogate
 //   sum_s T_s + (B-1) LSE_k(T) + memory penalty + order penalty,  T_s = sum_l pi_ls c_ls,
