@@ -1,0 +1,65 @@
+// Every searcher on the same problems, the same cost model: each one's best plan relative to
+// the best any found, its wall time and evaluations. Prints the Markdown table that
+// docs/SEARCH.md holds:  build/bench/search_comparison > table.md
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench/bench_common.h"
+#include "strategies/search/searchers.h"
+#include "strategies/search/space.h"
+#include "sim/units.h"
+#include "workloads/generator.h"
+
+namespace {
+
+using namespace dejavu;
+namespace search = strategies::search;
+
+struct Case {
+  const char *label, *platform, *workload;
+  int batch;
+};
+
+}  // namespace
+
+int main() {
+  bench::register_all();
+  const std::vector<Case> cases = {
+      {"GPT-3 1.3B, 8 A100, batch 32", "dgx-a100-1x8", "gpt3-1.3b", 32},
+      {"GPT-3 1.3B, 64 A100, batch 512", "dgx-a100-8x8", "gpt3-1.3b", 512},
+      {"GPT-3 13B, 32 A100, batch 128", "dgx-a100-4x8", "gpt3-13b", 128},
+      {"Llama-3 70B, 64 H100 (rail), batch 256", "h100-rail-8x8", "llama3-70b", 256},
+      {"GPT-3 175B, 1024 A100, batch 1536", "dgx-a100-128x8", "gpt3-175b", 1536},
+      {"GPT-3 13B, 8 A100 + 8 H100 (mixed), batch 128", "mixed-a100-h100-2x8", "gpt3-13b", 128},
+  };
+  std::printf("| problem | searcher | best plan | iteration | vs best | wall | evaluations |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  for (const Case& c : cases) {
+    const auto cluster = platforms::load_cluster_file(bench::src(std::string("platforms/presets/") + c.platform + ".yaml"));
+    const auto model = workloads::load_workload_file(bench::src(std::string("workloads/presets/") + c.workload + ".yaml"));
+    const search::Problem problem{&model, &cluster, c.batch};
+    std::vector<search::SearchResult> results;
+    double best = 0;
+    for (const std::string& name : search::searchers().names()) {
+      search::SimulationEvaluator evaluator(problem);
+      search::SearchOptions options;
+      options.seed = 1;
+      results.push_back(search::searchers().make(name)->search(problem, evaluator, options));
+      if (results.back().best() && (best == 0 || results.back().best()->score.iteration_time_s < best))
+        best = results.back().best()->score.iteration_time_s;
+    }
+    for (const auto& r : results) {
+      if (!r.best()) {
+        std::printf("| %s | %s | none fits | | | %s | %ld |\n", c.label, r.algorithm.c_str(),
+                    units::format_time(r.wall_s).c_str(), r.evaluations);
+        continue;
+      }
+      std::printf("| %s | %s | %s | %s | %+.2f%% | %s | %ld |\n", c.label, r.algorithm.c_str(),
+                  search::describe(r.best()->plan).c_str(), units::format_time(r.best()->score.iteration_time_s).c_str(),
+                  100 * (r.best()->score.iteration_time_s / best - 1), units::format_time(r.wall_s).c_str(), r.evaluations);
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}

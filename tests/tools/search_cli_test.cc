@@ -1,0 +1,99 @@
+// `dejavu search` as a user meets it: the winning plan comes out as a YAML that
+// `dejavu simulate` accepts and predicts the same for; bad arguments are one line, exit 2.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+fs::path scratch() {
+  const fs::path dir = fs::temp_directory_path() / ("dejavu-search-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+CliRun dejavu(const std::string& args) {
+  const fs::path dir = scratch();
+  const std::string cmd = std::string(DEJAVU_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
+                          (dir / "err").string();
+  const int status = std::system(cmd.c_str());
+  return CliRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
+}
+
+const std::string kProblem = "--platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
+                             src("workloads/presets/gpt3-1.3b.yaml");
+
+TEST(SearchCli, WinningPlanSimulatesToTheSameTime) {
+  const fs::path dir = scratch();
+  const fs::path plan = dir / "best.yaml", json = dir / "search.json", sim = dir / "sim.json";
+  const CliRun r = dejavu("search " + kProblem + " --global-batch 32 --algo dp --json " + json.string() + " -o " +
+                          plan.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("dp:"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  const double predicted = j["best"]["iteration_time_s"].get<double>();
+  EXPECT_EQ(j["best"]["plan"]["global_batch_size"].get<int>(), 32);
+  const CliRun s = dejavu("simulate " + kProblem + " --plan " + plan.string() + " --quiet --json " + sim.string());
+  ASSERT_EQ(s.code, 0) << s.err;
+  const double simulated = nlohmann::json::parse(slurp(sim))["iteration_time_s"].get<double>();
+  EXPECT_NEAR(simulated, predicted, 1e-9 * predicted);
+}
+
+TEST(SearchCli, AllSearchersOneTable) {
+  const CliRun r = dejavu("search " + kProblem + " --global-batch 16 --algo all --iterations 200 --top 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* name : {"grid:", "dp:", "mcmc:", "diff:", "searcher  best iteration"})
+    EXPECT_NE(r.out.find(name), std::string::npos) << name << "\n" << r.out;
+}
+
+TEST(SearchCli, GlobalBatchFromTheWorkloadYaml) {
+  const fs::path dir = scratch();
+  std::ofstream(dir / "w.yaml") << "kind: transformer\nname: small\nlayers: 4\nhidden: 1024\nheads: 8\n"
+                                   "seq_len: 1024\nvocab: 32000\nglobal_batch_size: 16\n";
+  const CliRun r = dejavu("search --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
+                          (dir / "w.yaml").string() + " --algo grid --top 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("global batch 16"), std::string::npos) << r.out;
+}
+
+TEST(SearchCli, BadArgumentsAreOneLineExitTwo) {
+  const fs::path out = scratch() / "never.yaml";
+  fs::remove(out);
+  struct Case {
+    std::string args, expected;
+  };
+  for (const Case& c : {Case{"--global-batch 32 --algo annealing", "--algo: unknown searcher \"annealing\"; valid: diff, dp, grid, mcmc, all"},
+                        Case{"", "global_batch_size: the training job's global batch is not set"},
+                        Case{"--global-batch 32 --budget 3", "--budget:"},
+                        Case{"--global-batch 32 --verify ns3", "--verify: unknown engine \"ns3\""}}) {
+    const CliRun r = dejavu("search " + kProblem + " " + c.args + " -o " + out.string());
+    EXPECT_EQ(r.code, 2) << c.args;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
+}  // namespace
