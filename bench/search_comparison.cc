@@ -1,11 +1,13 @@
 // Every searcher on the same problems, the same cost model: each one's best plan relative to
 // the best any found, its wall time and evaluations. Prints the Markdown table that
 // docs/SEARCH.md holds:  build/bench/search_comparison > table.md
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "bench/bench_common.h"
+#include "strategies/search/partition.h"
 #include "strategies/search/searchers.h"
 #include "strategies/search/space.h"
 #include "sim/units.h"
@@ -60,6 +62,49 @@ int main() {
                   100 * (r.best()->score.iteration_time_s / best - 1), units::format_time(r.wall_s).c_str(), r.evaluations);
     }
     std::fflush(stdout);
+  }
+
+  // The question the project started from: stage partitioning alone, DARTS against DP.
+  struct Cut {
+    const char *label, *platform, *workload;
+    int batch, tp, pp, mb;
+  };
+  const std::vector<Cut> cuts = {
+      {"GPT-3 13B, mixed 8 A100 + 8 H100, tp1 pp2 dp8", "mixed-a100-h100-2x8", "gpt3-13b", 128, 1, 2, 1},
+      {"GPT-3 13B, mixed 8 A100 + 8 H100, tp2 pp4 dp2", "mixed-a100-h100-2x8", "gpt3-13b", 128, 2, 4, 1},
+      {"GPT-3 13B, mixed 8 A100 + 8 H100, tp1 pp8 dp2", "mixed-a100-h100-2x8", "gpt3-13b", 128, 1, 8, 1},
+      {"GPT-3 175B, 1024 A100, tp8 pp16 dp8", "dgx-a100-128x8", "gpt3-175b", 1536, 8, 16, 1},
+      {"GPT-3 175B, 1024 A100, tp4 pp32 dp8", "dgx-a100-128x8", "gpt3-175b", 1536, 4, 32, 1},
+      {"Llama-3 70B, 64 H100, tp4 pp8 dp2", "h100-rail-8x8", "llama3-70b", 256, 4, 8, 1},
+  };
+  std::printf("\n| partitioning problem | DP objective | DP time | diff objective | vs DP | diff time | DP cut | diff cut |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  auto sizes = [](const std::vector<int>& v) {
+    std::string out;
+    for (int x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+    return "[" + out + "]";
+  };
+  for (const Cut& c : cuts) {
+    const auto cluster = platforms::load_cluster_file(bench::src(std::string("platforms/presets/") + c.platform + ".yaml"));
+    const auto model = workloads::load_workload_file(bench::src(std::string("workloads/presets/") + c.workload + ".yaml"));
+    const search::Problem problem{&model, &cluster, c.batch};
+    strategies::Plan plan;
+    if (!search::make_plan(problem, c.tp, c.pp, c.mb, plan)) continue;
+    plan.zero = 1;  // optimizer state sharded, selective recomputation: plans that can fit
+    plan.recompute = "selective";
+    plan.sequence_parallel = c.tp > 1;
+    const search::PartitionProblem pr = search::partition_problem(problem, plan);
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
+    const search::Partition dp = search::alpa_partition(pr);
+    const auto t1 = clock::now();
+    const search::Partition diff = search::differentiable_partition(pr);
+    const auto t2 = clock::now();
+    std::printf("| %s | %s | %s | %s | %+.2f%% | %s | %s | %s |\n", c.label, units::format_time(dp.objective_s).c_str(),
+                units::format_time(std::chrono::duration<double>(t1 - t0).count()).c_str(),
+                units::format_time(diff.objective_s).c_str(), 100 * (diff.objective_s / dp.objective_s - 1),
+                units::format_time(std::chrono::duration<double>(t2 - t1).count()).c_str(),
+                sizes(dp.layers_per_stage).c_str(), sizes(diff.layers_per_stage).c_str());
   }
   return 0;
 }

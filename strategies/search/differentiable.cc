@@ -10,7 +10,7 @@ namespace dejavu::strategies::search {
 SearchResult DifferentiableSearcher::search(const Problem& problem, Evaluator& evaluator,
                                             const SearchOptions& options) const {
   Tracker tracker("diff", evaluator, options);
-  const std::vector<Plan> configs = mesh_configurations(problem);
+  const std::vector<Plan> configs = mesh_candidates(problem, tracker);
   DiffOptions diff;
   diff.stop = [&] { return tracker.out_of_time(); };
   diff.steps = options.iterations > 0 ? static_cast<int>(options.iterations) : kDefaultSteps;
@@ -18,21 +18,21 @@ SearchResult DifferentiableSearcher::search(const Problem& problem, Evaluator& e
   for (size_t i = 0; i < configs.size(); ++i) {
     if (tracker.out_of_time()) break;
     Plan plan = configs[i];
-    if (plan.pp > 1) {
+    if (plan.total_stages() > 1) {
       diff.seed = options.seed + i;  // each configuration its own, reproducible noise
       const Partition part = differentiable_partition(partition_problem(problem, plan), diff);
       if (part.layers_per_stage.empty()) {
         if (tracker.out_of_time()) break;
-        tracker.progress(++done, static_cast<long>(configs.size()));
+        ++done;
         continue;
       }
       plan.stages = part.layers_per_stage;
     }
     tracker.evaluate(plan);
-    tracker.progress(++done, static_cast<long>(configs.size()));
+    ++done;
   }
   SearchResult r = tracker.finish();
-  r.note = std::to_string(done) + " of " + std::to_string(configs.size()) + " mesh configurations, " +
+  r.note = "the " + std::to_string(configs.size()) + " fastest mesh configurations of an even split re-cut, " +
            std::to_string(diff.steps) + " gradient steps each";
   return r;
 }

@@ -194,7 +194,8 @@ Partition differentiable_partition(const PartitionProblem& pr, const DiffOptions
     for (int s = 0; s < p; ++s) {
       gT[s] = scale * (1 + B1 * std::exp(kappa * T[s] - mx) / z);
       const double cap = pr.capacity_bytes.empty() ? 0 : pr.capacity_bytes[s];
-      gM[s] = cap > 0 && M[s] > cap ? 2 * lambda_memory * (M[s] - cap) / (cap * cap) : 0;
+      // The memory penalty hardens as the assignment sharpens (tau falls).
+      gM[s] = cap > 0 && M[s] > cap ? 2 * lambda_memory / tau * (M[s] - cap) / (cap * cap) : 0;
     }
     // Order: a layer's expected stage should not exceed the next layer's.
     std::fill(gE.begin(), gE.end(), 0.0);
@@ -219,16 +220,30 @@ Partition differentiable_partition(const PartitionProblem& pr, const DiffOptions
       }
     }
   }
-  // Argmax, then contiguous stages of the same sizes (each at least one layer).
-  std::vector<int> sizes(p, 0);
+  // Discretise: each stage gets its expected number of layers under the final softmax
+  // (largest remainders, each at least one), cut contiguously in order. Per-layer argmax
+  // is the textbook DARTS step; on runs of equal layers it flips boundary layers at random,
+  // while the expected counts are what the descent actually balanced.
+  std::vector<double> soft(p, 0.0);
   for (int l = 0; l < L; ++l)
-    sizes[std::max_element(alpha[l].begin(), alpha[l].end()) - alpha[l].begin()]++;
-  for (int s = 0; s < p; ++s)
-    while (sizes[s] == 0) {
-      const int donor = static_cast<int>(std::max_element(sizes.begin(), sizes.end()) - sizes.begin());
-      sizes[donor]--;
-      sizes[s]++;
-    }
+    for (int s = 0; s < p; ++s) soft[s] += pi[l][s];
+  std::vector<int> sizes(p, 1);
+  int left = L - p;
+  std::vector<double> want(p);
+  for (int s = 0; s < p; ++s) want[s] = std::max(0.0, soft[s] - 1);
+  double total_want = 0;
+  for (double w : want) total_want += w;
+  std::vector<std::pair<double, int>> remainder;
+  for (int s = 0; s < p; ++s) {
+    const double share = total_want > 0 ? want[s] * left / total_want : static_cast<double>(left) / p;
+    const int whole = static_cast<int>(std::floor(share));
+    sizes[s] += whole;
+    remainder.emplace_back(-(share - whole), s);
+  }
+  int placed = 0;
+  for (int x : sizes) placed += x;
+  std::sort(remainder.begin(), remainder.end());
+  for (int k = 0; placed < L; ++k, ++placed) sizes[remainder[k % p].second]++;
   out.layers_per_stage = sizes;
   out.objective_s = partition_objective(pr, sizes);
   if (out.objective_s == kInf) out.layers_per_stage.clear();
@@ -238,16 +253,17 @@ Partition differentiable_partition(const PartitionProblem& pr, const DiffOptions
 PartitionProblem partition_problem(const Problem& problem, const Plan& plan, const std::string& algorithm) {
   const auto& model = *problem.model;
   const auto& cluster = *problem.cluster;
-  const int p = plan.pp, m = plan.microbatches();
+  const int p = plan.pp, v = plan.virtual_stages, V = plan.total_stages(), m = plan.microbatches();
   PartitionProblem pr;
-  pr.stages = p;
+  pr.stages = V;
   pr.microbatches = m;
   const double e = sim::dtype_bytes(model.dtype);
   const double dpc = static_cast<double>(plan.dp) * plan.cp;
   const double per_param = e / (plan.zero >= 3 ? dpc : 1) + e / (plan.zero >= 2 ? dpc : 1) +
                            (e < 4 ? 12 : 8) / (plan.zero >= 1 ? dpc : 1);
   std::map<std::string, std::vector<BlockCost>> priced;  // stages on the same GPUs price alike
-  for (int s = 0; s < p; ++s) {
+  for (int vs = 0; vs < V; ++vs) {
+    const int s = vs % p;  // the GPU stage running virtual stage vs
     std::string sig;
     double capacity = 0;
     for (int k = 0; k < plan.tp * plan.cp; ++k) {
@@ -263,7 +279,8 @@ PartitionProblem partition_problem(const Problem& problem, const Plan& plan, con
     auto it = priced.find(sig);
     if (it == priced.end()) it = priced.emplace(sig, block_costs(model, cluster, plan, s, algorithm)).first;
     const std::vector<BlockCost>& blocks = it->second;
-    const double in_flight = std::min(p - s, m);
+    // Microbatches whose activations a stage holds: all of them under GPipe, else as 1F1B.
+    const double in_flight = plan.schedule == "gpipe" ? m : std::min(p - s, m);
     std::vector<double> times, bytes;
     double fixed = 0, fixed_bytes = 0, transient = 0;
     bool seen_layer = false;
@@ -274,7 +291,7 @@ PartitionProblem partition_problem(const Problem& problem, const Plan& plan, con
         seen_layer = true;
         times.push_back(b.time_s);
         bytes.push_back(mem);
-      } else if ((!seen_layer && s == 0) || (seen_layer && s == p - 1)) {
+      } else if ((!seen_layer && vs == 0) || (seen_layer && vs == V - 1)) {
         fixed += b.time_s;  // the ops before the layers run on the first stage, after on the last
         fixed_bytes += mem;
       }
@@ -283,7 +300,7 @@ PartitionProblem partition_problem(const Problem& problem, const Plan& plan, con
     pr.layer_bytes.push_back(bytes);
     pr.fixed_s.push_back(fixed);
     pr.fixed_bytes.push_back(fixed_bytes + transient);
-    pr.capacity_bytes.push_back(capacity);
+    pr.capacity_bytes.push_back(capacity / v);  // a GPU's chunks share it
   }
   return pr;
 }

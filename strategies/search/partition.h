@@ -54,9 +54,12 @@ struct DiffOptions {
 // then each layer to its argmax stage, repaired to contiguous stages of the same sizes.
 Partition differentiable_partition(const PartitionProblem& problem, const DiffOptions& options = {});
 
-// The partitioning problem of `plan` (its tp, pp, dp, microbatch, recompute, ZeRO, SP)
-// on the problem's cluster: layer costs from block_costs() on each stage's GPUs; memory
-// for 1F1B (stage s keeps min(p - s, m) microbatches' activations).
+// The partitioning problem of `plan` (its tp, pp, dp, microbatch, schedule, recompute,
+// ZeRO, SP) on the problem's cluster, one stage per virtual stage: layer costs from
+// block_costs() on the GPUs running it; memory as 1F1B keeps it (GPU stage s holds
+// min(p - s, m) microbatches' activations; GPipe all m), a GPU's chunks sharing its memory.
+// The objective is Alpa's; for interleaved and zero-bubble schedules it is a proxy, and the
+// evaluator has the last word.
 PartitionProblem partition_problem(const Problem& problem, const Plan& plan, const std::string& collective_algorithm = "ring");
 
 }  // namespace dejavu::strategies::search

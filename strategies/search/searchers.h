@@ -29,8 +29,10 @@ class DifferentiableSearcher : public Searcher {
   SearchResult search(const Problem& problem, Evaluator& evaluator, const SearchOptions& options) const override;
 };
 
-// The mesh configurations the stage partitioners (dp, diff) work on: the space's plans
-// with schedule 1f1b whose model states can fit, in enumeration order.
-std::vector<Plan> mesh_configurations(const Problem& problem);
+// The mesh configurations the stage partitioners (dp, diff) work on: every plan of the
+// space (degrees, microbatch, schedule, recompute, ZeRO, SP: the intra-operator choices)
+// scored with an even split through `tracker`, and the `keep` fastest of those simulated,
+// fastest first. Prescreening keeps the partitioners' work to configurations that can win.
+std::vector<Plan> mesh_candidates(const Problem& problem, Tracker& tracker, size_t keep = 48);
 
 }  // namespace dejavu::strategies::search
