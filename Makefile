@@ -28,6 +28,7 @@ validate: build
 bench: build
 	$(BUILD)/bench/simulate_benchmark
 	$(BUILD)/bench/simgrid_benchmark
+	$(BUILD)/bench/search_benchmark
 
 clean:
 	rm -rf $(BUILD)
