@@ -155,9 +155,15 @@ ServerGroup load_group(const ConfigNode& n) {
 }  // namespace
 
 Cluster load_cluster(const ConfigNode& root) {
-  root.expect_map({"name", "servers", "network"});
+  root.expect_map({"name", "servers", "network", "storage"});
   Cluster c;
   c.name = root.get_string("name", root.file_stem());
+  if (root.has("storage")) {
+    const ConfigNode st = root.child("storage");
+    st.expect_map({"bandwidth"});
+    c.storage_bandwidth_Bps = st.get_quantity("bandwidth", units::Dimension::Rate);
+    if (c.storage_bandwidth_Bps <= 0) st.child("bandwidth").fail("expected a positive rate, e.g. 10 GB/s");
+  }
   const ConfigNode servers = root.child("servers");
   for (const ConfigNode& g : servers.items()) c.groups.push_back(load_group(g));
   if (c.groups.empty()) servers.fail("expected at least one server group");

@@ -82,6 +82,9 @@ struct Cluster {
   FabricSpec fabric;
   std::vector<GpuSlot> gpus;  // in server order, then local order
   sim::Network network;
+  // Checkpoint storage (`storage: {bandwidth: 10 GB/s}`): aggregate write and read rate the
+  // whole job sees. Default 10 GB/s, a parallel file system's share for one job.
+  double storage_bandwidth_Bps = 10e9;
 
   int gpu_count() const { return static_cast<int>(gpus.size()); }
   int server_count() const;

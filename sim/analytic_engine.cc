@@ -1,5 +1,6 @@
 #include "sim/analytic_engine.h"
 
+#include <algorithm>
 #include <map>
 #include <queue>
 #include <tuple>
@@ -79,10 +80,48 @@ Result AnalyticEngine::run(const TaskGraph& g, const Network& net,
   using Event = std::tuple<double, uint64_t, TaskId>;  // end time, sequence, task
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
   uint64_t seq = 0;
+  // Faults: a straggler's compute integrates its speed windows; a transfer or collective
+  // takes the bandwidth factor of its worst link when it starts (the whole duration
+  // stretched: exact when bandwidth-bound); a link that is down stops the iteration.
+  const Faults& faults = options.faults;
+  std::map<int, std::vector<int>> links_of;  // comm set -> links its groups' routes cross
+  auto links = [&](int set) -> const std::vector<int>& {
+    auto [it, fresh] = links_of.try_emplace(set);
+    if (fresh) {
+      std::vector<char> seen(net.link_count(), 0);
+      for (const auto& group : g.comm_set(set).groups)
+        for (size_t a = 0; a < group.size(); ++a)
+          for (size_t b = 0; b < group.size(); ++b)
+            if (a != b)
+              for (const Hop& h : net.route(group[a], group[b]))
+                if (!seen[h.link]) {
+                  seen[h.link] = 1;
+                  it->second.push_back(h.link);
+                }
+    }
+    return it->second;
+  };
   auto start = [&](const std::vector<TaskId>& ids, double now) {
     for (TaskId id : ids) {
+      const Task& t = g.task(id);
+      double d = pricer.duration(t);
       r.start_s[id] = now;
-      r.end_s[id] = now + pricer.duration(g.task(id));
+      if (!faults.empty()) {
+        if (t.kind == TaskKind::Compute && !faults.host_speed.empty()) {
+          d = faults.finish_s(g.devices().at(t.device).hosts, now, d) - now;
+        } else if (t.kind != TaskKind::Compute && !faults.link_bandwidth.empty()) {
+          const double f = faults.link_factor(links(t.comm_set), now);
+          if (f <= 0) {
+            if (!r.stopped() || now < r.stopped_at_s) {
+              r.stopped_at_s = now;
+              r.stop_cause = "\"" + g.labels().at(t.label) + "\" needs a link that is down";
+            }
+            continue;  // never finishes
+          }
+          d /= f;
+        }
+      }
+      r.end_s[id] = now + d;
       events.emplace(r.end_s[id], seq++, id);
     }
   };
@@ -96,7 +135,18 @@ Result AnalyticEngine::run(const TaskGraph& g, const Network& net,
     sched.finish(id, startable);
     start(startable, now);
   }
-  sched.check_all_finished();
+  if (!r.stopped()) sched.check_all_finished();
+  // A fail-stop before the end stops the iteration there.
+  for (const auto& [host, at] : faults.host_fail_s) {
+    bool used = false;
+    for (const Device& dev : g.devices())
+      used = used || std::find(dev.hosts.begin(), dev.hosts.end(), host) != dev.hosts.end();
+    if (used && at < r.makespan_s && (!r.stopped() || at < r.stopped_at_s)) {
+      r.stopped_at_s = at;
+      r.stop_cause = "GPU " + net.node(host).name + " failed";
+    }
+  }
+  if (r.stopped()) r.makespan_s = r.stopped_at_s;
   r.link_bytes = pricer.link_bytes();
   r.activities = g.size();
   return r;

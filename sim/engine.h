@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/faults.h"
 #include "sim/network.h"
 #include "sim/registry.h"
 #include "sim/task_graph.h"
@@ -22,6 +23,7 @@ struct EngineOptions {
   std::string sharing = "max-min";        // max-min | fair-bottleneck
   bool isolate = true;                    // run in a forked child (SimGrid runs once per process)
   double timeout_s = 0;                   // for an isolated run; 0 waits for ever
+  Faults faults;                          // stragglers, degraded links, fail-stops (none by default)
 };
 
 struct Result {
@@ -35,6 +37,11 @@ struct Result {
   // Events the engine processed: tasks for the analytic engine; SimGrid activities
   // (computations, flows) and timers for the SimGrid engine.
   uint64_t activities = 0;
+  // A fail-stop (or a link down) ended the iteration early: when, why, and how much of it
+  // was done. Tasks that did not finish keep end_s < 0 or an end after stopped_at_s.
+  double stopped_at_s = -1;
+  std::string stop_cause;
+  bool stopped() const { return stopped_at_s >= 0; }
 };
 
 class Engine {

@@ -84,6 +84,9 @@ Result run_in_child(const std::function<Result()>& simulate, double timeout_s) {
       put_vec(out, r.end_s);
       put_vec(out, r.link_bytes);
       put_u64(out, r.activities);
+      put_bytes(out, &r.stopped_at_s, sizeof r.stopped_at_s);
+      put_u64(out, r.stop_cause.size());
+      put_bytes(out, r.stop_cause.data(), r.stop_cause.size());
     } catch (const ModelError& e) {
       out.assign(1, 1);
       const std::string msg = e.what();
@@ -146,6 +149,8 @@ Result run_in_child(const std::function<Result()>& simulate, double timeout_s) {
   r.end_s = rd.vec();
   r.link_bytes = rd.vec();
   r.activities = rd.u64();
+  rd.get(&r.stopped_at_s, sizeof r.stopped_at_s);
+  r.stop_cause = rd.str();
   return r;
 }
 

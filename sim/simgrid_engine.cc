@@ -16,6 +16,9 @@
 #include "sim/collective.h"
 #include "sim/error.h"
 #include "sim/fork_runner.h"
+#include <simgrid/kernel/ProfileBuilder.hpp>
+#include <cmath>
+#include <set>
 #include "sim/stream_scheduler.h"
 
 namespace dejavu::sim {
@@ -54,7 +57,7 @@ void configure(sg::Engine& e, const EngineOptions& o) {
 class Run {
  public:
   Run(const TaskGraph& g, const Network& net, const EngineOptions& o)
-      : g_(g), net_(net), fidelity_(parse_fidelity(o.fidelity)),
+      : g_(g), net_(net), faults_(o.faults), fidelity_(parse_fidelity(o.fidelity)),
         algo_(collective_algorithms().make(o.collective_algorithm)), sched_(g) {
     result_.engine = "simgrid";
     result_.start_s.assign(g.size(), -1.0);
@@ -65,10 +68,28 @@ class Run {
   void build_platform() {
     sg::NetZone* zone = sg::create_full_zone("dejavu");
     host_.assign(net_.node_count(), nullptr);
-    for (int i = 0; i < net_.node_count(); ++i)
-      if (net_.node(i).is_host) host_[i] = zone->create_host(net_.node(i).name, kHostSpeed)->seal();
-    for (const Link& l : net_.links())
-      link_.push_back(zone->create_split_duplex_link(l.name, l.bandwidth_Bps)->set_latency(l.latency_s)->seal());
+    for (int i = 0; i < net_.node_count(); ++i) {
+      if (!net_.node(i).is_host) continue;
+      sg::Host* h = zone->create_host(net_.node(i).name, kHostSpeed);
+      // Faults as SimGrid's own profiles: a straggler's speed factor, a fail-stop's state.
+      if (auto it = faults_.host_speed.find(i); it != faults_.host_speed.end())
+        h->set_speed_profile(profile("speed-" + net_.node(i).name, it->second, 1, false));
+      if (auto it = faults_.host_fail_s.find(i); it != faults_.host_fail_s.end())
+        h->set_state_profile(profile("state-" + net_.node(i).name, {Window{it->second, INFINITY, 0}}, 1, true));
+      host_[i] = h->seal();
+    }
+    for (int id = 0; id < net_.link_count(); ++id) {
+      const Link& l = net_.link(id);
+      sg::Link* link = zone->create_split_duplex_link(l.name, l.bandwidth_Bps)->set_latency(l.latency_s);
+      if (auto it = faults_.link_bandwidth.find(id); it != faults_.link_bandwidth.end()) {
+        // Bandwidth profiles are absolute (SIMGRID.md); a factor of 0 is the link down.
+        link->set_bandwidth_profile(profile("bw-" + l.name, it->second, l.bandwidth_Bps, false));
+        bool down = false;
+        for (const Window& w : it->second) down = down || w.factor <= 0;
+        if (down) link->set_state_profile(profile("state-" + l.name, it->second, 1, true));
+      }
+      link_.push_back(link->seal());
+    }
     for (auto [a, b] : used_pairs()) {
       std::vector<sg::LinkInRoute> route;
       for (const Hop& h : net_.route(a, b))
@@ -79,13 +100,38 @@ class Run {
     zone->seal();
   }
 
+  // A piecewise-constant profile from windows: value scale x factor (state: 0 or 1).
+  static simgrid::kernel::profile::Profile* profile(const std::string& name, const std::vector<Window>& windows,
+                                                    double scale, bool state) {
+    std::set<double> edges{0.0};
+    for (const Window& w : windows) {
+      edges.insert(w.from_s);
+      if (std::isfinite(w.to_s)) edges.insert(w.to_s);
+    }
+    std::string text;
+    for (double t : edges) {
+      double f = Faults::factor_at(windows, t);
+      const double value = state ? (f > 0 ? 1 : 0) : scale * std::max(f, 1e-9);
+      char line[96];
+      std::snprintf(line, sizeof line, "%.17g %.17g\n", t, value);
+      text += line;
+    }
+    return simgrid::kernel::profile::ProfileBuilder::from_string(name, text, -1);
+  }
+
   Result simulate() {
     sg::Activity::on_completion_cb([this](const sg::Activity& a) { on_completion(a); });
     for (TaskId id : sched_.initial()) start(id);
     sg::Engine::get_instance()->run();
-    if (!failure_.empty()) throw ModelError(failure_);
-    sched_.check_all_finished();
-    for (double end : result_.end_s) result_.makespan_s = std::max(result_.makespan_s, end);
+    if (!failure_.empty() && faults_.empty()) throw ModelError(failure_);
+    if (!failure_.empty()) {  // a fault stopped the iteration
+      result_.stopped_at_s = failed_at_;
+      result_.stop_cause = failure_;
+      result_.makespan_s = failed_at_;
+    } else {
+      sched_.check_all_finished();
+      for (double end : result_.end_s) result_.makespan_s = std::max(result_.makespan_s, end);
+    }
     graveyard_.clear();
     for (const Template& t : templates_)  // spread each template's load once
       for (const FlowSpec& f : t.exp.flows)
@@ -178,7 +224,14 @@ class Run {
         return;
       }
       sg::ExecPtr e = sg::Exec::init();
-      e->set_host(host_[hosts[0]]);
+      // A device's GPUs run in lockstep: a straggling or failing one among them sets the pace.
+      int where = hosts[0];
+      for (int h : hosts)
+        if (faults_.host_speed.count(h) || faults_.host_fail_s.count(h)) {
+          where = h;
+          break;
+        }
+      e->set_host(host_[where]);
       e->set_flops_amount(t.duration_s * kHostSpeed);
       e->start();
       track(e, id, -1);
@@ -254,8 +307,13 @@ class Run {
     free_slots_.push_back(token - 1);
     graveyard_.push_back(std::move(slot.handle));
     if (a.get_state() == sg::Activity::State::FAILED) {
-      if (failure_.empty())
+      if (failure_.empty()) {
         failure_ = "activity of task \"" + g_.labels().at(g_.task(slot.task).label) + "\" failed";
+        failed_at_ = now();
+        // Name the fault: a failed GPU of this task, or else a link that is down.
+        for (const auto& [host, at] : faults_.host_fail_s)
+          if (at <= now()) failure_ = "GPU " + net_.node(host).name + " failed; " + failure_;
+      }
       return;
     }
     if (slot.flow < 0)
@@ -274,6 +332,7 @@ class Run {
 
   const TaskGraph& g_;
   const Network& net_;
+  const Faults& faults_;
   Fidelity fidelity_;
   std::unique_ptr<CollectiveAlgorithm> algo_;
   StreamScheduler sched_;
@@ -288,6 +347,7 @@ class Run {
   std::vector<sg::ActivityPtr> graveyard_;
   std::vector<TaskId> startable_;
   std::string failure_;
+  double failed_at_ = -1;
 };
 
 }  // namespace

@@ -99,6 +99,9 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     std::string sig = options.fold_symmetric ? "" : std::to_string(r);
     for (int s = 0; s < p; ++s) {
       for (int k = 0; k < K; ++k) {
+        if (std::find(options.distinct_gpus.begin(), options.distinct_gpus.end(), gpu(s, r, k)) !=
+            options.distinct_gpus.end())
+          sig += "!" + std::to_string(gpu(s, r, k));
         sig += cluster.gpus[gpu(s, r, k)].spec->name + ",";
         const auto ring = cluster.network.path_cost(host(s, r, k), host(s, r, k / t * t + (k % t + 1) % t));
         sig += exact(ring.latency_s) + "/" + exact(ring.bottleneck_Bps) + ";";
@@ -162,6 +165,11 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           rings.groups.push_back(ring);
         }
       }
+      std::stable_partition(hosts.begin(), hosts.end(), [&](int h) {
+        for (int x : options.distinct_gpus)
+          if (cluster.gpus[x].host == h) return true;
+        return false;
+      });
       dev[s][c] = g.add_device("stage" + std::to_string(s) + ".dp" + std::to_string(classes[c][0]), hosts);
       sim::Device& device = g.device(dev[s][c]);
       device.capacity_bytes = capacity;

@@ -48,6 +48,9 @@ struct LowerOptions {
   // backward) are lowered unfused.
   bool fuse_items = false;
   std::string collective_algorithm = "ring";
+  // GPUs that must stand for themselves (a fault names them): their replicas do not fold
+  // with others, and each leads its device's host list, where engines run its compute.
+  std::vector<int> distinct_gpus;
 };
 
 // Validates the plan first; throws ConfigError / ModelError.

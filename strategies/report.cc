@@ -167,6 +167,7 @@ void write_json(std::ostream& out, const Report& r) {
                     {"idle_s", d.idle_s},
                     {"peak_memory_bytes", d.peak_memory_bytes},
                     {"memory_capacity_bytes", d.memory_capacity_bytes}});
+  if (!r.faults_json.empty()) j["faults"] = nlohmann::ordered_json::parse(r.faults_json);
   out << j.dump(2) << "\n";
 }
 

@@ -59,6 +59,7 @@ struct Report {
   std::string fullest_gpu;
   double peak_memory_bytes = 0, capacity_bytes = 0;
   double shortfall_bytes = 0;  // peak - capacity when oom
+  std::string faults_json;     // a fault run's report (an object), written under "faults"
 };
 
 Report make_report(const workloads::ModelGraph& model, const platforms::Cluster& cluster,

@@ -34,7 +34,7 @@ namespace {
 using namespace dejavu;
 
 struct SimulateArgs {
-  std::string platform, workload, plan, json, trace;
+  std::string platform, workload, plan, json, trace, faults;
   std::string engine = "analytic";
   sim::EngineOptions options;
   bool quiet = false;
@@ -63,7 +63,26 @@ int run_simulate(const SimulateArgs& a) {
   } else {
     if (a.plan.empty()) throw ConfigError(SourceLoc{"--plan", 0, 0}, "", "missing; a plan YAML is required unless --workload is trace:<prefix>");
     const Inputs in = load_inputs(a);
-    s = strategies::simulate(in.model, in.cluster, in.plan, a.engine, a.options);
+    if (!a.faults.empty()) {
+      const strategies::FaultScenario scenario = strategies::load_fault_scenario_file(a.faults, in.cluster);
+      strategies::FaultSimulation fs = strategies::simulate_with_faults(in.model, in.cluster, in.plan, scenario, a.engine, a.options);
+      std::ostringstream fj;
+      strategies::write_fault_json(fj, fs.faults);
+      fs.simulation.report.faults_json = fj.str();
+      s = std::move(fs.simulation);
+      if (!a.quiet) {
+        // The summary after the files are written, so a failed write leaves nothing.
+        if (!a.json.empty())
+          tools::write_file_atomically(a.json, [&](std::ostream& o) { strategies::write_json(o, s.report); });
+        if (!a.trace.empty())
+          tools::write_file_atomically(a.trace, [&](std::ostream& o) { sim::write_chrome_trace(o, s.job.graph, s.result); });
+        strategies::write_summary(std::cout, s.report);
+        strategies::write_fault_summary(std::cout, fs.faults);
+        return 0;
+      }
+    } else {
+      s = strategies::simulate(in.model, in.cluster, in.plan, a.engine, a.options);
+    }
   }
   if (!a.json.empty())
     tools::write_file_atomically(a.json, [&](std::ostream& o) { strategies::write_json(o, s.report); });
@@ -264,6 +283,7 @@ int main(int argc, char** argv) {
   inputs(simulate);
   simulate->add_option("--trace", sa.trace, "write a Chrome/Perfetto trace");
   simulate->add_option("--engine", sa.engine, "engine (see `dejavu list`)");
+  simulate->add_option("--faults", sa.faults, "fault scenario YAML (stragglers, degraded links, failures)");
   CLI::App* compare = app.add_subcommand("compare-engines", "analytic and simgrid side by side");
   inputs(compare);
   std::string export_input, export_output;
