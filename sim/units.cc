@@ -126,6 +126,15 @@ std::string with_prefix(double v, const char* const* names, const double* scales
 std::string format_time(double s) {
   static const char* names[] = {"ns", "us", "ms", "s"};
   static const double scales[] = {1e-9, 1e-6, 1e-3, 1.0};
+  char buf[32];
+  if (std::isfinite(s) && s >= 2 * 86400) {  // training runs: days and hours read better
+    std::snprintf(buf, sizeof buf, "%.3g days", s / 86400);
+    return buf;
+  }
+  if (std::isfinite(s) && s >= 3600) {
+    std::snprintf(buf, sizeof buf, "%.3g h", s / 3600);
+    return buf;
+  }
   return with_prefix(s, names, scales, 4);
 }
 

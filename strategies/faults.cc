@@ -33,6 +33,9 @@ int link_index_of(const ConfigNode& e, const platforms::Cluster& c) {
 double time_of(const ConfigNode& e, const char* key, double fallback) {
   if (!e.has(key)) return fallback;
   const ConfigNode n = e.child(key);
+  const std::string text = n.as_string();
+  if (text.find_first_not_of(" \t") != std::string::npos && text[text.find_first_not_of(" \t")] == '-')
+    n.fail("a time in the past (" + text + "); valid: 0 s or later, from the start of the run");
   const double t = n.as_quantity(units::Dimension::Time);
   if (t < 0) n.fail("a time in the past (" + n.as_string() + "); valid: 0 s or later, from the start of the run");
   return t;
@@ -117,12 +120,14 @@ FaultScenario load_fault_scenario(const ConfigNode& root, const platforms::Clust
   }
   if (root.has("recovery")) {
     const ConfigNode r = root.child("recovery");
-    r.expect_map({"policy", "interval", "restart", "spares"});
+    r.expect_map({"policy", "interval", "restart", "spares", "swap"});
     if (r.has("policy")) s.recovery.policy = r.child("policy").as_choice({"checkpoint", "spares", "elastic"});
     s.recovery.interval_s = r.get_quantity("interval", units::Dimension::Time, 0);
     if (s.recovery.interval_s < 0) r.child("interval").fail("expected a positive interval, e.g. 30 min");
     s.recovery.restart_s = r.get_quantity("restart", units::Dimension::Time, s.recovery.restart_s);
     if (s.recovery.restart_s < 0) r.child("restart").fail("expected a time of 0 s or more");
+    s.recovery.swap_s = r.get_quantity("swap", units::Dimension::Time, s.recovery.swap_s);
+    if (s.recovery.swap_s < 0) r.child("swap").fail("expected a time of 0 s or more");
     s.recovery.spares = static_cast<int>(r.get_int("spares", 0));
     if (s.recovery.spares < 0) r.child("spares").fail("expected 0 or more spare GPUs");
   }

@@ -9,7 +9,7 @@
 //     - {kind: server_fail, server: 1, at: 3 s}
 //     - {kind: random_failures, mtbf: 50000 h}             # per GPU, exponential, seeded
 //     - {kind: byzantine, device: 5, mode: sign_flip}      # sign_flip | scale | random
-//   recovery: {policy: checkpoint, interval: 30 min, restart: 10 min, spares: 0}
+//   recovery: {policy: checkpoint, interval: 30 min, restart: 10 min, spares: 0, swap: 1 min}
 //
 // `device` is a GPU's index in the platform (server order), `link` a network link's name
 // (`dejavu export-platform` lists them). Times are from the start of the run.
@@ -44,6 +44,7 @@ struct Recovery {
   double interval_s = 0;              // checkpoint interval; 0: the best one (searched)
   double restart_s = 600;             // rescheduling and process start after a failure
   int spares = 0;                     // hot spares (policy spares)
+  double swap_s = 60;                 // a hot spare taking over, instead of restart_s
 };
 
 struct FaultScenario {

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -20,6 +22,8 @@
 #include "tools/collective_sweep.h"
 #include "tools/output_file.h"
 #include "tools/plan_search.h"
+#include "strategies/horizon.h"
+#include "strategies/search/searchers.h"
 #include "strategies/search/space.h"
 #include "workloads/chakra/chakra_trace.h"
 #include "workloads/generator.h"
@@ -151,6 +155,89 @@ int run_search_command(const tools::SearchArgs& a, bool quiet) {
   if (!best) {
     std::cerr << "dejavu: no plan of the search space fits in memory on " << run.platform << "\n";
     return 1;
+  }
+  return 0;
+}
+
+struct HorizonArgs {
+  std::string faults, policy, interval, json;
+  long iterations = 0;
+};
+
+int run_horizon_command(const SimulateArgs& a, const HorizonArgs& h) {
+  const Inputs in = load_inputs(a);
+  strategies::FaultScenario scenario = strategies::load_fault_scenario_file(h.faults, in.cluster);
+  if (!h.policy.empty()) scenario.recovery.policy = h.policy;
+  if (!h.interval.empty()) {
+    try {
+      scenario.recovery.interval_s = units::parse_time(h.interval);
+    } catch (const Error& e) {
+      throw ConfigError(SourceLoc{"--checkpoint-interval", 0, 0}, "", std::string(e.what()) + " (e.g. 30 min)");
+    }
+    if (scenario.recovery.interval_s <= 0)
+      throw ConfigError(SourceLoc{"--checkpoint-interval", 0, 0}, "", "expected a positive time, e.g. 30 min");
+  }
+  if (h.iterations <= 0) throw ConfigError(SourceLoc{"--iterations", 0, 0}, "", "expected a positive number of iterations");
+  const strategies::Simulation s = strategies::simulate(in.model, in.cluster, in.plan, a.engine, a.options);
+  strategies::HorizonInputs hi;
+  hi.iteration_s = s.report.iteration_time_s;
+  hi.iterations = h.iterations;
+  hi.gpus = in.cluster.gpu_count();
+  const double e = sim::dtype_bytes(in.model.dtype);
+  hi.checkpoint_bytes = in.model.parameter_count() * (e + (e < 4 ? 12 : 8));  // weights + optimizer state
+  hi.storage_Bps = in.cluster.storage_bandwidth_Bps;
+  hi.scenario = scenario;
+  hi.gpus_per_server = in.cluster.groups.back().gpus_per_server;
+  // Elastic: of the servers left, the most on which the plan's shape (tp, pp, schedule,
+  // sequence parallelism) takes the global batch with some data-parallel degree; there the
+  // grid search re-chooses microbatch, recomputation and ZeRO stage. Cached per server count.
+  std::map<int, std::pair<double, int>> by_servers;
+  const platforms::Cluster full = platforms::load_cluster_file(a.platform);
+  hi.elastic_plan = [&](int lost) -> std::pair<double, int> {
+    for (int servers = full.server_count() - lost; servers >= 1; --servers) {
+      if (auto it = by_servers.find(servers); it != by_servers.end()) {
+        if (it->second.first > 0) return it->second;
+        continue;
+      }
+      std::pair<double, int>& answer = by_servers[servers];
+      answer = {-1.0, 0};
+      platforms::Cluster smaller = full;
+      for (int k = full.server_count() - servers; k > 0; --k) {
+        auto g = std::find_if(smaller.groups.rbegin(), smaller.groups.rend(), [](const auto& x) { return x.count > 0; });
+        --g->count;
+      }
+      smaller.groups.erase(std::remove_if(smaller.groups.begin(), smaller.groups.end(), [](const auto& x) { return x.count == 0; }),
+                           smaller.groups.end());
+      smaller.network = sim::Network{};
+      platforms::build_network(smaller);
+      const strategies::search::Problem problem{&in.model, &smaller, in.plan.global_batch_size};
+      strategies::search::Space space = strategies::search::default_space(problem);
+      space.tp = {in.plan.tp};
+      space.pp = {in.plan.pp};
+      space.schedules = {in.plan.schedule};
+      space.chunks = {in.plan.virtual_stages};
+      space.sequence_parallel = {in.plan.sequence_parallel};
+      const std::vector<strategies::Plan> plans = strategies::search::enumerate(problem, space);
+      if (plans.empty()) continue;  // the batch does not divide over these servers
+      strategies::search::SimulationEvaluator evaluator(problem);
+      double best = -1;
+      for (const auto& p : plans) {
+        const auto score = evaluator.evaluate(p);
+        if (score.cost() < std::numeric_limits<double>::infinity() && (best < 0 || score.cost() < best)) best = score.cost();
+      }
+      if (best > 0) {
+        answer = {best, smaller.gpu_count()};
+        return answer;
+      }
+    }
+    return {-1.0, 0};
+  };
+  const strategies::HorizonResult r = strategies::run_horizon(hi);
+  if (!h.json.empty()) tools::write_file_atomically(h.json, [&](std::ostream& o) { strategies::write_horizon_json(o, r); });
+  if (!a.quiet) {
+    std::cout << "dejavu: " << s.report.workload << " on " << s.report.platform << ", plan " << s.report.plan << ": "
+              << units::format_time(hi.iteration_s) << " per iteration\n";
+    strategies::write_horizon_summary(std::cout, r);
   }
   return 0;
 }
@@ -312,6 +399,16 @@ int main(int argc, char** argv) {
   coll->add_option("--csv", ca.csv, "also write the rows as CSV");
   coll->add_option("--validate", ca.validate, "measured bus bandwidths to compare with (CSV)");
 
+  HorizonArgs ha;
+  CLI::App* horizon = app.add_subcommand("run-horizon", "a whole training run under failures, with recovery");
+  inputs(horizon);
+  horizon->add_option("--engine", sa.engine, "engine for the iteration time (see `dejavu list`)");
+  horizon->add_option("--faults", ha.faults, "fault scenario YAML (random_failures, gpu_fail, recovery)")->required();
+  horizon->add_option("--iterations", ha.iterations, "iterations to train")->required();
+  horizon->add_option("--policy", ha.policy, "recovery: checkpoint, spares or elastic (default: the scenario's)")
+      ->check(CLI::IsMember({"checkpoint", "spares", "elastic"}));
+  horizon->add_option("--checkpoint-interval", ha.interval, "e.g. 30 min (default: the scenario's, else the best)");
+  horizon->add_option("--horizon-json", ha.json, "write the run's results as JSON");
   tools::SearchArgs sr;
   bool search_quiet = false;
   CLI::App* search = app.add_subcommand("search", "search the best plan (grid, dp, mcmc, diff, or all)");
@@ -343,6 +440,7 @@ int main(int argc, char** argv) {
     if (simulate->parsed()) return run_simulate(sa);
     if (list->parsed()) return run_list();
     if (search->parsed()) return run_search_command(sr, search_quiet);
+    if (horizon->parsed()) return run_horizon_command(sa, ha);
     if (compare->parsed()) return run_compare(sa);
     if (coll->parsed()) return run_collectives(ca);
     if (inspect->parsed()) {
