@@ -162,12 +162,14 @@ int run_search_command(const tools::SearchArgs& a, bool quiet) {
 struct HorizonArgs {
   std::string faults, policy, interval, json;
   long iterations = 0;
+  int spares = -1;
 };
 
 int run_horizon_command(const SimulateArgs& a, const HorizonArgs& h) {
   const Inputs in = load_inputs(a);
   strategies::FaultScenario scenario = strategies::load_fault_scenario_file(h.faults, in.cluster);
   if (!h.policy.empty()) scenario.recovery.policy = h.policy;
+  if (h.spares >= 0) scenario.recovery.spares = h.spares;
   if (!h.interval.empty()) {
     try {
       scenario.recovery.interval_s = units::parse_time(h.interval);
@@ -407,6 +409,7 @@ int main(int argc, char** argv) {
   horizon->add_option("--iterations", ha.iterations, "iterations to train")->required();
   horizon->add_option("--policy", ha.policy, "recovery: checkpoint, spares or elastic (default: the scenario's)")
       ->check(CLI::IsMember({"checkpoint", "spares", "elastic"}));
+  horizon->add_option("--spares", ha.spares, "hot spare GPUs (policy spares)")->check(CLI::NonNegativeNumber);
   horizon->add_option("--checkpoint-interval", ha.interval, "e.g. 30 min (default: the scenario's, else the best)");
   horizon->add_option("--horizon-json", ha.json, "write the run's results as JSON");
   tools::SearchArgs sr;

@@ -1,0 +1,97 @@
+// Faults from the command line: a scenario's report in the JSON, a run-horizon, and bad
+// scenarios as one line with exit code 2 and no output file.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path scratch() {
+  const fs::path dir = fs::temp_directory_path() / ("dejavu-faults-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+CliRun dejavu(const std::string& args) {
+  const fs::path dir = scratch();
+  const std::string cmd = std::string(DEJAVU_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
+                          (dir / "err").string();
+  const int status = std::system(cmd.c_str());
+  return CliRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
+}
+
+const std::string kJob = "--platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
+                         src("workloads/presets/gpt3-1.3b.yaml") + " --plan " + src("strategies/presets/dp8-pcie.yaml");
+
+TEST(FaultsCli, ScenarioReportIsInTheJson) {
+  const fs::path dir = scratch(), json = dir / "r.json", yaml = dir / "s.yaml";
+  std::ofstream(yaml) << "seed: 3\nevents:\n  - {kind: straggler, device: 2, speed: 0.5}\n"
+                         "  - {kind: byzantine, device: 6, mode: sign_flip}\n";
+  const CliRun r = dejavu("simulate " + kJob + " --faults " + yaml.string() + " --json " + json.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("delayed tasks"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  EXPECT_GT(j["faults"]["slowdown"].get<double>(), 1.5);
+  EXPECT_EQ(j["faults"]["byzantine"][0]["gpu"].get<int>(), 6);
+  EXPECT_EQ(j["faults"]["byzantine"][0]["mode"].get<std::string>(), "sign_flip");
+  EXPECT_DOUBLE_EQ(j["iteration_time_s"].get<double>(), j["faults"]["iteration_s"].get<double>());
+}
+
+TEST(FaultsCli, RunHorizonReportsGoodputAndTheBestInterval) {
+  const fs::path json = scratch() / "h.json";
+  const CliRun r = dejavu("run-horizon " + kJob + " --faults " + src("strategies/presets/faults/mtbf.yaml") +
+                          " --iterations 100000 --horizon-json " + json.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("goodput"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  EXPECT_GT(j["goodput"].get<double>(), 0.5);
+  EXPECT_LE(j["goodput"].get<double>(), 1.0);
+  EXPECT_EQ(j["iterations_done"].get<long>(), 100000);
+  EXPECT_GT(j["best_checkpoint_interval_s"].get<double>(), 0);
+}
+
+TEST(FaultsCli, BadScenariosAreOneLineExitTwoNoOutput) {
+  const fs::path dir = scratch(), json = dir / "never.json";
+  struct Case {
+    const char *yaml, *expected;
+  };
+  for (const Case& c : {Case{"events:\n  - {kind: gpu_fail, device: 99, at: 1 s}\n", "GPU 99 does not exist"},
+                        Case{"events:\n  - {kind: link_down, link: nowhere}\n", "unknown link \"nowhere\""},
+                        Case{"events:\n  - {kind: straggler, device: 0, speed: 0}\n", "expected a factor above 0"},
+                        Case{"events:\n  - {kind: gpu_fail, device: 0, at: -1 s}\n", "a time in the past"}}) {
+    const fs::path yaml = dir / "bad.yaml";
+    std::ofstream(yaml) << c.yaml;
+    fs::remove(json);
+    const CliRun r = dejavu("simulate " + kJob + " --faults " + yaml.string() + " --json " + json.string());
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("bad.yaml:"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(json));
+  }
+}
+
+}  // namespace
