@@ -25,10 +25,12 @@
 // leaf or rail, nic.latency; through the spine, nic.latency + network.latency.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "platforms/gpu_catalog.h"
+#include "platforms/perf_model.h"
 #include "sim/config_node.h"
 #include "sim/network.h"
 
@@ -85,6 +87,8 @@ struct Cluster {
   // Checkpoint storage (`storage: {bandwidth: 10 GB/s}`): aggregate write and read rate the
   // whole job sees. Default 10 GB/s, a parallel file system's share for one job.
   double storage_bandwidth_Bps = 10e9;
+  // Calibrated kernel efficiencies per GPU type (`--calibration`); absent: the defaults.
+  std::map<std::string, Efficiency> efficiency;
 
   int gpu_count() const { return static_cast<int>(gpus.size()); }
   int server_count() const;

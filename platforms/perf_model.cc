@@ -10,13 +10,13 @@ Efficiency Efficiency::defaults() {
   Efficiency e;
   using C = sim::OpClass;
   auto at = [&](C c) -> OpEfficiency& { return e.per_class[static_cast<size_t>(c)]; };
-  at(C::Gemm) = {0.80, 5e-6, 0.80};
+  at(C::Gemm) = {0.80, 5e-6, 0.80, 2e-6};
   // Unfused attention: batched matmuls plus softmax over the score matrix.
-  at(C::Attention) = {0.60, 5e-6, 0.70};
-  at(C::Elementwise) = {0.50, 5e-6, 0.80};
-  at(C::Norm) = {0.50, 5e-6, 0.70};
-  at(C::Embedding) = {0.50, 5e-6, 0.60};
-  at(C::Optimizer) = {0.50, 5e-6, 0.80};
+  at(C::Attention) = {0.60, 5e-6, 0.70, 2e-6};
+  at(C::Elementwise) = {0.50, 5e-6, 0.80, 2e-6};
+  at(C::Norm) = {0.50, 5e-6, 0.70, 2e-6};
+  at(C::Embedding) = {0.50, 5e-6, 0.60, 2e-6};
+  at(C::Optimizer) = {0.50, 5e-6, 0.80, 2e-6};
   return e;
 }
 
@@ -34,7 +34,7 @@ double PerfModel::time_s(const sim::Kernel& k) const {
     compute = k.flops / (peak * eff);
   }
   const double memory = k.bytes > 0 ? k.bytes / (gpu_.memory_bandwidth_Bps * e.memory) : 0;
-  return eff_.launch_s + std::max(compute, memory);
+  return e.launch_s + std::max(compute, memory);
 }
 
 }  // namespace dejavu::platforms

@@ -20,11 +20,11 @@ struct OpEfficiency {
   double compute_max = 0.8;   // e_max
   double half_time_s = 5e-6;  // t_half
   double memory = 0.8;        // e_mem
+  double launch_s = 2e-6;     // per kernel
 };
 
 struct Efficiency {
   std::array<OpEfficiency, 6> per_class;  // indexed by sim::OpClass
-  double launch_s = 2e-6;                 // per kernel
   static Efficiency defaults();
 };
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 
+#include "platforms/calibration.h"
 #include "platforms/perf_model.h"
 #include "sim/collective.h"
 #include "strategies/data_parallel.h"
@@ -205,7 +206,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     double worst = 0;
     for (int k = 0; k < K; ++k) {
       const platforms::GpuSpec& spec = *cluster.gpus[gpu(s, r, k)].spec;
-      auto it = perf.try_emplace(spec.name, spec).first;
+      auto it = perf.try_emplace(spec.name, platforms::perf_model(cluster, spec)).first;
       double sum = 0;
       for (int op : seg.ops) sum += it->second.time_s(kernel_of(model.op(op), model, plan, seg.pass));
       worst = std::max(worst, sum);
@@ -514,7 +515,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
         ready.clear();
         for (int c = 0; c < nc; ++c) {
           const platforms::GpuSpec& spec = *cluster.gpus[gpu(s, classes[c][0], 0)].spec;
-          auto it = perf.try_emplace(spec.name, spec).first;
+          auto it = perf.try_emplace(spec.name, platforms::perf_model(cluster, spec)).first;
           const sim::TaskId id = g.add_compute(dev[s][c], compute, it->second.time_s(z.kernel),
                                                g.label("compress gradients (" + plan.data_parallel.compression + ")"), -1);
           for (sim::TaskId b : last_backwards[s]) g.depend(b, id);
@@ -552,7 +553,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     std::vector<sim::TaskId> steps;
     for (int c = 0; c < nc; ++c) {
       const platforms::GpuSpec& spec = *cluster.gpus[gpu(s, classes[c][0], 0)].spec;
-      auto it = perf.try_emplace(spec.name, spec).first;
+      auto it = perf.try_emplace(spec.name, platforms::perf_model(cluster, spec)).first;
       const sim::Kernel k{sim::OpClass::Optimizer, 0, params[s] * kOptimizerBytesPerParam / shard, model.dtype};
       const sim::TaskId step = g.add_compute(dev[s][c], compute, it->second.time_s(k), opt_label, -1);
       for (sim::TaskId id : synced) g.depend(id, step);
@@ -589,7 +590,7 @@ std::vector<BlockItems> block_items(const ModelGraph& model, const platforms::Cl
   std::vector<int> ring;
   for (int k = 0; k < K; ++k) {
     const auto& slot = cluster.gpus.at(gpu_index(plan, stage, 0, k));
-    perf.emplace_back(*slot.spec);
+    perf.push_back(platforms::perf_model(cluster, *slot.spec));
     if (k < t) ring.push_back(slot.host);
   }
   const auto algorithm = sim::collective_algorithms().make(collective_algorithm);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "platforms/calibration.h"
 #include "platforms/perf_model.h"
 #include "sim/collective.h"
 #include "strategies/schedules/schedule.h"
@@ -297,7 +298,7 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
       synced = dp_free[s] = start + collective(s, op, grad_bytes);
     }
     const double shard = plan.zero >= 1 ? dpc : 1;
-    platforms::PerfModel perf(*cluster.gpus[gpu_index(plan, s, 0, 0)].spec);
+    const platforms::PerfModel perf = platforms::perf_model(cluster, *cluster.gpus[gpu_index(plan, s, 0, 0)].spec);
     const sim::Kernel k{sim::OpClass::Optimizer, 0, params[s] * kOptimizerBytesPerParam / shard, model.dtype};
     const double step_end = std::max(compute_free[s], synced) + perf.time_s(k);
     makespan = std::max(makespan, step_end);

@@ -1,0 +1,77 @@
+// Calibration: fitting the performance model to kernel measurements, per GPU and op class.
+//
+// Measurements (CSV, a header naming the columns, in any order; `#` lines are comments):
+//   op_class,flops,bytes,dtype,seconds
+//   matmul,68719476736,50331648,bf16,0.000268
+// op_class: gemm (or matmul, conv), attention, elementwise (or softmax, dropout, gelu),
+// norm (or layernorm, rmsnorm), embedding, optimizer. flops and bytes are the kernel's
+// work and its device-memory traffic (a GEMM m x k x n: 2mkn flops, (mk + kn + mn) x
+// dtype bytes), seconds its measured time. Collectives are not kernels here: their
+// bandwidth efficiency and step latency are fitted per server type (`dejavu collectives
+// --validate`).
+//
+// The fit, per op class: the roofline of perf_model.h is two lines, compute
+// (launch + t_half / e_max + flops / (peak e_max)) and memory (launch + bytes / (hbm e_mem)),
+// the time their maximum. Rows are assigned to the line that predicts more, each line is
+// fitted by least squares on its rows (weighted by 1 / time^2, so relative errors count), and that repeats until the assignment settles.
+// Every fifth row is held out and the fit's error on those is reported.
+//
+// Calibration YAML (what `dejavu calibrate` writes and `--calibration` reads):
+//   gpu: A100-SXM-80GB
+//   gemm: {compute_efficiency: 0.82, half_time: 4 us, memory_efficiency: 0.8, launch: 3 us}
+//   elementwise: {memory_efficiency: 0.83}     # what is not given keeps its default
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "platforms/cluster.h"
+#include "platforms/perf_model.h"
+#include "sim/config_node.h"
+
+namespace dejavu::platforms {
+
+struct Measurement {
+  sim::OpClass op_class = sim::OpClass::Gemm;
+  double flops = 0, bytes = 0;
+  sim::DType dtype = sim::DType::BF16;
+  double seconds = 0;
+  int line = 0;
+};
+
+// Throws ConfigError naming the file, line and column for a missing column, an unknown op
+// class or dtype, a negative or non-numeric value.
+std::vector<Measurement> load_measurements(const std::string& path);
+
+struct ClassFit {
+  sim::OpClass op_class = sim::OpClass::Gemm;
+  int rows = 0, held_out = 0;
+  // The two lines: compute = compute_intercept_s + flops * s_per_flop, memory =
+  // launch_s + bytes * s_per_byte (0 slope: no rows on that line).
+  double compute_intercept_s = 0, s_per_flop = 0, launch_s = 0, s_per_byte = 0;
+  int compute_rows = 0, memory_rows = 0;
+  double heldout_mean_abs_error = 0;  // relative, on the held-out rows
+  double train_mean_abs_error = 0;
+  OpEfficiency efficiency;            // what the performance model takes
+};
+
+// Fits every op class present; `gpu` gives the peaks the efficiencies are relative to.
+std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& rows, const GpuSpec& gpu);
+
+struct Calibration {
+  std::string gpu;
+  Efficiency efficiency = Efficiency::defaults();
+};
+
+Calibration load_calibration(const ConfigNode& root);
+Calibration load_calibration_file(const std::string& path);
+void write_calibration(std::ostream& out, const std::string& gpu, const std::vector<ClassFit>& fits,
+                       const std::string& source);
+
+// Applies a calibration to a cluster's GPUs of that type (an error if it has none).
+void apply_calibration(Cluster& cluster, const Calibration& calibration, const std::string& where);
+
+// The performance model for one of the cluster's GPU types, calibrated if the cluster is.
+PerfModel perf_model(const Cluster& cluster, const GpuSpec& gpu);
+
+}  // namespace dejavu::platforms

@@ -1,0 +1,129 @@
+// Calibration: the fit recovers a known model, the file's errors name the line, and a
+// calibration changes what the performance model says.
+#include "platforms/calibration.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "sim/error.h"
+
+namespace dejavu::platforms {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path write(const std::string& name, const std::string& text) {
+  const fs::path p = fs::temp_directory_path() / ("dejavu-calib-" + std::to_string(::getpid()) + "-" + name);
+  std::ofstream(p) << text;
+  return p;
+}
+
+TEST(Calibration, RecoversAKnownLinearModelWithinOnePercent) {
+  // GEMMs: t = 12 us + flops / (0.7 x 312 TFLOP/s); element-wise kernels: t = 3 us + bytes /
+  // (0.85 x 2.04 TB/s). Sizes spread over three decades, 0.1% multiplicative noise, seeded.
+  const GpuSpec& a100 = gpu_spec("A100-SXM-80GB");
+  const double per_flop = 1 / (0.7 * 312e12), per_byte = 1 / (0.85 * a100.memory_bandwidth_Bps);
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> decades(0, 3), noise(-0.001, 0.001);
+  std::string csv = "op_class,flops,bytes,dtype,seconds\n";
+  char line[160];
+  for (int i = 0; i < 60; ++i) {
+    const double flops = 1e10 * std::pow(10, decades(rng));
+    std::snprintf(line, sizeof line, "matmul,%.17g,%.17g,bf16,%.17g\n", flops, flops / 400,
+                  (12e-6 + flops * per_flop) * (1 + noise(rng)));
+    csv += line;
+    const double bytes = 1e7 * std::pow(10, decades(rng));
+    std::snprintf(line, sizeof line, "gelu,%.17g,%.17g,bf16,%.17g\n", bytes / 4, bytes,
+                  (3e-6 + bytes * per_byte) * (1 + noise(rng)));
+    csv += line;
+  }
+  const auto rows = load_measurements(write("synthetic.csv", csv).string());
+  const auto fits = fit_measurements(rows, a100);
+  ASSERT_EQ(fits.size(), 2u);
+  const ClassFit& gemm = fits[0];
+  const ClassFit& ew = fits[1];
+  EXPECT_EQ(gemm.op_class, sim::OpClass::Gemm);
+  EXPECT_EQ(gemm.compute_rows, gemm.rows - gemm.held_out);
+  EXPECT_NEAR(gemm.s_per_flop / per_flop, 1, 0.01);
+  EXPECT_NEAR(gemm.efficiency.compute_max, 0.7, 0.007);
+  EXPECT_NEAR(gemm.compute_intercept_s / 12e-6, 1, 0.01);
+  EXPECT_EQ(ew.op_class, sim::OpClass::Elementwise);
+  EXPECT_NEAR(ew.s_per_byte / per_byte, 1, 0.01);
+  EXPECT_NEAR(ew.efficiency.memory, 0.85, 0.0085);
+  EXPECT_NEAR(ew.launch_s / 3e-6, 1, 0.01);
+  EXPECT_LT(gemm.heldout_mean_abs_error, 0.01);
+  EXPECT_LT(ew.heldout_mean_abs_error, 0.01);
+
+  // The fitted calibration, written and read back, prices a GEMM as the model did.
+  std::ostringstream yaml;
+  write_calibration(yaml, a100.name, fits, "synthetic.csv");
+  const Calibration c = load_calibration(ConfigNode::load_string(yaml.str(), "fitted.yaml"));
+  const PerfModel pm(a100, c.efficiency);
+  const double flops = 1e12;
+  EXPECT_NEAR(pm.time_s({sim::OpClass::Gemm, flops, 1e8, sim::DType::BF16}) / (12e-6 + flops * per_flop), 1, 0.01);
+}
+
+TEST(Calibration, RecoversBothRooflineLinesOfOneClass) {
+  // One class, both regimes: small-intensity rows on the memory line, the rest on compute.
+  const GpuSpec& h100 = gpu_spec("H100-SXM-80GB");
+  const double per_flop = 1 / (0.75 * 989.4e12), per_byte = 1 / (0.9 * h100.memory_bandwidth_Bps);
+  std::string csv = "# exact, no noise\nseconds,dtype,op_class,bytes,flops\n";
+  char line[160];
+  for (int i = 0; i < 40; ++i) {
+    const double flops = 1e9 * std::pow(1.25, i), bytes = (i % 2 ? 2e6 : 2e9) * std::pow(1.1, i);
+    const double t = std::max(10e-6 + flops * per_flop, 4e-6 + bytes * per_byte);
+    std::snprintf(line, sizeof line, "%.17g,bf16,attention,%.17g,%.17g\n", t, bytes, flops);
+    csv += line;
+  }
+  const auto fits = fit_measurements(load_measurements(write("two.csv", csv).string()), h100);
+  ASSERT_EQ(fits.size(), 1u);
+  EXPECT_GT(fits[0].compute_rows, 3);
+  EXPECT_GT(fits[0].memory_rows, 3);
+  EXPECT_NEAR(fits[0].s_per_flop / per_flop, 1, 0.01);
+  EXPECT_NEAR(fits[0].s_per_byte / per_byte, 1, 0.01);
+  EXPECT_NEAR(fits[0].compute_intercept_s / 10e-6, 1, 0.01);
+  EXPECT_NEAR(fits[0].launch_s / 4e-6, 1, 0.01);
+}
+
+TEST(Calibration, MalformedFilesNameTheLine) {
+  struct Case {
+    const char *csv, *expected;
+  };
+  for (const Case& c : {
+           Case{"op_class,flops,dtype,seconds\nmatmul,1e9,bf16,1e-3\n", ":1:1: bytes: missing column"},
+           Case{"op_class,flops,bytes,dtype,seconds\nmatmul,1e9,1e6,bf16,-1e-3\n", ":2:5: seconds: expected a positive value"},
+           Case{"op_class,flops,bytes,dtype,seconds\nmatmul,1e9,1e6,bf16,1e-3\nwarp_drive,1,1,bf16,1\n",
+                ":3:1: op_class: unknown op class \"warp_drive\""},
+           Case{"op_class,flops,bytes,dtype,seconds\nmatmul,lots,1e6,bf16,1e-3\n", ":2:2: flops: \"lots\" is not a number"},
+           Case{"op_class,flops,bytes,dtype,seconds\nmatmul,1e9,1e6,bf17,1e-3\n", ":2:4: dtype: unknown dtype"},
+           Case{"op_class,flops,bytes,dtype,seconds\nall_reduce,0,1e6,bf16,1e-3\n", "unknown op class \"all_reduce\""},
+       }) {
+    try {
+      load_measurements(write("bad.csv", c.csv).string());
+      ADD_FAILURE() << "accepted " << c.csv;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.expected), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Calibration, AppliesToTheClusterItNames) {
+  Cluster cluster = load_cluster_file(std::string(DEJAVU_SOURCE_DIR) + "/platforms/presets/dgx-a100-1x8.yaml");
+  const Calibration c = load_calibration(
+      ConfigNode::load_string("gpu: A100-SXM-80GB\ngemm: {compute_efficiency: 0.4, half_time: 0 s, launch: 0 s}\n", "half.yaml"));
+  const sim::Kernel k{sim::OpClass::Gemm, 1e13, 1e6, sim::DType::BF16};
+  const double before = perf_model(cluster, *cluster.gpus[0].spec).time_s(k);
+  apply_calibration(cluster, c, "half.yaml");
+  EXPECT_NEAR(perf_model(cluster, *cluster.gpus[0].spec).time_s(k), 1e13 / (0.4 * 312e12), 1e-12);
+  EXPECT_GT(perf_model(cluster, *cluster.gpus[0].spec).time_s(k), before);
+  const Calibration h = load_calibration(ConfigNode::load_string("gpu: H100-SXM-80GB\n", "h.yaml"));
+  EXPECT_THROW(apply_calibration(cluster, h, "h.yaml"), ConfigError);
+}
+
+}  // namespace
+}  // namespace dejavu::platforms
