@@ -173,7 +173,9 @@ std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& all, cons
     }
     if (fit.compute_rows > 0 && fit.s_per_flop > 0) {
       e.compute_max = 1 / (fit.s_per_flop * peak);
-      if (fit.memory_rows == 0) e.launch_s = 0;  // one line: its intercept is all t_half's
+      // Without memory-bound rows the launch cost cannot be told from t_half: keep the
+      // default launch unless the intercept is smaller than it.
+      if (fit.memory_rows == 0) e.launch_s = std::min(e.launch_s, std::max(0.0, fit.compute_intercept_s));
       e.half_time_s = std::max(0.0, (fit.compute_intercept_s - e.launch_s) * e.compute_max);
     }
     fit.efficiency = e;

@@ -22,6 +22,9 @@
 #include "tools/collective_sweep.h"
 #include "tools/output_file.h"
 #include "tools/plan_search.h"
+#include "tools/platform_input.h"
+#include "tools/validation_suite.h"
+#include "platforms/calibration.h"
 #include "strategies/horizon.h"
 #include "strategies/search/searchers.h"
 #include "strategies/search/space.h"
@@ -39,6 +42,7 @@ using namespace dejavu;
 
 struct SimulateArgs {
   std::string platform, workload, plan, json, trace, faults;
+  std::vector<std::string> calibrations;
   std::string engine = "analytic";
   sim::EngineOptions options;
   bool quiet = false;
@@ -52,7 +56,7 @@ struct Inputs {
 
 Inputs load_inputs(const SimulateArgs& a) {
   if (a.plan.empty()) throw ConfigError(SourceLoc{"--plan", 0, 0}, "", "missing; a plan YAML is required");
-  return {platforms::load_cluster_file(a.platform), workloads::load_workload_file(a.workload),
+  return {tools::load_platform(a.platform, a.calibrations), workloads::load_workload_file(a.workload),
           strategies::load_plan_file(a.plan)};
 }
 
@@ -62,7 +66,7 @@ int run_simulate(const SimulateArgs& a) {
                                                            "\"; valid: " + sim::engines().names_joined());
   strategies::Simulation s;
   if (a.workload.rfind("trace:", 0) == 0) {  // a Chakra trace carries its own plan
-    const platforms::Cluster cluster = platforms::load_cluster_file(a.platform);
+    const platforms::Cluster cluster = tools::load_platform(a.platform, a.calibrations);
     s = strategies::simulate_trace(workloads::load_chakra_trace(a.workload.substr(6)), cluster, a.engine, a.options);
   } else {
     if (a.plan.empty()) throw ConfigError(SourceLoc{"--plan", 0, 0}, "", "missing; a plan YAML is required unless --workload is trace:<prefix>");
@@ -194,7 +198,7 @@ int run_horizon_command(const SimulateArgs& a, const HorizonArgs& h) {
   // sequence parallelism) takes the global batch with some data-parallel degree; there the
   // grid search re-chooses microbatch, recomputation and ZeRO stage. Cached per server count.
   std::map<int, std::pair<double, int>> by_servers;
-  const platforms::Cluster full = platforms::load_cluster_file(a.platform);
+  const platforms::Cluster full = tools::load_platform(a.platform, a.calibrations);
   hi.elastic_plan = [&](int lost) -> std::pair<double, int> {
     for (int servers = full.server_count() - lost; servers >= 1; --servers) {
       if (auto it = by_servers.find(servers); it != by_servers.end()) {
@@ -240,6 +244,38 @@ int run_horizon_command(const SimulateArgs& a, const HorizonArgs& h) {
     std::cout << "dejavu: " << s.report.workload << " on " << s.report.platform << ", plan " << s.report.plan << ": "
               << units::format_time(hi.iteration_s) << " per iteration\n";
     strategies::write_horizon_summary(std::cout, r);
+  }
+  return 0;
+}
+
+int run_calibrate(const std::string& gpu, const std::string& measurements, const std::string& output) {
+  if (!platforms::has_gpu(gpu))
+    throw ConfigError(SourceLoc{"--gpu", 0, 0}, "", "unknown GPU \"" + gpu + "\"; valid: " + platforms::gpu_names());
+  const auto rows = platforms::load_measurements(measurements);
+  const auto fits = platforms::fit_measurements(rows, platforms::gpu_spec(gpu));
+  if (!output.empty())
+    tools::write_file_atomically(output, [&](std::ostream& o) { platforms::write_calibration(o, gpu, fits, measurements); });
+  std::cout << "dejavu calibrate: " << rows.size() << " measurements of " << gpu << "\n";
+  std::cout << "  op class     rows  compute/memory  e_max    t_half      e_mem    launch     error (held out)\n";
+  char buf[256];
+  for (const auto& f : fits) {
+    std::snprintf(buf, sizeof buf, "  %-12s %4d  %6d/%-6d  %6.3f   %-10s  %6.3f   %-9s  %5.2f%% (%d rows)\n",
+                  sim::to_string(f.op_class), f.rows, f.compute_rows, f.memory_rows, f.efficiency.compute_max,
+                  units::format_time(f.efficiency.half_time_s).c_str(), f.efficiency.memory,
+                  units::format_time(f.efficiency.launch_s).c_str(), 100 * f.heldout_mean_abs_error, f.held_out);
+    std::cout << buf;
+  }
+  if (!output.empty()) std::cout << "wrote " << output << " (use it with --calibration)\n";
+  return 0;
+}
+
+int run_validate(const std::string& suite) {
+  const tools::ValidationReport r = tools::run_validation_suite(suite);
+  tools::write_validation_report(std::cout, r);
+  if (r.regressed()) {
+    std::cerr << "dejavu: " << suite << ": the geometric-mean error grew past the recorded "
+              << 100 * r.recorded_error << "%\n";
+    return 1;
   }
   return 0;
 }
@@ -367,6 +403,7 @@ int main(int argc, char** argv) {
     cmd->add_option("--sharing", sa.options.sharing, "simgrid: max-min or fair-bottleneck")
         ->check(CLI::IsMember({"max-min", "fair-bottleneck"}));
     cmd->add_flag("--quiet", sa.quiet, "print no summary");
+    cmd->add_option("--calibration", sa.calibrations, "calibration YAML for a GPU type (repeatable; see dejavu calibrate)");
   };
   CLI::App* simulate = app.add_subcommand("simulate", "simulate one training iteration");
   inputs(simulate);
@@ -412,6 +449,13 @@ int main(int argc, char** argv) {
   horizon->add_option("--spares", ha.spares, "hot spare GPUs (policy spares)")->check(CLI::NonNegativeNumber);
   horizon->add_option("--checkpoint-interval", ha.interval, "e.g. 30 min (default: the scenario's, else the best)");
   horizon->add_option("--horizon-json", ha.json, "write the run's results as JSON");
+  std::string calib_gpu, calib_measurements, calib_output, validate_suite;
+  CLI::App* calibrate = app.add_subcommand("calibrate", "fit the kernel performance model to measurements (CSV)");
+  calibrate->add_option("--gpu", calib_gpu, "GPU type measured (see dejavu list)")->required();
+  calibrate->add_option("--measurements", calib_measurements, "CSV: op_class,flops,bytes,dtype,seconds")->required();
+  calibrate->add_option("-o,--output", calib_output, "calibration YAML to write");
+  CLI::App* validate = app.add_subcommand("validate", "predicted against measured for a validation suite");
+  validate->add_option("suite", validate_suite, "suite YAML (strategies/validation/, platforms/validation/)")->required();
   tools::SearchArgs sr;
   bool search_quiet = false;
   CLI::App* search = app.add_subcommand("search", "search the best plan (grid, dp, mcmc, diff, or all)");
@@ -428,6 +472,7 @@ int main(int argc, char** argv) {
   search->add_option("-o,--output", sr.output, "write the best plan as a plan YAML");
   search->add_flag("--quiet", search_quiet, "print no table");
   search->add_flag("!--no-progress", sr.progress, "no progress bar");
+  search->add_option("--calibration", sr.calibrations, "calibration YAML for a GPU type (repeatable)");
 
   try {
     app.parse(argc, argv);
@@ -444,6 +489,8 @@ int main(int argc, char** argv) {
     if (list->parsed()) return run_list();
     if (search->parsed()) return run_search_command(sr, search_quiet);
     if (horizon->parsed()) return run_horizon_command(sa, ha);
+    if (calibrate->parsed()) return run_calibrate(calib_gpu, calib_measurements, calib_output);
+    if (validate->parsed()) return run_validate(validate_suite);
     if (compare->parsed()) return run_compare(sa);
     if (coll->parsed()) return run_collectives(ca);
     if (inspect->parsed()) {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "sim/error.h"
+#include "tools/platform_input.h"
 #include "strategies/simulate.h"
 #include "workloads/transformer.h"
 
@@ -50,8 +51,9 @@ std::vector<MegatronRow> load_megatron_csv(const std::string& path) {
   return rows;
 }
 
-MegatronPrediction predict(const MegatronRow& row, const std::string& platform) {
-  platforms::Cluster cluster = platforms::load_cluster_file(platform);
+MegatronPrediction predict(const MegatronRow& row, const std::string& platform,
+                           const std::vector<std::string>& calibrations) {
+  platforms::Cluster cluster = load_platform(platform, calibrations);
   if (cluster.groups.size() != 1 || row.gpus % cluster.groups[0].gpus_per_server != 0)
     throw Error("validation platform " + platform + " must be one group of servers dividing " + std::to_string(row.gpus) + " GPUs");
   cluster.groups[0].count = row.gpus / cluster.groups[0].gpus_per_server;

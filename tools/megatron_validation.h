@@ -25,6 +25,7 @@ struct MegatronPrediction {
 
 std::vector<MegatronRow> load_megatron_csv(const std::string& path);
 // `platform`: an 8-GPU server preset; the cluster gets gpus/8 of them.
-MegatronPrediction predict(const MegatronRow& row, const std::string& platform);
+MegatronPrediction predict(const MegatronRow& row, const std::string& platform,
+                           const std::vector<std::string>& calibrations = {});
 
 }  // namespace dejavu::tools

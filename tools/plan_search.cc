@@ -1,4 +1,5 @@
 #include "tools/plan_search.h"
+#include "tools/platform_input.h"
 
 #include <unistd.h>
 
@@ -41,7 +42,7 @@ void draw_bar(const std::string& algo, const search::Progress& p) {
 }  // namespace
 
 SearchRun run_search(const SearchArgs& a) {
-  const platforms::Cluster cluster = platforms::load_cluster_file(a.platform);
+  const platforms::Cluster cluster = load_platform(a.platform, a.calibrations);
   const workloads::ModelGraph model = workloads::load_workload_file(a.workload);
   std::vector<std::string> algos;
   if (a.algo == "all") {

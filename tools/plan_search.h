@@ -14,6 +14,7 @@ namespace dejavu::tools {
 
 struct SearchArgs {
   std::string platform, workload;
+  std::vector<std::string> calibrations;  // --calibration files
   std::string algo = "grid";  // a searcher's name, or "all"
   std::string budget;         // "30 s"; empty: none
   unsigned long long seed = 1;

@@ -1,0 +1,110 @@
+// Calibration and validation from the command line: the shipped suites stay within their
+// recorded error, a calibration file changes a prediction, bad measurement files are one
+// line with exit code 2.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tools/validation_suite.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path scratch() {
+  const fs::path dir = fs::temp_directory_path() / ("dejavu-calcli-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+CliRun dejavu(const std::string& args) {
+  const fs::path dir = scratch();
+  const std::string cmd = std::string(DEJAVU_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
+                          (dir / "err").string();
+  const int status = std::system(cmd.c_str());
+  return CliRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
+}
+
+TEST(Validation, ShippedSuitesStayWithinTheirRecordedError) {
+  for (const char* suite : {"strategies/validation/megatron_seqpar_selective_a100.yaml",
+                            "strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml",
+                            "platforms/validation/nccl_allreduce_busbw.yaml"}) {
+    SCOPED_TRACE(suite);
+    const dejavu::tools::ValidationReport r = dejavu::tools::run_validation_suite(src(suite));
+    EXPECT_GT(r.rows.size(), 7u);
+    EXPECT_GT(r.recorded_error, 0);
+    EXPECT_FALSE(r.regressed()) << "geometric-mean error " << r.geomean_abs_error << " grew past the recorded "
+                                << r.recorded_error;
+  }
+}
+
+TEST(Validation, TheCommandPrintsRowsAndTheGeometricMean) {
+  const CliRun r = dejavu("validate " + src("platforms/validation/nccl_allreduce_busbw.yaml"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("H100-SXM-80GB x8 all_reduce 1024 MiB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("geometric mean of |error| over 11 rows"), std::string::npos) << r.out;
+}
+
+TEST(CalibrationCli, AFittedCalibrationChangesThePrediction) {
+  const fs::path dir = scratch(), yaml = dir / "slow.yaml", a = dir / "a.json", b = dir / "b.json";
+  // GEMMs at half the default efficiency: the fit writes it, simulate reads it.
+  std::ofstream csv(dir / "slow.csv");
+  csv << "op_class,flops,bytes,dtype,seconds\n";
+  for (double m : {2048.0, 4096.0, 8192.0, 16384.0, 32768.0})
+    csv << "matmul," << 2 * m * m * m << "," << 6 * m * m << ",bf16," << 2e-6 + 2 * m * m * m / (0.4 * 312e12) << "\n";
+  csv.close();
+  const CliRun fit = dejavu("calibrate --gpu A100-SXM-80GB --measurements " + (dir / "slow.csv").string() + " -o " +
+                            yaml.string());
+  ASSERT_EQ(fit.code, 0) << fit.err;
+  EXPECT_NE(slurp(yaml).find("compute_efficiency: 0.4"), std::string::npos) << slurp(yaml);
+  const std::string job = "--platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
+                          src("workloads/presets/gpt3-1.3b.yaml") + " --plan " + src("strategies/presets/dp8-pcie.yaml");
+  ASSERT_EQ(dejavu("simulate " + job + " --quiet --json " + a.string()).code, 0);
+  const CliRun slow = dejavu("simulate " + job + " --quiet --json " + b.string() + " --calibration " + yaml.string());
+  ASSERT_EQ(slow.code, 0) << slow.err;
+  const double ta = nlohmann::json::parse(slurp(a))["iteration_time_s"].get<double>();
+  const double tb = nlohmann::json::parse(slurp(b))["iteration_time_s"].get<double>();
+  EXPECT_GT(tb, 1.5 * ta);  // GEMMs dominate a GPT step: half their speed, most of the time
+  EXPECT_LT(tb, 2.1 * ta);
+}
+
+TEST(CalibrationCli, BadMeasurementsAreOneLineExitTwo) {
+  const fs::path dir = scratch(), out = dir / "never.yaml";
+  struct Case {
+    const char *csv, *expected;
+  };
+  for (const Case& c : {Case{"op_class,flops,bytes,seconds\nmatmul,1,1,1\n", "bad.csv:1:1: dtype: missing column"},
+                        Case{"op_class,flops,bytes,dtype,seconds\nmatmul,1e9,1e6,bf16,-0.5\n", "bad.csv:2:5: seconds:"},
+                        Case{"op_class,flops,bytes,dtype,seconds\nfft,1e9,1e6,bf16,0.5\n", "bad.csv:2:1: op_class: unknown op class"}}) {
+    std::ofstream(dir / "bad.csv") << c.csv;
+    fs::remove(out);
+    const CliRun r = dejavu("calibrate --gpu A100-SXM-80GB --measurements " + (dir / "bad.csv").string() + " -o " + out.string());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
+}  // namespace

@@ -1,0 +1,94 @@
+#include "tools/validation_suite.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "platforms/calibration.h"
+#include "sim/config_node.h"
+#include "sim/error.h"
+#include "tools/collective_sweep.h"
+#include "tools/megatron_validation.h"
+#include "tools/platform_input.h"
+
+namespace dejavu::tools {
+
+namespace {
+std::string beside(const std::string& suite, const ConfigNode& n) {
+  const std::filesystem::path p = std::filesystem::path(suite).parent_path() / n.as_string();
+  if (!std::filesystem::exists(p)) n.fail("no such file: " + p.string());
+  return p.string();
+}
+}  // namespace
+
+ValidationReport run_validation_suite(const std::string& path) {
+  const ConfigNode root = ConfigNode::load_file(path);
+  root.expect_map({"name", "kind", "measurements", "platform", "calibration", "runs", "min_bytes", "recorded_error"});
+  ValidationReport r;
+  r.name = root.get_string("name", root.file_stem());
+  r.kind = root.child("kind").as_choice({"megatron", "nccl"});
+  r.recorded_error = root.get_double("recorded_error", 0);
+  const std::string measurements = beside(path, root.child("measurements"));
+  std::vector<std::string> calibrations;
+  if (root.has("calibration")) calibrations.push_back(beside(path, root.child("calibration")));
+  if (r.kind == "megatron") {
+    r.unit = "s";
+    const std::string platform = beside(path, root.child("platform"));
+    for (const MegatronRow& row : load_megatron_csv(measurements)) {
+      const MegatronPrediction p = predict(row, platform, calibrations);
+      r.rows.push_back({row.model + " full recompute", row.full_recompute_s, p.full_recompute_s});
+      r.rows.push_back({row.model + " seq-par + selective", row.seqpar_selective_s, p.seqpar_selective_s});
+    }
+  } else {
+    r.unit = "GB/s";
+    const double min_bytes = root.get_quantity("min_bytes", units::Dimension::Bytes, 16 * 1048576.0);
+    for (const ConfigNode& run : root.child("runs").items()) {
+      run.expect_map({"gpu", "gpus", "platform"});
+      const platforms::Cluster cluster = load_platform(beside(path, run.child("platform")), calibrations);
+      SweepOptions o;
+      o.gpus = static_cast<int>(run.get_int("gpus"));
+      if (o.gpus < 2 || o.gpus > cluster.gpu_count())
+        run.child("gpus").fail("expected 2 to " + std::to_string(cluster.gpu_count()) + " GPUs of the platform");
+      o.min_bytes = min_bytes;
+      o.max_bytes = 8.0 * (1ULL << 30);
+      std::vector<SweepRow> rows = run_sweep(cluster, o);
+      const std::string gpu = run.get_string("gpu");
+      if (attach_measurements(measurements, gpu, o.gpus, rows) == 0)
+        run.fail("no measured row for " + gpu + " x " + std::to_string(o.gpus) + " in " + measurements);
+      for (const SweepRow& s : rows)
+        if (s.measured_busbw_Bps) {
+          char label[96];
+          std::snprintf(label, sizeof label, "%s x%d all_reduce %.0f MiB", gpu.c_str(), o.gpus, s.bytes / 1048576);
+          r.rows.push_back({label, *s.measured_busbw_Bps / 1e9, s.busbw_Bps / 1e9});
+        }
+    }
+  }
+  if (r.rows.empty()) throw ConfigError(root.loc(), "measurements", "no rows to compare");
+  double log_sum = 0;
+  for (const ValidationRow& row : r.rows) log_sum += std::log(std::max(std::fabs(row.error()), 1e-6));
+  r.geomean_abs_error = std::exp(log_sum / r.rows.size());
+  return r;
+}
+
+void write_validation_report(std::ostream& out, const ValidationReport& r) {
+  char buf[256];
+  out << "# " << r.name << " (" << r.kind << "): predicted against measured\n";
+  std::snprintf(buf, sizeof buf, "%-44s %12s %12s %9s\n", "row", ("measured " + r.unit).c_str(),
+                ("predicted " + r.unit).c_str(), "error");
+  out << buf;
+  for (const ValidationRow& row : r.rows) {
+    std::snprintf(buf, sizeof buf, "%-44s %12.4g %12.4g %+8.1f%%\n", row.label.c_str(), row.measured, row.predicted,
+                  100 * row.error());
+    out << buf;
+  }
+  std::snprintf(buf, sizeof buf, "# geometric mean of |error| over %zu rows: %.2f%%", r.rows.size(),
+                100 * r.geomean_abs_error);
+  out << buf;
+  if (r.recorded_error > 0) {
+    std::snprintf(buf, sizeof buf, " (recorded %.2f%%%s)", 100 * r.recorded_error, r.regressed() ? ": REGRESSED" : "");
+    out << buf;
+  }
+  out << "\n";
+}
+
+}  // namespace dejavu::tools

@@ -1,0 +1,39 @@
+// `dejavu validate <suite.yaml>`: predicted against measured, row by row, and the geometric
+// mean of the absolute errors, checked against the figure the suite records.
+//
+//   name: megatron-a100
+//   kind: megatron               # megatron (iteration times) | nccl (all-reduce bus bandwidth)
+//   measurements: megatron_seqpar_selective_a100.csv      # paths relative to the suite
+//   platform: ../../platforms/presets/dgx-a100-1x8.yaml  # megatron: the server type
+//   calibration: ../../platforms/calibration/a100-sxm-80gb.yaml   # optional
+//   runs:                        # nccl: which measured rows, on which platform
+//     - {gpu: A100-SXM-80GB, gpus: 8, platform: ../../platforms/presets/dgx-a100-1x8.yaml}
+//   min_bytes: 16 MiB            # nccl: smaller messages are latency-bound, left out
+//   recorded_error: 0.074        # the geometric mean measured when recorded; may only go down
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace dejavu::tools {
+
+struct ValidationRow {
+  std::string label;
+  double measured = 0, predicted = 0;
+  double error() const { return predicted / measured - 1; }
+};
+
+struct ValidationReport {
+  std::string name, kind, unit;
+  std::vector<ValidationRow> rows;
+  double geomean_abs_error = 0;
+  double recorded_error = 0;  // 0: none recorded
+  bool regressed() const { return recorded_error > 0 && geomean_abs_error > recorded_error * (1 + 1e-9); }
+};
+
+// Throws ConfigError for a malformed suite (unknown kind or key, missing file, ...).
+ValidationReport run_validation_suite(const std::string& path);
+void write_validation_report(std::ostream& out, const ValidationReport& r);
+
+}  // namespace dejavu::tools
