@@ -23,7 +23,9 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 validate: build
-	$(BUILD)/bench/megatron_validation
+	$(BUILD)/tools/dejavu validate strategies/validation/megatron_seqpar_selective_a100.yaml
+	$(BUILD)/tools/dejavu validate strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml
+	$(BUILD)/tools/dejavu validate platforms/validation/nccl_allreduce_busbw.yaml
 
 bench: build
 	$(BUILD)/bench/simulate_benchmark
