@@ -386,37 +386,17 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           first = ag;
           last = ag;
         }
-        if (!item.backward && fused) {
-          emit_fused(vs, kFwd, D, j, first, last);
-          f_first[c][vs][j] = first;
-          f_last[c][vs][j] = last;
-          if (vs + 1 < V) {
-            f_send[c][vs][j] = g.add_transfer(D, pp_stream, fwd_set[vs], boundary, send_fwd_label, j);
-            g.depend(last, f_send[c][vs][j]);
-          }
-        } else if (item.backward && fused && item.part == BackwardPart::Weight) {
-          emit_fused(vs, kBwdWeight, D, j, first, last);
-          weight_first[c][vs][j] = first;
-          last_backwards[s].push_back(last);
-        } else if (item.backward && fused) {
-          emit_fused(vs, item.part == BackwardPart::Input ? kBwdInput : kBwd, D, j, first, last);
-          b_first[c][vs][j] = first;
-          b_last[c][vs][j] = last;
-          last_backwards[s].push_back(last);
-          if (vs > 0) {
-            b_send[c][vs][j] = g.add_transfer(D, pp_stream, bwd_set[vs], boundary, send_bwd_label, j);
-            g.depend(last, b_send[c][vs][j]);
-          }
+        // The item's compute: one fused task, or its segments (and their collectives).
+        if (fused) {
+          emit_fused(vs, !item.backward ? kFwd
+                         : item.part == BackwardPart::Weight ? kBwdWeight
+                         : item.part == BackwardPart::Input  ? kBwdInput
+                                                             : kBwd,
+                     D, j, first, last);
         } else if (!item.backward) {
           for (size_t bi = 0; bi < w.blocks.size(); ++bi)
             for (size_t si = 0; si < w.blocks[bi].fwd.size(); ++si)
               emit(w.blocks[bi].fwd[si], dur[vs].fwd[bi][si], j, first, last);
-          f_first[c][vs][j] = first;
-          f_last[c][vs][j] = last;
-          if (vs + 1 < V) {
-            f_send[c][vs][j] = g.add_transfer(D, pp_stream, fwd_set[vs], boundary, send_fwd_label, j);
-            g.depend(last, f_send[c][vs][j]);
-          }
         } else if (item.part == BackwardPart::Weight) {
           // Weight gradients: after this microbatch's input-gradient pass, sent nowhere.
           for (size_t bi = w.blocks.size(); bi-- > 0;) {
@@ -424,8 +404,6 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
               emit(w.blocks[bi].bwd_weight[si], dur[vs].bwd_weight[bi][si], j, first, last);
             if (j == m - 1 && last >= 0) grads_ready[c][vs][bi] = last;
           }
-          if (first >= 0) weight_first[c][vs][j] = first;
-          if (last >= 0) last_backwards[s].push_back(last);
         } else {
           // Layer by layer from the last: replay what recomputation dropped, then backward
           // (or its input-gradient part, when the schedule splits it).
@@ -438,6 +416,19 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
             for (size_t si = 0; si < segs.size(); ++si) emit(segs[si], times[si], j, first, last);
             if (j == m - 1 && !input_only) grads_ready[c][vs][bi] = last;
           }
+        }
+        // Its place among the others: the send to the neighbouring stage, what waits for it.
+        if (!item.backward) {
+          f_first[c][vs][j] = first;
+          f_last[c][vs][j] = last;
+          if (vs + 1 < V) {
+            f_send[c][vs][j] = g.add_transfer(D, pp_stream, fwd_set[vs], boundary, send_fwd_label, j);
+            g.depend(last, f_send[c][vs][j]);
+          }
+        } else if (item.part == BackwardPart::Weight) {
+          if (first >= 0) weight_first[c][vs][j] = first;
+          if (last >= 0) last_backwards[s].push_back(last);
+        } else {
           b_first[c][vs][j] = first;
           b_last[c][vs][j] = last;
           last_backwards[s].push_back(last);

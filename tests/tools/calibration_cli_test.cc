@@ -2,49 +2,23 @@
 // recorded error, a calibration file changes a prediction, bad measurement files are one
 // line with exit code 2.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "tests/tools/cli_run.h"
 #include "tools/validation_suite.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-fs::path scratch() {
-  const fs::path dir = fs::temp_directory_path() / ("dejavu-calcli-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
-
-CliRun dejavu(const std::string& args) {
-  const fs::path dir = scratch();
-  const std::string cmd = std::string(DEJAVU_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
-                          (dir / "err").string();
-  const int status = std::system(cmd.c_str());
-  return CliRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
-}
+using dejavu::testing::CliRun;
+using dejavu::testing::dejavu;
+using dejavu::testing::scratch;
+using dejavu::testing::slurp;
+using dejavu::testing::src;
 
 TEST(Validation, ShippedSuitesStayWithinTheirRecordedError) {
   for (const char* suite : {"strategies/validation/megatron_seqpar_selective_a100.yaml",

@@ -11,36 +11,16 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/tools/cli_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
-
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-CliRun dejavu(const std::string& args) {
-  const fs::path dir = fs::temp_directory_path() / ("dejavu-cli-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string cmd = std::string(DEJAVU_BINARY) + " " + args + " >" + (dir / "out").string() +
-                          " 2>" + (dir / "err").string();
-  const int status = std::system(cmd.c_str());
-  CliRun r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(dir / "out");
-  r.err = slurp(dir / "err");
-  return r;
-}
+using dejavu::testing::CliRun;
+using dejavu::testing::dejavu;
+using dejavu::testing::slurp;
+using dejavu::testing::src;
 
 struct BadCase {
   const char* name;

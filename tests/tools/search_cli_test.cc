@@ -1,46 +1,21 @@
 // `dejavu search` as a user meets it: the winning plan comes out as a YAML that
 // `dejavu simulate` accepts and predicts the same for; bad arguments are one line, exit 2.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "tests/tools/cli_run.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
-
-fs::path scratch() {
-  const fs::path dir = fs::temp_directory_path() / ("dejavu-search-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
-CliRun dejavu(const std::string& args) {
-  const fs::path dir = scratch();
-  const std::string cmd = std::string(DEJAVU_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
-                          (dir / "err").string();
-  const int status = std::system(cmd.c_str());
-  return CliRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
-}
+using dejavu::testing::CliRun;
+using dejavu::testing::dejavu;
+using dejavu::testing::scratch;
+using dejavu::testing::slurp;
+using dejavu::testing::src;
 
 const std::string kProblem = "--platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
                              src("workloads/presets/gpt3-1.3b.yaml");
