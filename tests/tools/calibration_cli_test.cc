@@ -14,11 +14,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using dejavu::testing::CliRun;
-using dejavu::testing::dejavu;
-using dejavu::testing::scratch;
-using dejavu::testing::slurp;
-using dejavu::testing::src;
+using namespace dejavu::testing;  // src, slurp, scratch, dejavu(), CliRun
 
 TEST(Validation, ShippedSuitesStayWithinTheirRecordedError) {
   for (const char* suite : {"strategies/validation/megatron_seqpar_selective_a100.yaml",

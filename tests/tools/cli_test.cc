@@ -17,10 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using dejavu::testing::CliRun;
-using dejavu::testing::dejavu;
-using dejavu::testing::slurp;
-using dejavu::testing::src;
+using namespace dejavu::testing;  // src, slurp, scratch, dejavu(), CliRun
 
 struct BadCase {
   const char* name;

@@ -11,11 +11,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using dejavu::testing::CliRun;
-using dejavu::testing::dejavu;
-using dejavu::testing::scratch;
-using dejavu::testing::slurp;
-using dejavu::testing::src;
+using namespace dejavu::testing;  // src, slurp, scratch, dejavu(), CliRun
 
 const std::string kProblem = "--platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
                              src("workloads/presets/gpt3-1.3b.yaml");
