@@ -14,7 +14,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using namespace dejavu::testing;  // src, slurp, scratch, dejavu(), CliRun
+using namespace dejavu::testing;  // src, slurp, scratch, run_dejavu(), CliRun
 
 TEST(Validation, ShippedSuitesStayWithinTheirRecordedError) {
   for (const char* suite : {"strategies/validation/megatron_seqpar_selective_a100.yaml",
@@ -30,7 +30,7 @@ TEST(Validation, ShippedSuitesStayWithinTheirRecordedError) {
 }
 
 TEST(Validation, TheCommandPrintsRowsAndTheGeometricMean) {
-  const CliRun r = dejavu("validate " + src("platforms/validation/nccl_allreduce_busbw.yaml"));
+  const CliRun r = run_dejavu("validate " + src("platforms/validation/nccl_allreduce_busbw.yaml"));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("H100-SXM-80GB x8 all_reduce 1024 MiB"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("geometric mean of |error| over 11 rows"), std::string::npos) << r.out;
@@ -44,14 +44,14 @@ TEST(CalibrationCli, AFittedCalibrationChangesThePrediction) {
   for (double m : {2048.0, 4096.0, 8192.0, 16384.0, 32768.0})
     csv << "matmul," << 2 * m * m * m << "," << 6 * m * m << ",bf16," << 2e-6 + 2 * m * m * m / (0.4 * 312e12) << "\n";
   csv.close();
-  const CliRun fit = dejavu("calibrate --gpu A100-SXM-80GB --measurements " + (dir / "slow.csv").string() + " -o " +
+  const CliRun fit = run_dejavu("calibrate --gpu A100-SXM-80GB --measurements " + (dir / "slow.csv").string() + " -o " +
                             yaml.string());
   ASSERT_EQ(fit.code, 0) << fit.err;
   EXPECT_NE(slurp(yaml).find("compute_efficiency: 0.4"), std::string::npos) << slurp(yaml);
   const std::string job = "--platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
                           src("workloads/presets/gpt3-1.3b.yaml") + " --plan " + src("strategies/presets/dp8-pcie.yaml");
-  ASSERT_EQ(dejavu("simulate " + job + " --quiet --json " + a.string()).code, 0);
-  const CliRun slow = dejavu("simulate " + job + " --quiet --json " + b.string() + " --calibration " + yaml.string());
+  ASSERT_EQ(run_dejavu("simulate " + job + " --quiet --json " + a.string()).code, 0);
+  const CliRun slow = run_dejavu("simulate " + job + " --quiet --json " + b.string() + " --calibration " + yaml.string());
   ASSERT_EQ(slow.code, 0) << slow.err;
   const double ta = nlohmann::json::parse(slurp(a))["iteration_time_s"].get<double>();
   const double tb = nlohmann::json::parse(slurp(b))["iteration_time_s"].get<double>();
@@ -69,7 +69,7 @@ TEST(CalibrationCli, BadMeasurementsAreOneLineExitTwo) {
                         Case{"op_class,flops,bytes,dtype,seconds\nfft,1e9,1e6,bf16,0.5\n", "bad.csv:2:1: op_class: unknown op class"}}) {
     std::ofstream(dir / "bad.csv") << c.csv;
     fs::remove(out);
-    const CliRun r = dejavu("calibrate --gpu A100-SXM-80GB --measurements " + (dir / "bad.csv").string() + " -o " + out.string());
+    const CliRun r = run_dejavu("calibrate --gpu A100-SXM-80GB --measurements " + (dir / "bad.csv").string() + " -o " + out.string());
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

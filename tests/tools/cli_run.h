@@ -33,7 +33,7 @@ struct CliRun {
   std::string out, err;
 };
 
-inline CliRun dejavu(const std::string& args) {
+inline CliRun run_dejavu(const std::string& args) {
   const std::filesystem::path dir = scratch();
   const std::string cmd = std::string(DEJAVU_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
                           (dir / "err").string();

@@ -17,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using namespace dejavu::testing;  // src, slurp, scratch, dejavu(), CliRun
+using namespace dejavu::testing;  // src, slurp, scratch, run_dejavu(), CliRun
 
 struct BadCase {
   const char* name;
@@ -33,7 +33,7 @@ TEST_P(BadInput, OneLineExitTwoNoOutputFile) {
   const BadCase& c = GetParam();
   const fs::path json = fs::temp_directory_path() / ("dejavu-bad-" + std::to_string(::getpid()) + ".json");
   fs::remove(json);
-  const CliRun r = dejavu("simulate --platform " + src(c.platform) + " --workload " + src(c.workload) +
+  const CliRun r = run_dejavu("simulate --platform " + src(c.platform) + " --workload " + src(c.workload) +
                        " --plan " + src(c.plan) + " --json " + json.string());
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -75,7 +75,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Cli, SimulateWritesReportAndTrace) {
   const fs::path dir = fs::temp_directory_path() / ("dejavu-ok-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const CliRun r = dejavu("simulate --platform " + src("platforms/presets/dgx-a100-4x8.yaml") +
+  const CliRun r = run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-4x8.yaml") +
                        " --workload " + src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
                        src("strategies/presets/tp4-pp2-dp4-1f1b.yaml") + " --json " +
                        (dir / "r.json").string() + " --trace " + (dir / "t.json").string());
@@ -92,7 +92,7 @@ TEST(Cli, SimulateWritesReportAndTrace) {
 }
 
 TEST(Cli, ListNamesGpusEnginesSchedulesAndPresets) {
-  const CliRun r = dejavu("list");
+  const CliRun r = run_dejavu("list");
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* name : {"H100-SXM-80GB", "analytic", "1f1b", "gpipe", "ring", "transformer",
                            "platforms/presets/dgx-a100-4x8.yaml", "workloads/presets/gpt3-175b.yaml",
@@ -101,7 +101,7 @@ TEST(Cli, ListNamesGpusEnginesSchedulesAndPresets) {
 }
 
 TEST(Cli, UnknownEngineIsABadInput) {
-  const CliRun r = dejavu("simulate --platform " + src("platforms/presets/single-a100.yaml") +
+  const CliRun r = run_dejavu("simulate --platform " + src("platforms/presets/single-a100.yaml") +
                        " --workload " + src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
                        src("strategies/presets/single-gpu.yaml") + " --engine warp");
   EXPECT_EQ(r.code, 2);
@@ -110,7 +110,7 @@ TEST(Cli, UnknownEngineIsABadInput) {
 
 TEST(Cli, CompareEnginesPrintsBothAndWritesBothReports) {
   const fs::path json = fs::temp_directory_path() / ("dejavu-compare-" + std::to_string(::getpid()) + ".json");
-  const CliRun r = dejavu("compare-engines --platform " + src("platforms/presets/single-a100.yaml") +
+  const CliRun r = run_dejavu("compare-engines --platform " + src("platforms/presets/single-a100.yaml") +
                           " --workload " + src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
                           src("strategies/presets/single-gpu.yaml") + " --json " + json.string());
   ASSERT_EQ(r.code, 0) << r.err;
@@ -123,11 +123,11 @@ TEST(Cli, CompareEnginesPrintsBothAndWritesBothReports) {
 
 TEST(Cli, ExportPlatformWritesXmlOrRefusesWithOneLine) {
   const fs::path xml = fs::temp_directory_path() / ("dejavu-export-cli-" + std::to_string(::getpid()) + ".xml");
-  CliRun r = dejavu("export-platform " + src("platforms/presets/dgx-a100-4x8.yaml") + " -o " + xml.string());
+  CliRun r = run_dejavu("export-platform " + src("platforms/presets/dgx-a100-4x8.yaml") + " -o " + xml.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(slurp(xml).find("routing=\"Full\""), std::string::npos);
   fs::remove(xml);
-  r = dejavu("export-platform " + src("platforms/presets/dgx-a100-128x8.yaml") + " -o " + xml.string());
+  r = run_dejavu("export-platform " + src("platforms/presets/dgx-a100-128x8.yaml") + " -o " + xml.string());
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("stops at 256"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(xml));
@@ -135,7 +135,7 @@ TEST(Cli, ExportPlatformWritesXmlOrRefusesWithOneLine) {
 
 TEST(Cli, CollectivesSweepPrintsRowsWritesCsvAndValidates) {
   const fs::path csv = fs::temp_directory_path() / ("dejavu-sweep-" + std::to_string(::getpid()) + ".csv");
-  const CliRun r = dejavu("collectives --platform " + src("platforms/presets/dgx-a100-1x8.yaml") +
+  const CliRun r = run_dejavu("collectives --platform " + src("platforms/presets/dgx-a100-1x8.yaml") +
                           " --op all_reduce --gpus 8 --min 1M --max 8G --csv " + csv.string() + " --validate " +
                           src("platforms/validation/nccl_allreduce_busbw.csv"));
   ASSERT_EQ(r.code, 0) << r.err;
@@ -144,14 +144,14 @@ TEST(Cli, CollectivesSweepPrintsRowsWritesCsvAndValidates) {
   const std::string text = slurp(csv);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 14);  // header + 1M..8G
   fs::remove(csv);
-  const CliRun bad = dejavu("collectives --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --op gather");
+  const CliRun bad = run_dejavu("collectives --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --op gather");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("unknown operation \"gather\"; valid: all_reduce"), std::string::npos) << bad.err;
 }
 
 TEST(Cli, InspectPrintsParametersAndWritesDot) {
   const fs::path dot = fs::temp_directory_path() / ("dejavu-inspect-" + std::to_string(::getpid()) + ".dot");
-  const CliRun r = dejavu("inspect " + src("workloads/presets/llama3-8b.yaml") + " --batch 8 --dot " + dot.string());
+  const CliRun r = run_dejavu("inspect " + src("workloads/presets/llama3-8b.yaml") + " --batch 8 --dot " + dot.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("parameters"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gemm"), std::string::npos) << r.out;
@@ -162,11 +162,11 @@ TEST(Cli, InspectPrintsParametersAndWritesDot) {
 }
 
 TEST(Cli, ATraceWorkloadNeedsNoPlanAndAMissingTraceIsOneLine) {
-  const CliRun missing = dejavu("simulate --platform " + src("platforms/presets/dgx-a100-1x8.yaml") +
+  const CliRun missing = run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-1x8.yaml") +
                                 " --workload trace:/nonexistent/run");
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.err.find("/nonexistent/run.0.et: no such trace"), std::string::npos) << missing.err;
-  const CliRun no_plan = dejavu("simulate --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
+  const CliRun no_plan = run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
                                 src("workloads/presets/gpt3-1.3b.yaml"));
   EXPECT_EQ(no_plan.code, 2);
   EXPECT_NE(no_plan.err.find("--plan: missing"), std::string::npos) << no_plan.err;

@@ -12,7 +12,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using namespace dejavu::testing;  // src, slurp, scratch, dejavu(), CliRun
+using namespace dejavu::testing;  // src, slurp, scratch, run_dejavu(), CliRun
 
 const std::string kJob = "--platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
                          src("workloads/presets/gpt3-1.3b.yaml") + " --plan " + src("strategies/presets/dp8-pcie.yaml");
@@ -21,7 +21,7 @@ TEST(FaultsCli, ScenarioReportIsInTheJson) {
   const fs::path dir = scratch(), json = dir / "r.json", yaml = dir / "s.yaml";
   std::ofstream(yaml) << "seed: 3\nevents:\n  - {kind: straggler, device: 2, speed: 0.5}\n"
                          "  - {kind: byzantine, device: 6, mode: sign_flip}\n";
-  const CliRun r = dejavu("simulate " + kJob + " --faults " + yaml.string() + " --json " + json.string());
+  const CliRun r = run_dejavu("simulate " + kJob + " --faults " + yaml.string() + " --json " + json.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("delayed tasks"), std::string::npos) << r.out;
   const nlohmann::json j = nlohmann::json::parse(slurp(json));
@@ -33,7 +33,7 @@ TEST(FaultsCli, ScenarioReportIsInTheJson) {
 
 TEST(FaultsCli, RunHorizonReportsGoodputAndTheBestInterval) {
   const fs::path json = scratch() / "h.json";
-  const CliRun r = dejavu("run-horizon " + kJob + " --faults " + src("strategies/presets/faults/mtbf.yaml") +
+  const CliRun r = run_dejavu("run-horizon " + kJob + " --faults " + src("strategies/presets/faults/mtbf.yaml") +
                           " --iterations 100000 --horizon-json " + json.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("goodput"), std::string::npos) << r.out;
@@ -56,7 +56,7 @@ TEST(FaultsCli, BadScenariosAreOneLineExitTwoNoOutput) {
     const fs::path yaml = dir / "bad.yaml";
     std::ofstream(yaml) << c.yaml;
     fs::remove(json);
-    const CliRun r = dejavu("simulate " + kJob + " --faults " + yaml.string() + " --json " + json.string());
+    const CliRun r = run_dejavu("simulate " + kJob + " --faults " + yaml.string() + " --json " + json.string());
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("bad.yaml:"), std::string::npos) << r.err;

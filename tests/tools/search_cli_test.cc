@@ -11,7 +11,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using namespace dejavu::testing;  // src, slurp, scratch, dejavu(), CliRun
+using namespace dejavu::testing;  // src, slurp, scratch, run_dejavu(), CliRun
 
 const std::string kProblem = "--platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
                              src("workloads/presets/gpt3-1.3b.yaml");
@@ -19,21 +19,21 @@ const std::string kProblem = "--platform " + src("platforms/presets/dgx-a100-1x8
 TEST(SearchCli, WinningPlanSimulatesToTheSameTime) {
   const fs::path dir = scratch();
   const fs::path plan = dir / "best.yaml", json = dir / "search.json", sim = dir / "sim.json";
-  const CliRun r = dejavu("search " + kProblem + " --global-batch 32 --algo dp --json " + json.string() + " -o " +
+  const CliRun r = run_dejavu("search " + kProblem + " --global-batch 32 --algo dp --json " + json.string() + " -o " +
                           plan.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("dp:"), std::string::npos) << r.out;
   const nlohmann::json j = nlohmann::json::parse(slurp(json));
   const double predicted = j["best"]["iteration_time_s"].get<double>();
   EXPECT_EQ(j["best"]["plan"]["global_batch_size"].get<int>(), 32);
-  const CliRun s = dejavu("simulate " + kProblem + " --plan " + plan.string() + " --quiet --json " + sim.string());
+  const CliRun s = run_dejavu("simulate " + kProblem + " --plan " + plan.string() + " --quiet --json " + sim.string());
   ASSERT_EQ(s.code, 0) << s.err;
   const double simulated = nlohmann::json::parse(slurp(sim))["iteration_time_s"].get<double>();
   EXPECT_NEAR(simulated, predicted, 1e-9 * predicted);
 }
 
 TEST(SearchCli, AllSearchersOneTable) {
-  const CliRun r = dejavu("search " + kProblem + " --global-batch 16 --algo all --iterations 200 --top 2");
+  const CliRun r = run_dejavu("search " + kProblem + " --global-batch 16 --algo all --iterations 200 --top 2");
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* name : {"grid:", "dp:", "mcmc:", "diff:", "searcher  best iteration"})
     EXPECT_NE(r.out.find(name), std::string::npos) << name << "\n" << r.out;
@@ -43,7 +43,7 @@ TEST(SearchCli, GlobalBatchFromTheWorkloadYaml) {
   const fs::path dir = scratch();
   std::ofstream(dir / "w.yaml") << "kind: transformer\nname: small\nlayers: 4\nhidden: 1024\nheads: 8\n"
                                    "seq_len: 1024\nvocab: 32000\nglobal_batch_size: 16\n";
-  const CliRun r = dejavu("search --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
+  const CliRun r = run_dejavu("search --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
                           (dir / "w.yaml").string() + " --algo grid --top 1");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("global batch 16"), std::string::npos) << r.out;
@@ -59,7 +59,7 @@ TEST(SearchCli, BadArgumentsAreOneLineExitTwo) {
                         Case{"", "global_batch_size: the training job's global batch is not set"},
                         Case{"--global-batch 32 --budget 3", "--budget:"},
                         Case{"--global-batch 32 --verify ns3", "--verify: unknown engine \"ns3\""}}) {
-    const CliRun r = dejavu("search " + kProblem + " " + c.args + " -o " + out.string());
+    const CliRun r = run_dejavu("search " + kProblem + " " + c.args + " -o " + out.string());
     EXPECT_EQ(r.code, 2) << c.args;
     EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
