@@ -24,6 +24,7 @@
 #include "tools/plan_search.h"
 #include "tools/platform_input.h"
 #include "tools/validation_suite.h"
+#include "tools/profile_fit.h"
 #include "platforms/calibration.h"
 #include "strategies/horizon.h"
 #include "strategies/search/searchers.h"
@@ -454,6 +455,15 @@ int main(int argc, char** argv) {
   calibrate->add_option("--gpu", calib_gpu, "GPU type measured (see dejavu list)")->required();
   calibrate->add_option("--measurements", calib_measurements, "CSV: op_class,flops,bytes,dtype,seconds")->required();
   calibrate->add_option("-o,--output", calib_output, "calibration YAML to write");
+  std::string pf_measurements;
+  int pf_train = 3;
+  CLI::App* profile = app.add_subcommand("profile-fit", "predict unprofiled stage times from a few profiled ones");
+  profile->add_option("--platform", sa.platform, "cluster YAML (its first GPU type)")->required();
+  profile->add_option("--workload", sa.workload, "model YAML")->required();
+  profile->add_option("--measurements", pf_measurements, "CSV: tp,micro_batch,recompute,sequence_parallel,layers,seconds")
+      ->required();
+  profile->add_option("--train", pf_train, "how many rows (the first) are profiled; the rest are predicted");
+  profile->add_option("--calibration", sa.calibrations, "calibration YAML (repeatable)");
   CLI::App* validate = app.add_subcommand("validate", "predicted against measured for a validation suite");
   validate->add_option("suite", validate_suite, "suite YAML (strategies/validation/, platforms/validation/)")->required();
   tools::SearchArgs sr;
@@ -491,6 +501,13 @@ int main(int argc, char** argv) {
     if (horizon->parsed()) return run_horizon_command(sa, ha);
     if (calibrate->parsed()) return run_calibrate(calib_gpu, calib_measurements, calib_output);
     if (validate->parsed()) return run_validate(validate_suite);
+    if (profile->parsed()) {
+      const tools::ProfileFit fit = tools::fit_profiles(workloads::load_workload_file(sa.workload),
+                                                        tools::load_platform(sa.platform, sa.calibrations),
+                                                        tools::load_stage_measurements(pf_measurements), pf_train);
+      tools::write_profile_fit(std::cout, fit);
+      return 0;
+    }
     if (compare->parsed()) return run_compare(sa);
     if (coll->parsed()) return run_collectives(ca);
     if (inspect->parsed()) {
