@@ -25,6 +25,7 @@
 #include "tools/platform_input.h"
 #include "tools/validation_suite.h"
 #include "tools/profile_fit.h"
+#include "tools/sweep.h"
 #include "platforms/calibration.h"
 #include "strategies/horizon.h"
 #include "strategies/search/searchers.h"
@@ -464,6 +465,20 @@ int main(int argc, char** argv) {
       ->required();
   profile->add_option("--train", pf_train, "how many rows (the first) are profiled; the rest are predicted");
   profile->add_option("--calibration", sa.calibrations, "calibration YAML (repeatable)");
+  std::string sweep_file, sweep_out, sweep_shard = "0/1", merge_dir, merge_csv, merge_plot;
+  tools::SweepRunOptions sweep_options;
+  CLI::App* sweep = app.add_subcommand("sweep", "simulate every point of a sweep YAML (resumable, shardable)");
+  sweep->add_option("sweep", sweep_file, "sweep YAML (strategies/presets/sweeps/)")->required();
+  sweep->add_option("-o,--output", sweep_out, "results folder (one file per point; a rerun skips finished points)")
+      ->required();
+  sweep->add_option("--jobs", sweep_options.jobs, "points simulated at once, each in its own process")
+      ->check(CLI::PositiveNumber);
+  sweep->add_option("--shard", sweep_shard, "i/n: run only points with index mod n = i (Slurm arrays)");
+  sweep->add_flag("!--no-progress", sweep_options.progress, "no progress bar");
+  CLI::App* merge = app.add_subcommand("sweep-merge", "one CSV (and a plot) from a sweep's results folder");
+  merge->add_option("results", merge_dir, "results folder of dejavu sweep")->required();
+  merge->add_option("-o,--output", merge_csv, "CSV to write")->required();
+  merge->add_option("--plot", merge_plot, "SVG: a heatmap over two axes, a line over one");
   CLI::App* validate = app.add_subcommand("validate", "predicted against measured for a validation suite");
   validate->add_option("suite", validate_suite, "suite YAML (strategies/validation/, platforms/validation/)")->required();
   tools::SearchArgs sr;
@@ -501,6 +516,26 @@ int main(int argc, char** argv) {
     if (horizon->parsed()) return run_horizon_command(sa, ha);
     if (calibrate->parsed()) return run_calibrate(calib_gpu, calib_measurements, calib_output);
     if (validate->parsed()) return run_validate(validate_suite);
+    if (sweep->parsed()) {
+      const tools::SweepSpec spec = tools::load_sweep(sweep_file);
+      std::tie(sweep_options.shard, sweep_options.shards) = tools::parse_shard(sweep_shard);
+      sweep_options.out_dir = sweep_out;
+      const tools::SweepSummary sum = tools::run_sweep_points(spec, sweep_options);
+      std::cout << "dejavu sweep " << spec.name << ": " << spec.points() << " points; shard " << sweep_shard << " has "
+                << sum.total << ": " << sum.done << " simulated, " << sum.failed << " failed, " << sum.skipped
+                << " already done; results in " << sweep_out << "\n";
+      return 0;
+    }
+    if (merge->parsed()) {
+      const tools::MergedTable t = tools::merge_results(merge_dir);
+      std::ostringstream svg;
+      if (!merge_plot.empty()) tools::write_merged_svg(svg, t);  // before any file: a bad plot writes nothing
+      tools::write_file_atomically(merge_csv, [&](std::ostream& o) { tools::write_merged_csv(o, t); });
+      if (!merge_plot.empty()) tools::write_file_atomically(merge_plot, [&](std::ostream& o) { o << svg.str(); });
+      std::cout << "merged " << t.rows.size() << " points into " << merge_csv << (merge_plot.empty() ? "" : " and " + merge_plot)
+                << "\n";
+      return 0;
+    }
     if (profile->parsed()) {
       const tools::ProfileFit fit = tools::fit_profiles(workloads::load_workload_file(sa.workload),
                                                         tools::load_platform(sa.platform, sa.calibrations),

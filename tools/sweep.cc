@@ -1,0 +1,525 @@
+#include "tools/sweep.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "platforms/cluster.h"
+#include "sim/config_node.h"
+#include "sim/error.h"
+#include "sim/units.h"
+#include "strategies/search/searcher.h"
+#include "strategies/search/space.h"
+#include "strategies/simulate.h"
+#include "tools/output_file.h"
+#include "workloads/generator.h"
+
+namespace dejavu::tools {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Step {
+  std::string key;
+  int index = -1;  // >= 0: key[index]
+};
+
+// "servers[0].nic.bandwidth" -> servers[0], nic, bandwidth. False if malformed.
+bool parse_path(const std::string& path, std::vector<Step>& out) {
+  std::stringstream ss(path);
+  std::string part;
+  while (std::getline(ss, part, '.')) {
+    Step s;
+    const size_t open = part.find('[');
+    if (open != std::string::npos) {
+      if (part.back() != ']') return false;
+      try {
+        s.index = std::stoi(part.substr(open + 1, part.size() - open - 2));
+      } catch (...) {
+        return false;
+      }
+      part = part.substr(0, open);
+    }
+    if (part.empty()) return false;
+    s.key = part;
+    out.push_back(s);
+  }
+  return !out.empty();
+}
+
+// The node a path leads to in `root` (creating the last key if `create`); false when an
+// intermediate key or index is missing.
+bool walk(YAML::Node root, const std::vector<Step>& steps, bool create, YAML::Node& out) {
+  YAML::Node cur;
+  cur.reset(root);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    const bool last = i + 1 == steps.size();
+    if (!cur.IsMap() || (!cur[s.key] && !(last && create && s.index < 0))) return false;
+    YAML::Node next;
+    next.reset(cur[s.key]);
+    if (s.index >= 0) {
+      if (!next.IsSequence() || s.index >= static_cast<int>(next.size())) return false;
+      YAML::Node item;
+      item.reset(next[s.index]);
+      next.reset(item);
+    }
+    cur.reset(next);
+  }
+  out.reset(cur);
+  return true;
+}
+
+std::string hash_hex(const std::string& text) {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", x);
+  return buf;
+}
+
+fs::path point_file(const SweepSpec& spec, const std::string& out_dir, const SweepPoint& p) {
+  std::string id;
+  for (size_t a = 0; a < spec.axes.size(); ++a) id += spec.axes[a].path + "=" + p.values[a] + ";";
+  return fs::path(out_dir) / "points" / (spec.name + "-" + hash_hex(id) + ".json");
+}
+
+}  // namespace
+
+size_t SweepSpec::points() const {
+  size_t n = 1;
+  for (const auto& a : axes) n *= a.values.size();
+  return n;
+}
+
+std::string SweepPoint::key() const {
+  std::string k;
+  for (size_t i = 0; i < values.size(); ++i) k += (i ? "|" : "") + values[i];
+  return k;
+}
+
+SweepSpec load_sweep(const std::string& path) {
+  const ConfigNode root = ConfigNode::load_file(path);
+  root.expect_map({"name", "platform", "workload", "plan", "search", "global_batch", "engine", "timeout", "axes"});
+  SweepSpec s;
+  s.file = path;
+  s.name = root.get_string("name", root.file_stem());
+  const fs::path dir = fs::path(path).parent_path();
+  auto file = [&](const char* key) {
+    const ConfigNode n = root.child(key);
+    const fs::path p = dir / n.as_string();
+    if (!fs::exists(p)) n.fail("no such file: " + p.string());
+    return p.string();
+  };
+  s.platform = file("platform");
+  s.workload = file("workload");
+  if (root.has("search")) {
+    const ConfigNode n = root.child("search");
+    strategies::search::register_searchers();
+    if (!strategies::search::searchers().has(n.as_string()))
+      n.fail("unknown searcher \"" + n.as_string() + "\"; valid: " + strategies::search::searchers().names_joined());
+    s.search = n.as_string();
+  }
+  if (root.has("plan")) s.plan = file("plan");
+  if (s.plan.empty() && s.search.empty()) root.fail("needs a plan, or search: grid (or another searcher)");
+  s.global_batch = static_cast<int>(root.get_int("global_batch", 0));
+  if (root.has("engine")) s.engine = root.child("engine").as_choice({"analytic", "simgrid"});
+  s.timeout_s = root.get_quantity("timeout", units::Dimension::Time, 0);
+  const ConfigNode axes = root.child("axes");
+  if (!axes.is_map() || axes.yaml().size() == 0) axes.fail("expected a mapping of field paths to values");
+  std::map<std::string, YAML::Node> bases = {{"platform", YAML::LoadFile(s.platform)},
+                                             {"workload", YAML::LoadFile(s.workload)}};
+  if (!s.plan.empty()) bases["plan"] = YAML::LoadFile(s.plan);
+  for (const auto& kv : axes.yaml()) {
+    const std::string key = kv.first.as<std::string>();
+    const ConfigNode n = axes.child(key);
+    SweepAxis axis;
+    axis.path = key;
+    const size_t dot = key.find('.');
+    std::vector<Step> steps;
+    const std::string prefix = key.substr(0, dot);
+    if (dot == std::string::npos || !bases.count(prefix) || !parse_path(key.substr(dot + 1), steps))
+      throw ConfigError(axes.key_loc(key), key,
+                        "not a field path; valid: platform.<path>, workload.<path>" +
+                            std::string(s.plan.empty() ? "" : ", plan.<path>") + ", e.g. platform.servers[0].gpu");
+    YAML::Node target;
+    if (!walk(YAML::Clone(bases[prefix]), steps, true, target))
+      throw ConfigError(axes.key_loc(key), key, "no such place in the base " + prefix + " YAML");
+    if (n.is_sequence()) {
+      for (const ConfigNode& v : n.items()) axis.values.push_back(v.as_string());
+    } else if (n.is_map()) {
+      n.expect_map({"from", "to", "step", "factor"});
+      const double from = n.child("from").as_double(), to = n.child("to").as_double();
+      const double step = n.get_double("step", 0), factor = n.get_double("factor", 0);
+      if ((step > 0) == (factor > 1)) n.fail("a range takes from, to and either step > 0 or factor > 1");
+      if (to < from) n.child("to").fail("below from");
+      for (double x = from; x <= to * (1 + 1e-12) && axis.values.size() < 10000; x = step > 0 ? x + step : x * factor)
+        axis.values.push_back(number(x));
+    } else {
+      n.fail("expected a list of values or a range {from, to, step | factor}");
+    }
+    if (axis.values.empty()) n.fail("an axis needs at least one value");
+    s.axes.push_back(axis);
+  }
+  return s;
+}
+
+SweepPoint point_at(const SweepSpec& spec, size_t index) {
+  SweepPoint p;
+  p.index = index;
+  p.values.resize(spec.axes.size());
+  size_t rest = index;
+  for (size_t a = spec.axes.size(); a-- > 0;) {  // the last axis varies fastest
+    const size_t n = spec.axes[a].values.size();
+    p.values[a] = spec.axes[a].values[rest % n];
+    rest /= n;
+  }
+  return p;
+}
+
+std::pair<int, int> parse_shard(const std::string& text) {
+  int i = -1, n = -1;
+  char slash = 0;
+  std::stringstream ss(text);
+  if (!(ss >> i >> slash >> n) || slash != '/' || n < 1 || i < 0 || i >= n || !ss.eof())
+    throw ConfigError(SourceLoc{"--shard", 0, 0}, "", "\"" + text + "\"; valid: i/n with 0 <= i < n, e.g. 3/64");
+  return {i, n};
+}
+
+std::string run_point(const SweepSpec& spec, const SweepPoint& point) {
+  nlohmann::ordered_json j;
+  j["sweep"] = spec.name;
+  j["index"] = point.index;
+  j["key"] = point.key();
+  j["axes"] = nlohmann::ordered_json::array();
+  for (size_t a = 0; a < spec.axes.size(); ++a) j["axes"].push_back({spec.axes[a].path, point.values[a]});
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    std::map<std::string, std::pair<std::string, YAML::Node>> docs = {
+        {"platform", {spec.platform, YAML::LoadFile(spec.platform)}},
+        {"workload", {spec.workload, YAML::LoadFile(spec.workload)}}};
+    if (!spec.plan.empty()) docs["plan"] = {spec.plan, YAML::LoadFile(spec.plan)};
+    for (size_t a = 0; a < spec.axes.size(); ++a) {
+      const std::string& path = spec.axes[a].path;
+      const size_t dot = path.find('.');
+      std::vector<Step> steps;
+      parse_path(path.substr(dot + 1), steps);
+      YAML::Node parent;
+      std::vector<Step> up(steps.begin(), steps.end() - 1);
+      YAML::Node& root = docs[path.substr(0, dot)].second;
+      if (!up.empty() ? !walk(root, up, false, parent) : (parent.reset(root), false))
+        throw Error("axis " + path + ": no such place");
+      const Step& last = steps.back();
+      if (last.index >= 0)
+        parent[last.key][last.index] = YAML::Load(point.values[a]);
+      else
+        parent[last.key] = YAML::Load(point.values[a]);
+    }
+    const platforms::Cluster cluster = platforms::load_cluster(ConfigNode(docs["platform"].second, spec.platform, ""));
+    const workloads::ModelGraph model = workloads::load_workload(ConfigNode(docs["workload"].second, spec.workload, ""));
+    if (!spec.search.empty()) {
+      const int batch = spec.global_batch > 0 ? spec.global_batch : model.global_batch_size;
+      if (batch <= 0) throw Error("search needs global_batch in the sweep or global_batch_size in the workload");
+      const strategies::search::Problem problem{&model, &cluster, batch};
+      strategies::search::SimulationEvaluator evaluator(problem);
+      const auto r = strategies::search::searchers().make(spec.search)->search(problem, evaluator, {});
+      if (!r.best()) throw Error("no plan of the search space fits in memory");
+      const strategies::Simulation s = strategies::simulate(model, cluster, r.best()->plan, spec.engine);
+      j["status"] = "ok";
+      j["iteration_time_s"] = s.report.iteration_time_s;
+      j["tflops_per_gpu"] = s.report.tflops_per_gpu;
+      j["mfu"] = s.report.mfu;
+      j["peak_memory_bytes"] = s.report.peak_memory_bytes;
+      j["oom"] = s.report.oom;
+      j["plan"] = strategies::search::describe(r.best()->plan);
+    } else {
+      strategies::Plan plan = strategies::load_plan(ConfigNode(docs["plan"].second, spec.plan, ""));
+      // Refit dp to the cluster when the axes changed the GPU count or the other degrees.
+      const int others = plan.tp * plan.pp * plan.cp;
+      if (plan.gpus() != cluster.gpu_count() && cluster.gpu_count() % others == 0) plan.dp = cluster.gpu_count() / others;
+      const strategies::Simulation s = strategies::simulate(model, cluster, plan, spec.engine);
+      j["status"] = "ok";
+      j["iteration_time_s"] = s.report.iteration_time_s;
+      j["tflops_per_gpu"] = s.report.tflops_per_gpu;
+      j["mfu"] = s.report.mfu;
+      j["peak_memory_bytes"] = s.report.peak_memory_bytes;
+      j["oom"] = s.report.oom;
+      j["plan"] = strategies::search::describe(plan);
+    }
+  } catch (const std::exception& e) {
+    j["status"] = "failed";
+    j["error"] = e.what();
+  }
+  j["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return j.dump() + "\n";
+}
+
+SweepSummary run_sweep_points(const SweepSpec& spec, const SweepRunOptions& o) {
+  fs::create_directories(fs::path(o.out_dir) / "points");
+  SweepSummary sum;
+  std::vector<SweepPoint> pending;
+  for (size_t i = o.shard; i < spec.points(); i += o.shards) {
+    ++sum.total;
+    SweepPoint p = point_at(spec, i);
+    if (fs::exists(point_file(spec, o.out_dir, p)))
+      ++sum.skipped;  // finished by an earlier run
+    else
+      pending.push_back(p);
+  }
+  struct Running {
+    SweepPoint point;
+    std::chrono::steady_clock::time_point start;
+  };
+  std::map<pid_t, Running> running;
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool bar = o.progress && isatty(STDERR_FILENO);
+  auto record_failure = [&](const SweepPoint& p, const std::string& why) {
+    nlohmann::ordered_json j;
+    j["sweep"] = spec.name;
+    j["index"] = p.index;
+    j["key"] = p.key();
+    j["axes"] = nlohmann::ordered_json::array();
+    for (size_t a = 0; a < spec.axes.size(); ++a) j["axes"].push_back({spec.axes[a].path, p.values[a]});
+    j["status"] = "failed";
+    j["error"] = why;
+    write_file_atomically(point_file(spec, o.out_dir, p).string(), [&](std::ostream& out) { out << j.dump() << "\n"; });
+  };
+  auto status_of = [&](const SweepPoint& p) {
+    std::ifstream in(point_file(spec, o.out_dir, p));
+    std::string line;
+    std::getline(in, line);
+    return line.find("\"status\":\"failed\"") != std::string::npos ? std::string("failed") : std::string("ok");
+  };
+  size_t next = 0;
+  while (next < pending.size() || !running.empty()) {
+    while (next < pending.size() && static_cast<int>(running.size()) < std::max(1, o.jobs)) {
+      const SweepPoint& p = pending[next++];
+      std::fflush(nullptr);
+      const pid_t pid = ::fork();
+      if (pid < 0) throw Error("cannot fork a sweep worker");
+      if (pid == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a killed sweep takes its workers with it
+        try {
+          const std::string line = run_point(spec, p);
+          write_file_atomically(point_file(spec, o.out_dir, p).string(), [&](std::ostream& out) { out << line; });
+        } catch (...) {
+          ::_exit(3);
+        }
+        ::_exit(0);
+      }
+      running[pid] = {p, std::chrono::steady_clock::now()};
+    }
+    int status = 0;
+    const pid_t done = ::waitpid(-1, &status, WNOHANG);
+    if (done > 0 && running.count(done)) {
+      const SweepPoint p = running[done].point;
+      running.erase(done);
+      if (!fs::exists(point_file(spec, o.out_dir, p)))
+        record_failure(p, WIFSIGNALED(status) ? "worker crashed (signal " + std::to_string(WTERMSIG(status)) + ")"
+                                              : "worker exited without a result");
+      if (status_of(p) == "failed") ++sum.failed; else ++sum.done;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    const auto now = std::chrono::steady_clock::now();
+    for (auto it = running.begin(); it != running.end();) {
+      if (spec.timeout_s > 0 && std::chrono::duration<double>(now - it->second.start).count() > spec.timeout_s) {
+        ::kill(it->first, SIGKILL);
+        ::waitpid(it->first, nullptr, 0);
+        record_failure(it->second.point, "timed out after " + units::format_time(spec.timeout_s));
+        ++sum.failed;
+        it = running.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (bar) {
+      const size_t finished = sum.done + sum.failed;
+      const double elapsed = std::chrono::duration<double>(now - t0).count();
+      const double eta = finished > 0 ? elapsed / finished * (pending.size() - finished) : 0;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "\r%s: %zu/%zu done, %zu running, %zu failed, %zu skipped, ETA %s   ",
+                    spec.name.c_str(), finished, pending.size(), running.size(), sum.failed, sum.skipped,
+                    finished > 0 ? units::format_time(eta).c_str() : "?");
+      std::cerr << buf << std::flush;
+    }
+  }
+  if (bar) std::cerr << "\n";
+  return sum;
+}
+
+MergedTable merge_results(const std::string& out_dir) {
+  const fs::path dir = fs::path(out_dir) / "points";
+  if (!fs::is_directory(dir)) throw ConfigError(SourceLoc{out_dir, 0, 0}, "", "no sweep results here (no points/ folder)");
+  std::vector<nlohmann::json> records;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::string name;
+  for (const fs::path& f : files) {
+    std::ifstream in(f);
+    std::string line;
+    std::getline(in, line);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const std::exception&) {
+      throw ConfigError(SourceLoc{f.string(), 1, 1}, "", "not a sweep result (one JSON line)");
+    }
+    const std::string n = j.value("sweep", "");
+    if (!name.empty() && n != name)
+      throw ConfigError(SourceLoc{f.string(), 1, 1}, "sweep",
+                        "results of two sweeps (" + name + ", " + n + ") in one folder; merge each on its own");
+    name = n;
+    records.push_back(j);
+  }
+  if (records.empty()) throw ConfigError(SourceLoc{out_dir, 0, 0}, "", "no point results to merge");
+  std::sort(records.begin(), records.end(),
+            [](const nlohmann::json& a, const nlohmann::json& b) { return a["index"].get<size_t>() < b["index"].get<size_t>(); });
+  MergedTable t;
+  for (const auto& a : records.front()["axes"]) t.axes.push_back(a[0].get<std::string>());
+  for (const auto& r : records) {
+    std::vector<std::string> row;
+    for (const auto& a : r["axes"]) row.push_back(a[1].get<std::string>());
+    const bool ok = r["status"] == "ok";
+    row.push_back(r["status"].get<std::string>());
+    auto num = [&](const char* k) { return ok && r.contains(k) ? number(r[k].get<double>()) : std::string(); };
+    row.push_back(num("iteration_time_s"));
+    row.push_back(num("tflops_per_gpu"));
+    row.push_back(num("mfu"));
+    row.push_back(num("peak_memory_bytes"));
+    row.push_back(ok ? (r["oom"].get<bool>() ? "true" : "false") : "");
+    row.push_back(r.value("plan", ""));
+    row.push_back(r.value("error", ""));
+    t.rows.push_back(row);
+  }
+  return t;
+}
+
+void write_merged_csv(std::ostream& out, const MergedTable& t) {
+  auto cell = [](const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+    return q + "\"";
+  };
+  for (const auto& a : t.axes) out << cell(a) << ",";
+  out << "status,iteration_time_s,tflops_per_gpu,mfu,peak_memory_bytes,oom,plan,error\n";
+  for (const auto& row : t.rows) {
+    for (size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << cell(row[i]);
+    out << "\n";
+  }
+}
+
+void write_merged_svg(std::ostream& out, const MergedTable& t) {
+  if (t.axes.empty() || t.axes.size() > 2)
+    throw ConfigError(SourceLoc{"--plot", 0, 0}, "", "a plot takes one axis (a line) or two (a heatmap); this sweep has " + std::to_string(t.axes.size()) +
+                " (the CSV has them all)");
+  const size_t A = t.axes.size(), time_col = A + 1;
+  std::vector<std::string> xs, ys;
+  auto add = [](std::vector<std::string>& v, const std::string& s) {
+    if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+  };
+  double lo = INFINITY, hi = 0;
+  for (const auto& r : t.rows) {
+    add(xs, r[A == 2 ? 1 : 0]);
+    if (A == 2) add(ys, r[0]);
+    if (!r[time_col].empty()) {
+      lo = std::min(lo, std::stod(r[time_col]));
+      hi = std::max(hi, std::stod(r[time_col]));
+    }
+  }
+  auto esc = [](const std::string& s) {
+    std::string o;
+    for (char c : s) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+    return o;
+  };
+  const int cw = 110, ch = 40, left = 170, top = 60;
+  const int W = left + cw * static_cast<int>(xs.size()) + 40;
+  const int H = A == 2 ? top + ch * static_cast<int>(ys.size()) + 70 : 360;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
+                "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+                W, H);
+  out << buf;
+  out << "<text x=\"10\" y=\"20\" font-size=\"14\">iteration time (s)" << (A == 2 ? " over " + esc(t.axes[0]) + " and " + esc(t.axes[1]) : " over " + esc(t.axes[0])) << "</text>\n";
+  auto color = [&](double v) {  // light (fast) to dark blue (slow)
+    const double f = hi > lo ? (v - lo) / (hi - lo) : 0;
+    const int r = static_cast<int>(230 - 200 * f), g = static_cast<int>(240 - 170 * f), b = static_cast<int>(255 - 100 * f);
+    char c[16];
+    std::snprintf(c, sizeof c, "#%02x%02x%02x", r, g, b);
+    return std::string(c);
+  };
+  if (A == 2) {
+    for (size_t i = 0; i < xs.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "<text x=\"%zu\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", left + i * cw + cw / 2,
+                    top - 8, esc(xs[i]).c_str());
+      out << buf;
+    }
+    for (size_t j = 0; j < ys.size(); ++j) {
+      std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%zu\" text-anchor=\"end\">%s</text>\n", left - 8,
+                    top + j * ch + ch / 2 + 4, esc(ys[j]).c_str());
+      out << buf;
+    }
+    for (const auto& r : t.rows) {
+      const size_t i = std::find(xs.begin(), xs.end(), r[1]) - xs.begin(), j = std::find(ys.begin(), ys.end(), r[0]) - ys.begin();
+      const bool ok = !r[time_col].empty();
+      const bool dark = ok && hi > lo && (std::stod(r[time_col]) - lo) / (hi - lo) > 0.5;
+      std::snprintf(buf, sizeof buf,
+                    "<rect x=\"%zu\" y=\"%zu\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"white\"/>\n"
+                    "<text x=\"%zu\" y=\"%zu\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n",
+                    left + i * cw, top + j * ch, cw, ch, ok ? color(std::stod(r[time_col])).c_str() : "#dddddd",
+                    left + i * cw + cw / 2, top + j * ch + ch / 2 + 4, dark ? "white" : "black",
+                    ok ? units::format_time(std::stod(r[time_col])).c_str() : "failed");
+      out << buf;
+    }
+  } else {
+    const int plot_h = 240, base = top + plot_h;
+    std::string points;
+    for (size_t i = 0; i < t.rows.size(); ++i) {
+      const auto& r = t.rows[i];
+      const int x = left + static_cast<int>(i) * cw + cw / 2;
+      std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, base + 20,
+                    esc(r[0]).c_str());
+      out << buf;
+      if (r[time_col].empty()) continue;
+      const double v = std::stod(r[time_col]);
+      const int y = base - static_cast<int>(plot_h * (hi > 0 ? v / hi : 0));
+      points += std::to_string(x) + "," + std::to_string(y) + " ";
+      std::snprintf(buf, sizeof buf, "<circle cx=\"%d\" cy=\"%d\" r=\"4\" fill=\"#1f4e9c\"/>\n<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
+                    x, y, x, y - 8, units::format_time(v).c_str());
+      out << buf;
+    }
+    out << "<polyline fill=\"none\" stroke=\"#1f4e9c\" stroke-width=\"2\" points=\"" << points << "\"/>\n";
+    std::snprintf(buf, sizeof buf, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", left - 10, base, W - 20, base);
+    out << buf;
+  }
+  out << "</svg>\n";
+}
+
+}  // namespace dejavu::tools
