@@ -26,6 +26,7 @@
 #include "tools/validation_suite.h"
 #include "tools/profile_fit.h"
 #include "tools/sweep.h"
+#include "tools/converge.h"
 #include "platforms/calibration.h"
 #include "strategies/horizon.h"
 #include "strategies/search/searchers.h"
@@ -479,6 +480,30 @@ int main(int argc, char** argv) {
   merge->add_option("results", merge_dir, "results folder of dejavu sweep")->required();
   merge->add_option("-o,--output", merge_csv, "CSV to write")->required();
   merge->add_option("--plot", merge_plot, "SVG: a heatmap over two axes, a line over one");
+  tools::ConvergeArgs cv;
+  CLI::App* converge = app.add_subcommand("converge", "time to a target loss: real training, simulated timings");
+  converge->add_option("--platform", cv.platform, "cluster YAML")->required();
+  converge->add_option("--workload", cv.workload, "model YAML whose simulated step sets the clock")->required();
+  converge->add_option("--plan", cv.plan, "plan YAML (its dp is the number of workers; sync topology, compression)");
+  converge->add_option("--compare", cv.compare, "YAML listing strategies to compare (strategies/presets/convergence/)");
+  converge->add_option("--model", cv.config.model, "logistic | mlp")->check(CLI::IsMember({"logistic", "mlp"}));
+  converge->add_option("--data", cv.data, "synthetic:classes=10,dim=64,samples=512,separation=1,skew=0");
+  converge->add_option("--target-loss", cv.config.target_loss, "validation loss to reach");
+  converge->add_option("--rule", cv.rule, "update rule (default: from the plan's sync)")
+      ->check(CLI::IsMember({"sync", "ps-async", "gossip", "pipedream", "delayed"}));
+  converge->add_option("--aggregator", cv.config.aggregator, "mean | median | trimmed | krum | zeno")
+      ->check(CLI::IsMember({"mean", "median", "trimmed", "krum", "zeno"}));
+  converge->add_option("--trim", cv.config.trim, "trimmed/krum/zeno: how many workers may be bad");
+  converge->add_option("--staleness", cv.config.staleness, "ps-async bound");
+  converge->add_option("--delay", cv.config.delay, "delayed averaging: steps");
+  converge->add_option("--lr", cv.config.learning_rate, "learning rate");
+  converge->add_option("--batch", cv.config.batch, "samples per worker per step");
+  converge->add_option("--max-steps", cv.config.max_steps, "give up after this many steps");
+  converge->add_option("--seed", cv.config.seed, "data, initialisation, minibatches");
+  converge->add_option("--faults", cv.faults, "fault scenario: stragglers, Byzantine workers");
+  converge->add_option("--csv", cv.csv, "loss against time and steps, per strategy");
+  converge->add_option("--plot", cv.plot, "SVG of loss against simulated time");
+  converge->add_option("--calibration", cv.calibrations, "calibration YAML (repeatable)");
   CLI::App* validate = app.add_subcommand("validate", "predicted against measured for a validation suite");
   validate->add_option("suite", validate_suite, "suite YAML (strategies/validation/, platforms/validation/)")->required();
   tools::SearchArgs sr;
@@ -516,6 +541,17 @@ int main(int argc, char** argv) {
     if (horizon->parsed()) return run_horizon_command(sa, ha);
     if (calibrate->parsed()) return run_calibrate(calib_gpu, calib_measurements, calib_output);
     if (validate->parsed()) return run_validate(validate_suite);
+    if (converge->parsed()) {
+      const std::vector<tools::ConvergeRow> rows = tools::run_converge(cv);
+      std::vector<strategies::ConvergenceResult> results;
+      for (const auto& r : rows) results.push_back(r.result);
+      if (!cv.csv.empty())
+        tools::write_file_atomically(cv.csv, [&](std::ostream& o) { strategies::write_curves_csv(o, results); });
+      if (!cv.plot.empty())
+        tools::write_file_atomically(cv.plot, [&](std::ostream& o) { strategies::write_curves_svg(o, results, cv.config.target_loss); });
+      tools::write_converge_table(std::cout, rows, cv.config.target_loss);
+      return 0;
+    }
     if (sweep->parsed()) {
       const tools::SweepSpec spec = tools::load_sweep(sweep_file);
       std::tie(sweep_options.shard, sweep_options.shards) = tools::parse_shard(sweep_shard);

@@ -66,3 +66,26 @@ TEST(FaultsCli, BadScenariosAreOneLineExitTwoNoOutput) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ConvergeCli, ComparesStrategiesAndWritesTheCurves) {
+  const fs::path dir = scratch(), csv = dir / "curve.csv", svg = dir / "curve.svg";
+  const CliRun r = run_dejavu("converge --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
+                              src("workloads/presets/gpt3-1.3b.yaml") + " --compare " +
+                              src("strategies/presets/convergence/sync-vs-gossip.yaml") +
+                              " --data synthetic:classes=4,dim=16,samples=128 --target-loss 0.4 --max-steps 300 --csv " +
+                              csv.string() + " --plot " + svg.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* name : {"all-reduce", "gossip-topk", "ps-sync", "ps-async"})
+    EXPECT_NE(r.out.find(name), std::string::npos) << r.out;
+  EXPECT_NE(slurp(csv).find("strategy,time_s,step,loss,accuracy"), std::string::npos);
+  EXPECT_NE(slurp(svg).find("<polyline"), std::string::npos);
+  const CliRun bad = run_dejavu("converge --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
+                                src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
+                                src("strategies/presets/dp8-pcie.yaml") + " --data synthetic:classes=1");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--data: classes"), std::string::npos) << bad.err;
+}
+
+}  // namespace

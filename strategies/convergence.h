@@ -1,0 +1,95 @@
+// Time to accuracy: real training of a small model on synthetic data by N simulated
+// workers, each step's timing taken from simulating the plan on the platform, so a slow
+// GPU or link makes its worker's updates late and a cheaper sync topology makes steps
+// shorter. The update rule decides how the workers' real gradients combine:
+//   sync       all-reduce (or a synchronous parameter server): the aggregate of every
+//              worker's gradient, one step per simulated iteration
+//   ps-async   asynchronous parameter server with bounded staleness: each worker pushes the
+//              gradient of the weights it pulled; a worker more than `staleness` steps ahead
+//              of the slowest waits
+//   gossip     each worker keeps its own model, steps on its own gradient and averages with
+//              `peers` seeded-random others per step (the loss is the workers' average model's)
+//   pipedream  PipeDream-style weight staleness: gradients of the weights of pp - 1 steps ago
+//   delayed    delayed gradient averaging: the average arrives `delay` steps late (hidden
+//              behind those steps), each worker applying its own gradient meanwhile
+// Compression (from the plan: topk with error feedback, powersgd, 1bit with error feedback,
+// terngrad) is applied to the real gradients. Byzantine workers (from a fault scenario)
+// send corrupted gradients; the aggregator is mean, median (coordinate-wise), trimmed
+// mean, Krum or Zeno. Models: multinomial logistic regression and a two-layer ReLU MLP,
+// written with Eigen.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "strategies/faults.h"
+
+namespace dejavu::strategies {
+
+struct ConvergenceData {
+  int classes = 10, dim = 64;
+  int samples_per_worker = 512;
+  double separation = 4.0;  // distance between class means, in noise standard deviations
+  double skew = 0;          // 0: iid shards; 1: each worker sees only its home classes
+  unsigned long long seed = 1;
+};
+// "synthetic:classes=10,dim=64,skew=0.5" -> fields; throws ConfigError naming the key.
+ConvergenceData parse_data_spec(const std::string& spec);
+
+struct ConvergenceConfig {
+  std::string model = "logistic";  // logistic | mlp
+  int hidden = 64;                 // mlp
+  ConvergenceData data;
+  int workers = 8;
+  std::string rule = "sync";       // sync | ps-async | gossip | pipedream | delayed
+  int staleness = 4;               // ps-async bound; pipedream: pp - 1
+  int peers = 1;                   // gossip
+  int delay = 2;                   // delayed averaging
+  std::string compression = "none";
+  double density = 0.01;           // topk
+  int rank = 4;                    // powersgd
+  std::string aggregator = "mean";  // mean | median | trimmed | krum | zeno
+  int trim = 1;                    // trimmed mean: drop b high and low; krum/zeno: b suspected
+  std::vector<ByzantineWorker> byzantine;
+  double learning_rate = 0.5;
+  int batch = 32;                  // per worker per step
+  int max_steps = 3000;
+  double target_loss = 0.3;
+  int eval_every = 10;
+  unsigned long long seed = 1;
+};
+
+// When each worker's steps take place: the simulated iteration (every worker waits for the
+// slowest) and each worker's own compute and communication (its replica's devices).
+struct WorkerTiming {
+  double iteration_s = 1;
+  std::vector<double> compute_s;  // per worker
+  double communication_s = 0;     // what a step spends beyond compute, fault-free
+};
+
+struct CurvePoint {
+  double time_s = 0;
+  long step = 0;
+  double loss = 0, accuracy = 0;
+};
+
+struct ConvergenceResult {
+  std::string name;
+  std::vector<CurvePoint> curve;
+  bool reached = false;
+  double time_to_target_s = 0;
+  long steps_to_target = 0;
+  double mean_staleness = 0;
+};
+
+ConvergenceResult train_to_target(const ConvergenceConfig& config, const WorkerTiming& timing, const std::string& name);
+
+// The largest relative difference between the model's analytic gradient and central finite
+// differences, at a seeded random point on seeded random data (a test of the models).
+double gradient_check(const std::string& model, int dim, int classes, int hidden, unsigned long long seed);
+
+void write_curves_csv(std::ostream& out, const std::vector<ConvergenceResult>& results);
+void write_curves_svg(std::ostream& out, const std::vector<ConvergenceResult>& results, double target_loss);
+
+}  // namespace dejavu::strategies
