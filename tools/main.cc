@@ -27,6 +27,7 @@
 #include "tools/profile_fit.h"
 #include "tools/sweep.h"
 #include "tools/converge.h"
+#include "tools/html_report.h"
 #include "platforms/calibration.h"
 #include "strategies/horizon.h"
 #include "strategies/search/searchers.h"
@@ -44,7 +45,7 @@ namespace {
 using namespace dejavu;
 
 struct SimulateArgs {
-  std::string platform, workload, plan, json, trace, faults;
+  std::string platform, workload, plan, json, trace, faults, report, plot_dir;
   std::vector<std::string> calibrations;
   std::string engine = "analytic";
   sim::EngineOptions options;
@@ -68,12 +69,15 @@ int run_simulate(const SimulateArgs& a) {
     throw ConfigError(SourceLoc{"--engine", 0, 0}, "", "unknown engine \"" + a.engine +
                                                            "\"; valid: " + sim::engines().names_joined());
   strategies::Simulation s;
+  platforms::Cluster cluster;
+  std::unique_ptr<strategies::FaultReport> faults;
   if (a.workload.rfind("trace:", 0) == 0) {  // a Chakra trace carries its own plan
-    const platforms::Cluster cluster = tools::load_platform(a.platform, a.calibrations);
+    cluster = tools::load_platform(a.platform, a.calibrations);
     s = strategies::simulate_trace(workloads::load_chakra_trace(a.workload.substr(6)), cluster, a.engine, a.options);
   } else {
     if (a.plan.empty()) throw ConfigError(SourceLoc{"--plan", 0, 0}, "", "missing; a plan YAML is required unless --workload is trace:<prefix>");
     const Inputs in = load_inputs(a);
+    cluster = in.cluster;
     if (!a.faults.empty()) {
       const strategies::FaultScenario scenario = strategies::load_fault_scenario_file(a.faults, in.cluster);
       strategies::FaultSimulation fs = strategies::simulate_with_faults(in.model, in.cluster, in.plan, scenario, a.engine, a.options);
@@ -81,27 +85,23 @@ int run_simulate(const SimulateArgs& a) {
       strategies::write_fault_json(fj, fs.faults);
       fs.simulation.report.faults_json = fj.str();
       s = std::move(fs.simulation);
-      if (!a.quiet) {
-        // The summary after the files are written, so a failed write leaves nothing.
-        if (!a.json.empty())
-          tools::write_file_atomically(a.json, [&](std::ostream& o) { strategies::write_json(o, s.report); });
-        if (!a.trace.empty())
-          tools::write_file_atomically(a.trace, [&](std::ostream& o) { sim::write_chrome_trace(o, s.job.graph, s.result); });
-        strategies::write_summary(std::cout, s.report);
-        strategies::write_fault_summary(std::cout, fs.faults);
-        return 0;
-      }
+      faults = std::make_unique<strategies::FaultReport>(fs.faults);
     } else {
       s = strategies::simulate(in.model, in.cluster, in.plan, a.engine, a.options);
     }
   }
+  // Files first, each whole or not at all; the summary last.
   if (!a.json.empty())
     tools::write_file_atomically(a.json, [&](std::ostream& o) { strategies::write_json(o, s.report); });
   if (!a.trace.empty())
-    tools::write_file_atomically(a.trace, [&](std::ostream& o) {
-      sim::write_chrome_trace(o, s.job.graph, s.result);
-    });
-  if (!a.quiet) strategies::write_summary(std::cout, s.report);
+    tools::write_file_atomically(a.trace, [&](std::ostream& o) { sim::write_chrome_trace(o, s.job.graph, s.result); });
+  if (!a.report.empty())
+    tools::write_file_atomically(a.report, [&](std::ostream& o) { tools::write_html_report(o, s, cluster); });
+  if (!a.plot_dir.empty()) tools::write_report_svgs(a.plot_dir, s, cluster);
+  if (!a.quiet) {
+    strategies::write_summary(std::cout, s.report);
+    if (faults) strategies::write_fault_summary(std::cout, *faults);
+  }
   return 0;
 }
 
@@ -158,6 +158,7 @@ int run_search_command(const tools::SearchArgs& a, bool quiet) {
                                               " per iteration");
     });
   if (!a.json.empty()) tools::write_file_atomically(a.json, [&](std::ostream& o) { tools::write_search_json(o, run); });
+  if (!a.report.empty()) tools::write_file_atomically(a.report, [&](std::ostream& o) { tools::write_search_html(o, run); });
   if (!quiet) tools::write_search_table(std::cout, run);
   if (!best) {
     std::cerr << "dejavu: no plan of the search space fits in memory on " << run.platform << "\n";
@@ -412,6 +413,8 @@ int main(int argc, char** argv) {
   inputs(simulate);
   simulate->add_option("--trace", sa.trace, "write a Chrome/Perfetto trace");
   simulate->add_option("--engine", sa.engine, "engine (see `dejavu list`)");
+  simulate->add_option("--report", sa.report, "write a self-contained HTML report (timeline, memory, links)");
+  simulate->add_option("--plot", sa.plot_dir, "write the report's views as SVG files into this folder");
   simulate->add_option("--faults", sa.faults, "fault scenario YAML (stragglers, degraded links, failures)");
   CLI::App* compare = app.add_subcommand("compare-engines", "analytic and simgrid side by side");
   inputs(compare);
@@ -520,6 +523,7 @@ int main(int argc, char** argv) {
   search->add_option("--verify", sr.verify, "re-simulate the top plans on this engine (simgrid)");
   search->add_option("--json", sr.json, "write the results as JSON");
   search->add_option("-o,--output", sr.output, "write the best plan as a plan YAML");
+  search->add_option("--report", sr.report, "write the top plans of every searcher as an HTML page");
   search->add_flag("--quiet", search_quiet, "print no table");
   search->add_flag("!--no-progress", sr.progress, "no progress bar");
   search->add_option("--calibration", sr.calibrations, "calibration YAML for a GPU type (repeatable)");

@@ -207,4 +207,50 @@ void write_search_json(std::ostream& out, const SearchRun& run) {
   out << j.dump(2) << "\n";
 }
 
+void write_search_html(std::ostream& out, const SearchRun& run) {
+  auto esc = [](const std::string& s) {
+    std::string o;
+    for (char c : s) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+    return o;
+  };
+  double worst = 0;
+  for (const auto& r : run.results)
+    for (const auto& c : r.top) worst = std::max(worst, c.score.iteration_time_s);
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>dejavu search</title>\n<style>"
+         "body{font-family:sans-serif;margin:24px}table{border-collapse:collapse}td,th{padding:3px 10px;text-align:left;"
+         "border-bottom:1px solid #ddd}.bar{background:#4e79a7;height:12px}.best{font-weight:bold}</style></head><body>\n";
+  out << "<h1>Plan search: " << esc(run.workload) << " on " << esc(run.platform) << "</h1>\n<p>" << run.gpus
+      << " GPUs, global batch " << run.global_batch << ".</p>\n";
+  const search::Candidate* best = run.best();
+  for (size_t i = 0; i < run.results.size(); ++i) {
+    const auto& r = run.results[i];
+    out << "<h2>" << esc(r.algorithm) << "</h2>\n<p>" << r.evaluations << " evaluations (" << r.simulations
+        << " simulated) in " << esc(units::format_time(r.wall_s)) << "; " << esc(r.note) << "</p>\n";
+    if (r.top.empty()) {
+      out << "<p>No plan fits in memory.</p>\n";
+      continue;
+    }
+    out << "<table><tr><th>#</th><th>plan</th><th>iteration</th><th></th><th>tokens/s</th><th>peak memory</th>"
+        << (i < run.verified.size() ? "<th>verified</th>" : "") << "</tr>\n";
+    for (size_t k = 0; k < r.top.size(); ++k) {
+      const auto& c = r.top[k];
+      const bool is_best = best && search::plan_key(c.plan) == search::plan_key(best->plan);
+      char bar[64];
+      std::snprintf(bar, sizeof bar, "%.0f", worst > 0 ? 300 * c.score.iteration_time_s / worst : 0);
+      out << "<tr" << (is_best ? " class=\"best\"" : "") << "><td>" << k + 1 << "</td><td>"
+          << esc(search::describe(c.plan)) << "</td><td>" << esc(units::format_time(c.score.iteration_time_s))
+          << "</td><td><div class=\"bar\" style=\"width:" << bar << "px\"></div></td><td>"
+          << static_cast<long long>(c.score.tokens_per_s) << "</td><td>" << esc(units::format_bytes(c.score.peak_memory_bytes))
+          << "</td>";
+      if (i < run.verified.size()) {
+        const auto& v = run.verified[i][k];
+        out << "<td>" << esc(v.error.empty() ? v.engine + " " + units::format_time(v.iteration_time_s) : v.error) << "</td>";
+      }
+      out << "</tr>\n";
+    }
+    out << "</table>\n";
+  }
+  out << "<script>document.body.setAttribute('data-rendered','yes');</script>\n</body></html>\n";
+}
+
 }  // namespace dejavu::tools

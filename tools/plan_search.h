@@ -23,6 +23,7 @@ struct SearchArgs {
   int global_batch = 0;       // 0: the workload's global_batch_size
   std::string verify;         // "simgrid": re-simulate the top plans on it
   std::string json, output;   // files to write
+  std::string report;         // HTML
   bool progress = true;       // a bar on stderr when it is a terminal
 };
 
@@ -46,5 +47,7 @@ SearchRun run_search(const SearchArgs& args);
 
 void write_search_table(std::ostream& out, const SearchRun& run);
 void write_search_json(std::ostream& out, const SearchRun& run);
+// A self-contained HTML page: every searcher's top plans, their times as bars, the summary.
+void write_search_html(std::ostream& out, const SearchRun& run);
 
 }  // namespace dejavu::tools

@@ -33,8 +33,13 @@ TEST(SearchCli, WinningPlanSimulatesToTheSameTime) {
 }
 
 TEST(SearchCli, AllSearchersOneTable) {
-  const CliRun r = run_dejavu("search " + kProblem + " --global-batch 16 --algo all --iterations 200 --top 2");
+  const fs::path html = scratch() / "search.html";
+  const CliRun r = run_dejavu("search " + kProblem + " --global-batch 16 --algo all --iterations 200 --top 2 --report " +
+                              html.string());
   ASSERT_EQ(r.code, 0) << r.err;
+  const std::string page = slurp(html);
+  for (const char* part : {"<h2>grid</h2>", "<h2>dp</h2>", "<h2>mcmc</h2>", "<h2>diff</h2>", "class=\"best\""})
+    EXPECT_NE(page.find(part), std::string::npos) << part;
   for (const char* name : {"grid:", "dp:", "mcmc:", "diff:", "searcher  best iteration"})
     EXPECT_NE(r.out.find(name), std::string::npos) << name << "\n" << r.out;
 }

@@ -1,0 +1,55 @@
+// The HTML report as a person sees it: self-contained, every view present, and rendered by
+// headless Chromium with its script run and no console error (a screenshot is kept in the
+// build folder). Without Chromium on the machine the browser half is skipped, saying so;
+// CI installs it (.ci/run).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/tools/cli_run.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace dejavu::testing;  // src, slurp, scratch, run_dejavu(), CliRun
+
+TEST(HtmlReport, SelfContainedWithEveryViewAndRendersInChromium) {
+  const fs::path dir = scratch(), html = dir / "report.html", plots = dir / "plots";
+  const CliRun r = run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-4x8.yaml") + " --workload " +
+                              src("workloads/presets/gpt3-13b.yaml") + " --plan " +
+                              src("strategies/presets/tp4-pp2-dp4-1f1b.yaml") + " --quiet --report " + html.string() +
+                              " --plot " + plots.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string page = slurp(html);
+  for (const char* part : {"<h2>Timeline</h2>", "<h2>Memory over time</h2>", "<h2>Time per stage</h2>",
+                           "<h2>Traffic per link", "id=\"timeline\"", "iteration time", "21.3 s"})
+    EXPECT_NE(page.find(part), std::string::npos) << part;
+  // Nothing fetched: no external script, stylesheet, image or font.
+  for (const char* outside : {"<script src", "<link", "<img", "url(", "https://", "http://cdn"})
+    EXPECT_EQ(page.find(outside), std::string::npos) << outside;
+  for (const char* svg : {"timeline.svg", "memory.svg", "breakdown.svg", "links.svg"})
+    EXPECT_NE(slurp(plots / svg).find("<svg"), std::string::npos) << svg;
+
+  if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "no /usr/bin/chromium here: the browser check runs in CI";
+  const std::string flags =
+      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
+      " --disable-component-update --disable-sync --user-data-dir=" + (dir / "profile").string();
+  const std::string dom = (dir / "dom.html").string(), log = (dir / "console.log").string();
+  ASSERT_EQ(std::system(("timeout 120 /usr/bin/chromium" + flags + " --enable-logging=stderr --v=0 --dump-dom file://" +
+                         html.string() + " >" + dom + " 2>" + log).c_str()),
+            0)
+      << slurp(log);
+  // The script ran to its end (it marks the body), and the console saw no error.
+  EXPECT_NE(slurp(dom).find("data-rendered=\"yes\""), std::string::npos);
+  const std::string console = slurp(log);
+  for (const char* bad : {"Uncaught", ":ERROR:CONSOLE", "SyntaxError", "TypeError"})
+    EXPECT_EQ(console.find(bad), std::string::npos) << bad << "\n" << console;
+  const fs::path shot = fs::path(DEJAVU_BINARY).parent_path().parent_path() / "report-screenshot.png";
+  ASSERT_EQ(std::system(("timeout 120 /usr/bin/chromium" + flags + "2 --window-size=1280,1800 --screenshot=" +
+                         shot.string() + " file://" + html.string() + " >/dev/null 2>&1").c_str()),
+            0);
+  EXPECT_GT(fs::file_size(shot), 10000u);
+}
+
+}  // namespace
