@@ -5,7 +5,7 @@ DEMO  = --platform platforms/presets/dgx-a100-4x8.yaml \
         --workload workloads/presets/gpt3-13b.yaml \
         --plan strategies/presets/tp4-pp2-dp4-1f1b.yaml
 
-.PHONY: deps build demo test bench validate clean
+.PHONY: deps build demo test bench validate python clean
 
 deps:
 	@tools/install-deps.sh
@@ -21,6 +21,9 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+python: build
+	@echo "module: $(BUILD)/python (PYTHONPATH=$(BUILD)/python python3 docs/python_example.py)"
 
 validate: build
 	$(BUILD)/tools/dejavu validate strategies/validation/megatron_seqpar_selective_a100.yaml

@@ -490,7 +490,7 @@ void write_curves_svg(std::ostream& out, const std::vector<ConvergenceResult>& r
   if (lmax <= 0) lmax = 1;
   const int W = 720, H = 420, L = 60, B = 370, R = 700, T = 40;
   const char* colors[] = {"#1f4e9c", "#c0392b", "#27ae60", "#8e44ad", "#d35400", "#2c3e50"};
-  char buf[320];
+  char buf[1024];
   std::snprintf(buf, sizeof buf,
                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">\n"
                 "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"20\" font-size=\"14\">validation loss "

@@ -113,7 +113,6 @@ const std::vector<std::vector<WorkItem>>& PipelineModel::orders(const Plan& plan
 bool PipelineModel::score(const Plan& plan, Score& out) {
   const auto& model = *problem_.model;
   const auto& cluster = *problem_.cluster;
-  const auto& net = cluster.network;
   if (plan.ep != 1 || plan.cp != 1 || plan.data_parallel.sync != "all-reduce" ||
       plan.data_parallel.compression != "none" || plan.data_parallel.bucket_bytes > 0)
     return false;

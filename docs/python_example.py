@@ -1,0 +1,40 @@
+"""dejavu from Python, as a notebook would use it (run: make python, then
+PYTHONPATH=build/python python3 docs/python_example.py). The test suite runs this file."""
+import os
+import sys
+
+import dejavu
+
+root = os.environ.get("DEJAVU_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
+preset = lambda kind, name: os.path.join(root, kind, "presets", name + ".yaml")
+
+# A plan as a Python dict; the platform and workload from presets.
+r = dejavu.simulate(platform=preset("platforms", "dgx-a100-4x8"),
+                    workload=preset("workloads", "gpt3-13b"),
+                    plan={"tp": 4, "pp": 2, "dp": 4, "global_batch_size": 128, "recompute": "selective",
+                          "sequence_parallel": True})
+print(f"iteration {r.iteration_time_s:.2f} s, MFU {100 * r.mfu:.1f}%, "
+      f"GPU 0 peak memory {r.devices[0].peak_memory_bytes / 1e9:.1f} GB")
+assert 1 < r.iteration_time_s < 100 and not r.oom
+assert len(r.devices) == 32
+
+events = r.timeline()  # a list of dicts (a DataFrame when pandas is installed)
+rows = events.to_dict("records") if hasattr(events, "to_dict") else events
+busiest = max(rows, key=lambda e: e["end_s"] - e["start_s"])
+print(f"{len(rows)} tasks; the longest: {busiest['label']} on {busiest['device']}")
+
+best = dejavu.search(platform=preset("platforms", "dgx-a100-1x8"), workload=preset("workloads", "gpt3-1.3b"),
+                     algo="dp", global_batch=32)
+print("best plan:", best["best"]["description"], f"{best['best']['iteration_time_s']:.3f} s")
+
+rows = dejavu.collectives(platform=preset("platforms", "dgx-a100-1x8"), op="all_reduce", min="64M", max="1G")
+print("all-reduce 1 GiB bus bandwidth:", f"{rows[-1]['busbw_Bps'] / 1e9:.0f} GB/s")
+
+try:
+    dejavu.simulate(platform=preset("platforms", "dgx-a100-1x8"), workload=preset("workloads", "gpt3-1.3b"),
+                    plan={"tp": 3, "dp": 1, "global_batch_size": 8})
+    sys.exit("a plan with tp 3 should not simulate")
+except dejavu.Error as e:
+    print("error, as on the command line:", e)
+    assert "tp: 3 does not divide the 16 attention heads" in str(e)
+print("ok")
