@@ -31,17 +31,6 @@ bool parse_class(const std::string& name, sim::OpClass* out) {
   return true;
 }
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream ss(line);
-  std::string cell;
-  while (std::getline(ss, cell, ',')) {
-    const size_t a = cell.find_first_not_of(" \t\r"), b = cell.find_last_not_of(" \t\r");
-    out.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
-  }
-  return out;
-}
-
 // Least squares of y on [1, x], each row weighted by 1/y^2: relative errors count alike,
 // so kernels of microseconds weigh as much as kernels of milliseconds. Intercept, slope.
 std::pair<double, double> line_fit(const std::vector<double>& x, const std::vector<double>& y) {
@@ -71,7 +60,7 @@ std::vector<Measurement> load_measurements(const std::string& path) {
   while (header.empty() && std::getline(in, line)) {
     ++no;
     if (line.empty() || line[0] == '#') continue;
-    header = split(line);
+    header = split_csv_line(line);
   }
   const char* needed[] = {"op_class", "flops", "bytes", "dtype", "seconds"};
   std::map<std::string, size_t> col;
@@ -84,7 +73,7 @@ std::vector<Measurement> load_measurements(const std::string& path) {
   while (std::getline(in, line)) {
     ++no;
     if (line.empty() || line[0] == '#' || line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::vector<std::string> f = split(line);
+    const std::vector<std::string> f = split_csv_line(line);
     if (f.size() < header.size())
       throw ConfigError(SourceLoc{path, no, 1}, "", "expected " + std::to_string(header.size()) + " columns, got " +
                                                         std::to_string(f.size()));

@@ -70,5 +70,7 @@ class ConfigNode {
 };
 
 std::string join(const std::vector<std::string>& items, const std::string& sep);
+// One line of a simple CSV (no quoting) into its cells, each trimmed of spaces.
+std::vector<std::string> split_csv_line(const std::string& line);
 
 }  // namespace dejavu

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "sim/config_node.h"
 #include "sim/error.h"
 #include "strategies/lowering.h"
 
@@ -20,20 +21,10 @@ std::vector<StageMeasurement> load_stage_measurements(const std::string& path) {
   int no = 0;
   std::map<std::string, size_t> col;
   std::vector<StageMeasurement> rows;
-  auto cells = [](const std::string& l) {
-    std::vector<std::string> out;
-    std::stringstream ss(l);
-    std::string c;
-    while (std::getline(ss, c, ',')) {
-      const size_t a = c.find_first_not_of(" \t\r"), b = c.find_last_not_of(" \t\r");
-      out.push_back(a == std::string::npos ? "" : c.substr(a, b - a + 1));
-    }
-    return out;
-  };
   while (std::getline(in, line)) {
     ++no;
     if (line.empty() || line[0] == '#') continue;
-    const std::vector<std::string> f = cells(line);
+    const std::vector<std::string> f = split_csv_line(line);
     if (col.empty()) {
       for (size_t i = 0; i < f.size(); ++i) col[f[i]] = i;
       for (const std::string& n : names)

@@ -209,13 +209,21 @@ std::pair<int, int> parse_shard(const std::string& text) {
   return {i, n};
 }
 
-std::string run_point(const SweepSpec& spec, const SweepPoint& point) {
+namespace {
+// What every point's record starts with: which sweep, which point, its axis values.
+nlohmann::ordered_json point_record(const SweepSpec& spec, const SweepPoint& p) {
   nlohmann::ordered_json j;
   j["sweep"] = spec.name;
-  j["index"] = point.index;
-  j["key"] = point.key();
+  j["index"] = p.index;
+  j["key"] = p.key();
   j["axes"] = nlohmann::ordered_json::array();
-  for (size_t a = 0; a < spec.axes.size(); ++a) j["axes"].push_back({spec.axes[a].path, point.values[a]});
+  for (size_t a = 0; a < spec.axes.size(); ++a) j["axes"].push_back({spec.axes[a].path, p.values[a]});
+  return j;
+}
+}  // namespace
+
+std::string run_point(const SweepSpec& spec, const SweepPoint& point) {
+  nlohmann::ordered_json j = point_record(spec, point);
   const auto start = std::chrono::steady_clock::now();
   try {
     std::map<std::string, std::pair<std::string, YAML::Node>> docs = {
@@ -297,12 +305,7 @@ SweepSummary run_sweep_points(const SweepSpec& spec, const SweepRunOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const bool bar = o.progress && isatty(STDERR_FILENO);
   auto record_failure = [&](const SweepPoint& p, const std::string& why) {
-    nlohmann::ordered_json j;
-    j["sweep"] = spec.name;
-    j["index"] = p.index;
-    j["key"] = p.key();
-    j["axes"] = nlohmann::ordered_json::array();
-    for (size_t a = 0; a < spec.axes.size(); ++a) j["axes"].push_back({spec.axes[a].path, p.values[a]});
+    nlohmann::ordered_json j = point_record(spec, p);
     j["status"] = "failed";
     j["error"] = why;
     write_file_atomically(point_file(spec, o.out_dir, p).string(), [&](std::ostream& out) { out << j.dump() << "\n"; });
