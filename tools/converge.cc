@@ -23,11 +23,12 @@ struct Entry {
 
 // Worker timings from simulating the plan (with the scenario's faults, if any).
 strategies::WorkerTiming timing_of(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
-                                   const strategies::Plan& plan, const strategies::FaultScenario* scenario) {
-  const strategies::Simulation base = strategies::simulate(model, cluster, plan);
+                                   const strategies::Plan& plan, const strategies::FaultScenario* scenario,
+                                   const std::string& engine) {
+  const strategies::Simulation base = strategies::simulate(model, cluster, plan, engine);
   strategies::Simulation faulted;
   if (scenario) {
-    strategies::FaultSimulation f = strategies::simulate_with_faults(model, cluster, plan, *scenario);
+    strategies::FaultSimulation f = strategies::simulate_with_faults(model, cluster, plan, *scenario, engine);
     if (f.faults.stopped)
       throw Error("a fail-stop stops every iteration of this scenario (" + f.faults.cause +
                   "); converge models stragglers and Byzantine workers, run-horizon the failures");
@@ -99,7 +100,7 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
         w.gpu = strategies::lower(model, cluster, plan).roles.at(w.gpu).dp_rank;
         c.byzantine.push_back(w);
       }
-    const strategies::WorkerTiming t = timing_of(model, cluster, plan, scenario.get());
+    const strategies::WorkerTiming t = timing_of(model, cluster, plan, scenario.get(), a.engine);
     ConvergeRow row;
     row.name = e.name;
     row.rule = c.rule + (c.aggregator != "mean" ? "/" + c.aggregator : "") + (c.compression != "none" ? "+" + c.compression : "");

@@ -14,6 +14,7 @@ struct ConvergeArgs {
   std::vector<std::string> calibrations;
   strategies::ConvergenceConfig config;
   std::string rule;  // "" : from the plan
+  std::string engine = "analytic";  // what times the workers' steps
 };
 
 struct ConvergeRow {

@@ -507,6 +507,8 @@ int main(int argc, char** argv) {
   converge->add_option("--csv", cv.csv, "loss against time and steps, per strategy");
   converge->add_option("--plot", cv.plot, "SVG of loss against simulated time");
   converge->add_option("--calibration", cv.calibrations, "calibration YAML (repeatable)");
+  converge->add_option("--engine", cv.engine, "engine timing the steps: analytic or simgrid")
+      ->check(CLI::IsMember({"analytic", "simgrid"}));
   CLI::App* validate = app.add_subcommand("validate", "predicted against measured for a validation suite");
   validate->add_option("suite", validate_suite, "suite YAML (strategies/validation/, platforms/validation/)")->required();
   tools::SearchArgs sr;
