@@ -359,6 +359,11 @@ ConvergenceResult train_to_target(const ConvergenceConfig& c, const WorkerTiming
     }
   } else if (c.rule == "gossip" || c.rule == "delayed") {
     std::vector<VectorXd> local(n, start);
+    if (c.independent_init)
+      for (int w = 0; w < n; ++w) {
+        Rng own(c.seed * 0x9E3779B97F4A7C15ULL + 0x5EED + 7919ULL * (w + 1));
+        local[w] = model.init(own);
+      }
     auto average = [&] {
       VectorXd s = VectorXd::Zero(start.size());
       for (const auto& l : local) s += l;
@@ -374,7 +379,11 @@ ConvergenceResult train_to_target(const ConvergenceConfig& c, const WorkerTiming
       std::vector<VectorXd> gs;
       for (int w = 0; w < n; ++w) gs.push_back(wire.send(w, gradient(w, local[w]), worker_rng[w]));
       for (int w = 0; w < n; ++w) local[w] -= c.learning_rate * gs[w];
-      if (c.rule == "gossip") {
+      if (c.rule == "gossip" && c.gossip_topology == "ring") {
+        // Each worker averages with both neighbours: W = (I + shift + shift^T) / 3.
+        const std::vector<VectorXd> before = local;
+        for (int w = 0; w < n; ++w) local[w] = (before[(w + n - 1) % n] + before[w] + before[(w + 1) % n]) / 3;
+      } else if (c.rule == "gossip") {
         const std::vector<VectorXd> before = local;
         for (int w = 0; w < n; ++w) {
           VectorXd s = before[w];
@@ -396,7 +405,14 @@ ConvergenceResult train_to_target(const ConvergenceConfig& c, const WorkerTiming
           ++staleness_count;
         }
       }
-      if ((k % c.eval_every == 0 || k == c.max_steps) && evaluate(average(), k * step_s, k)) break;
+      if (k % c.eval_every == 0 || k == c.max_steps) {
+        const VectorXd mean = average();
+        double spread = 0;
+        for (const auto& l : local) spread += (l - mean).squaredNorm();
+        const bool done = evaluate(mean, k * step_s, k);
+        r.curve.back().consensus = std::sqrt(spread / n);
+        if (done) break;
+      }
     }
   } else if (c.rule == "ps-async") {
     // Each worker loops: pull, compute on what it pulled, push; the server applies each push
@@ -473,11 +489,12 @@ double gradient_check(const std::string& kind, int dim, int classes, int hidden,
 }
 
 void write_curves_csv(std::ostream& out, const std::vector<ConvergenceResult>& results) {
-  out << "strategy,time_s,step,loss,accuracy\n";
+  out << "strategy,time_s,step,loss,accuracy,consensus\n";
   char buf[160];
   for (const auto& r : results)
     for (const auto& p : r.curve) {
-      std::snprintf(buf, sizeof buf, "%s,%.9g,%ld,%.9g,%.6g\n", r.name.c_str(), p.time_s, p.step, p.loss, p.accuracy);
+      std::snprintf(buf, sizeof buf, "%s,%.9g,%ld,%.9g,%.6g,%.6g\n", r.name.c_str(), p.time_s, p.step, p.loss, p.accuracy,
+                    p.consensus);
       out << buf;
     }
 }

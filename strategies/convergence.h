@@ -8,7 +8,8 @@
 //              gradient of the weights it pulled; a worker more than `staleness` steps ahead
 //              of the slowest waits
 //   gossip     each worker keeps its own model, steps on its own gradient and averages with
-//              `peers` seeded-random others per step (the loss is the workers' average model's)
+//              `peers` seeded-random others per step, or on a ring with both neighbours
+//              (the loss is the workers' average model's; the curve records their consensus)
 //   pipedream  PipeDream-style weight staleness: gradients of the weights of pp - 1 steps ago
 //   delayed    delayed gradient averaging: the average arrives `delay` steps late (hidden
 //              behind those steps), each worker applying its own gradient meanwhile
@@ -45,6 +46,8 @@ struct ConvergenceConfig {
   std::string rule = "sync";       // sync | ps-async | gossip | pipedream | delayed
   int staleness = 4;               // ps-async bound; pipedream: pp - 1
   int peers = 1;                   // gossip
+  std::string gossip_topology = "random";  // random (peers seeded-random partners) | ring (both neighbours)
+  bool independent_init = false;   // each worker starts from its own seeded initialisation
   int delay = 2;                   // delayed averaging
   std::string compression = "none";
   double density = 0.01;           // topk
@@ -72,6 +75,7 @@ struct CurvePoint {
   double time_s = 0;
   long step = 0;
   double loss = 0, accuracy = 0;
+  double consensus = 0;  // local-model rules: RMS distance of the workers' models from their mean
 };
 
 struct ConvergenceResult {

@@ -498,6 +498,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"mean", "median", "trimmed", "krum", "zeno"}));
   converge->add_option("--trim", cv.config.trim, "trimmed/krum/zeno: how many workers may be bad");
   converge->add_option("--staleness", cv.config.staleness, "ps-async bound");
+  converge->add_option("--gossip", cv.config.gossip_topology, "gossip partners: random (the plan's peers) or ring")
+      ->check(CLI::IsMember({"random", "ring"}));
   converge->add_option("--delay", cv.config.delay, "delayed averaging: steps");
   converge->add_option("--lr", cv.config.learning_rate, "learning rate");
   converge->add_option("--batch", cv.config.batch, "samples per worker per step");

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -91,6 +92,37 @@ TEST(Convergence, GossipNeedsMoreStepsThanAllReduceOnSkewedShards) {
   ASSERT_TRUE(sync.reached);
   EXPECT_TRUE(!gossip.reached || gossip.steps_to_target > sync.steps_to_target)
       << gossip.steps_to_target << " vs " << sync.steps_to_target;
+}
+
+TEST(Convergence, RingGossipConsensusShrinksAtTheSpectralGapRate) {
+  // No gradient steps (learning rate 0), eight workers from different initialisations
+  // averaging with both ring neighbours: the spread from the mean shrinks by the second
+  // eigenvalue of W = (I + S + S^T)/3, (1 + 2 cos(2 pi / 8)) / 3, per step.
+  ConvergenceConfig c = small();
+  c.rule = "gossip";
+  c.gossip_topology = "ring";
+  c.independent_init = true;
+  c.learning_rate = 0;
+  c.target_loss = 0;
+  c.max_steps = 60;
+  c.eval_every = 1;
+  const ConvergenceResult r = train_to_target(c, even(8, 0.3, 0.1), "ring");
+  const double lambda2 = (1 + 2 * std::cos(2 * M_PI / 8)) / 3;
+  ASSERT_GE(r.curve.size(), 60u);
+  const double rate = r.curve[59].consensus / r.curve[58].consensus;
+  EXPECT_NEAR(rate, lambda2, 0.01 * lambda2);
+  EXPECT_LT(r.curve[59].consensus, 1e-3 * r.curve[1].consensus);
+}
+
+TEST(Convergence, RingGossipReachesTheLossOfAllReduceGivenEnoughSteps) {
+  ConvergenceConfig c = small();
+  c.target_loss = 0;
+  c.max_steps = 600;
+  const ConvergenceResult sync = train_to_target(c, even(8, 0.3, 0.1), "sync");
+  c.rule = "gossip";
+  c.gossip_topology = "ring";
+  const ConvergenceResult ring = train_to_target(c, even(8, 0.3, 0.1), "ring");
+  EXPECT_NEAR(ring.curve.back().loss, sync.curve.back().loss, 0.05 * sync.curve.back().loss);
 }
 
 TEST(Convergence, RobustAggregatorsSurviveByzantineWorkersTheMeanDoesNot) {

@@ -79,7 +79,7 @@ TEST(ConvergeCli, ComparesStrategiesAndWritesTheCurves) {
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* name : {"all-reduce", "gossip-topk", "ps-sync", "ps-async"})
     EXPECT_NE(r.out.find(name), std::string::npos) << r.out;
-  EXPECT_NE(slurp(csv).find("strategy,time_s,step,loss,accuracy"), std::string::npos);
+  EXPECT_NE(slurp(csv).find("strategy,time_s,step,loss,accuracy,consensus"), std::string::npos);
   EXPECT_NE(slurp(svg).find("<polyline"), std::string::npos);
   const CliRun bad = run_dejavu("converge --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
                                 src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
