@@ -248,26 +248,8 @@ std::string run_point(const SweepSpec& spec, const SweepPoint& point) {
     }
     const platforms::Cluster cluster = platforms::load_cluster(ConfigNode(docs["platform"].second, spec.platform, ""));
     const workloads::ModelGraph model = workloads::load_workload(ConfigNode(docs["workload"].second, spec.workload, ""));
-    if (!spec.search.empty()) {
-      const int batch = spec.global_batch > 0 ? spec.global_batch : model.global_batch_size;
-      if (batch <= 0) throw Error("search needs global_batch in the sweep or global_batch_size in the workload");
-      const strategies::search::Problem problem{&model, &cluster, batch};
-      strategies::search::SimulationEvaluator evaluator(problem);
-      const auto r = strategies::search::searchers().make(spec.search)->search(problem, evaluator, {});
-      if (!r.best()) throw Error("no plan of the search space fits in memory");
-      const strategies::Simulation s = strategies::simulate(model, cluster, r.best()->plan, spec.engine);
-      j["status"] = "ok";
-      j["iteration_time_s"] = s.report.iteration_time_s;
-      j["tflops_per_gpu"] = s.report.tflops_per_gpu;
-      j["mfu"] = s.report.mfu;
-      j["peak_memory_bytes"] = s.report.peak_memory_bytes;
-      j["oom"] = s.report.oom;
-      j["plan"] = strategies::search::describe(r.best()->plan);
-    } else {
-      strategies::Plan plan = strategies::load_plan(ConfigNode(docs["plan"].second, spec.plan, ""));
-      // Refit dp to the cluster when the axes changed the GPU count or the other degrees.
-      const int others = plan.tp * plan.pp * plan.cp;
-      if (plan.gpus() != cluster.gpu_count() && cluster.gpu_count() % others == 0) plan.dp = cluster.gpu_count() / others;
+    // The point's plan, simulated on the sweep's engine, into the record.
+    auto record = [&](const strategies::Plan& plan) {
       const strategies::Simulation s = strategies::simulate(model, cluster, plan, spec.engine);
       j["status"] = "ok";
       j["iteration_time_s"] = s.report.iteration_time_s;
@@ -276,6 +258,21 @@ std::string run_point(const SweepSpec& spec, const SweepPoint& point) {
       j["peak_memory_bytes"] = s.report.peak_memory_bytes;
       j["oom"] = s.report.oom;
       j["plan"] = strategies::search::describe(plan);
+    };
+    if (!spec.search.empty()) {
+      const int batch = spec.global_batch > 0 ? spec.global_batch : model.global_batch_size;
+      if (batch <= 0) throw Error("search needs global_batch in the sweep or global_batch_size in the workload");
+      const strategies::search::Problem problem{&model, &cluster, batch};
+      strategies::search::SimulationEvaluator evaluator(problem);
+      const auto r = strategies::search::searchers().make(spec.search)->search(problem, evaluator, {});
+      if (!r.best()) throw Error("no plan of the search space fits in memory");
+      record(r.best()->plan);
+    } else {
+      strategies::Plan plan = strategies::load_plan(ConfigNode(docs["plan"].second, spec.plan, ""));
+      // Refit dp to the cluster when the axes changed the GPU count or the other degrees.
+      const int others = plan.tp * plan.pp * plan.cp;
+      if (plan.gpus() != cluster.gpu_count() && cluster.gpu_count() % others == 0) plan.dp = cluster.gpu_count() / others;
+      record(plan);
     }
   } catch (const std::exception& e) {
     j["status"] = "failed";

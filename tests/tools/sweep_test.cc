@@ -125,6 +125,23 @@ TEST(Sweep, AnImpossiblePlanFailsAloneAndTheRestFinish) {
   EXPECT_NE(slurp(out / "t.svg").find("<polyline"), std::string::npos);
 }
 
+TEST(Sweep, SearchModeFindsAPlanPerPoint) {
+  const fs::path dir = scratch() / "searched";
+  fs::create_directories(dir);
+  const fs::path file = dir / "sweep.yaml";
+  std::ofstream(file) << "name: searched\nplatform: " << src("platforms/presets/dgx-a100-1x8.yaml")
+                      << "\nworkload: " << src("workloads/presets/gpt3-1.3b.yaml")
+                      << "\nsearch: grid\nglobal_batch: 32\naxes:\n  platform.servers[0].gpu: [A100-SXM-80GB, H100-SXM-80GB]\n";
+  const fs::path out = dir / "out";
+  fs::remove_all(out);
+  ASSERT_EQ(run_dejavu("sweep " + file.string() + " -o " + out.string()).code, 0);
+  ASSERT_EQ(run_dejavu("sweep-merge " + out.string() + " -o " + (out / "t.csv").string()).code, 0);
+  const std::string csv = slurp(out / "t.csv");
+  EXPECT_NE(csv.find("A100-SXM-80GB,ok,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("H100-SXM-80GB,ok,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("tp1 pp1 dp8"), std::string::npos) << csv;  // the searched plan is in the table
+}
+
 TEST(Sweep, APointPastItsTimeoutIsRecordedAsFailed) {
   const fs::path file = write_sweep("timeout", "timeout: 1 us\naxes:\n  plan.micro_batch_size: [1, 2]\n");
   const fs::path out = file.parent_path() / "out";
