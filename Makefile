@@ -16,8 +16,8 @@ build: deps
 
 demo: build
 	@mkdir -p $(BUILD)/demo
-	$(BUILD)/tools/dejavu simulate $(DEMO) --json $(BUILD)/demo/report.json --trace $(BUILD)/demo/trace.json
-	@echo "report: $(BUILD)/demo/report.json   trace (open in ui.perfetto.dev): $(BUILD)/demo/trace.json"
+	$(BUILD)/tools/dejavu simulate $(DEMO) --json $(BUILD)/demo/report.json --trace $(BUILD)/demo/trace.json --report $(BUILD)/demo/report.html
+	@echo "report: $(BUILD)/demo/report.html (open in a browser), $(BUILD)/demo/report.json   trace (open in ui.perfetto.dev): $(BUILD)/demo/trace.json"
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
