@@ -424,6 +424,7 @@ ConvergenceResult train_to_target(const ConvergenceConfig& c, const WorkerTiming
     std::vector<long> pulled_version(n, 0), done(n, 0);
     std::vector<double> ready(n);  // when each worker's current gradient is pushed
     auto cycle = [&](int w) { return timing.compute_s[w] + timing.communication_s; };
+    const long bound = std::max(1, c.staleness);  // 0 would let no worker go past the slowest
     for (int w = 0; w < n; ++w) ready[w] = cycle(w);
     evaluate(p, 0, 0);
     std::vector<int> waiting;
@@ -443,10 +444,10 @@ ConvergenceResult train_to_target(const ConvergenceConfig& c, const WorkerTiming
       pulled[w] = p;
       pulled_version[w] = version;
       const long slowest = *std::min_element(done.begin(), done.end());
-      ready[w] = done[w] - slowest >= c.staleness ? INFINITY : now + cycle(w);
+      ready[w] = done[w] - slowest >= bound ? INFINITY : now + cycle(w);
       // Whoever waited may go once the slowest has caught up.
       for (int k = 0; k < n; ++k)
-        if (!std::isfinite(ready[k]) && done[k] - slowest < c.staleness) {
+        if (!std::isfinite(ready[k]) && done[k] - slowest < bound) {
           pulled[k] = p;
           pulled_version[k] = version;
           ready[k] = now + cycle(k);
