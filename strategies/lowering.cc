@@ -60,6 +60,28 @@ struct Durations {
 
 using FusedItem = ItemCost;
 
+// Closed-form times of a tensor-parallel group's synchronisations, cached per size.
+class TpSyncPricer {
+ public:
+  TpSyncPricer(const sim::Network& net, const sim::CollectiveAlgorithm& algorithm, std::vector<int> ring, const Plan& plan)
+      : net_(net), algorithm_(algorithm), ring_(std::move(ring)), ops_(tp_sync_ops(plan)) {}
+  // All of one segment's synchronisation of `bytes` per GPU.
+  double time_s(double bytes) {
+    auto [it, fresh] = cache_.try_emplace(bytes, 0.0);
+    if (fresh)
+      for (sim::CollectiveOp op : ops_)
+        it->second += sim::algorithm_for(algorithm_, net_, ring_, op).time_s(net_, ring_, op, bytes);
+    return it->second;
+  }
+
+ private:
+  const sim::Network& net_;
+  const sim::CollectiveAlgorithm& algorithm_;
+  std::vector<int> ring_;
+  std::vector<sim::CollectiveOp> ops_;
+  std::map<double, double> cache_;
+};
+
 }  // namespace
 
 LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
@@ -148,7 +170,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   std::vector<int> cp_set(p, -1);  // context groups: per replica and tensor rank, over cp
   job.roles.resize(cluster.gpu_count());
   std::vector<std::vector<int>> dev(p, std::vector<int>(nc)), self(p, std::vector<int>(nc)), tp_set(p, std::vector<int>(nc));
-  const double optimizer_per_param = e < 4 ? 12 : 8;  // fp32 master copy, momentum, variance
+  const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc);
   for (int s = 0; s < p; ++s) {
     for (int c = 0; c < nc; ++c) {
       std::vector<int> hosts;
@@ -175,9 +197,9 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       sim::Device& device = g.device(dev[s][c]);
       device.capacity_bytes = capacity;
       // Model states; ZeRO shards optimizer state (1), gradients (2) and weights (3).
-      device.resident = {{"weights", params[s] * e / (plan.zero >= 3 ? dpc : 1)},
-                         {"gradients", params[s] * e / (plan.zero >= 2 ? dpc : 1)},
-                         {"optimizer", params[s] * optimizer_per_param / (plan.zero >= 1 ? dpc : 1)}};
+      device.resident = {{"weights", params[s] * state.weights},
+                         {"gradients", params[s] * state.gradients},
+                         {"optimizer", params[s] * state.optimizer}};
       self[s][c] = g.add_participants({dev[s][c]});
       tp_set[s][c] = g.add_comm_set(std::move(rings));
       if ((ep > 1 || cp > 1) && c == nc - 1) {
@@ -269,23 +291,11 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     enum Kind { kFwd, kBwd, kBwdInput, kBwdWeight, kKinds };
     std::vector<std::array<FusedItem, kKinds>> items(fused ? V : 0);
     if (fused) {
-      std::map<std::pair<int, double>, double> sync_time;  // (op, bytes) -> seconds, per stage
       for (int vs = 0; vs < V; ++vs) {
-        sync_time.clear();
-        const std::vector<int>& ring = g.comm_set(tp_set[gpu_stage(vs)][c]).groups.at(0);
+        TpSyncPricer sync(cluster.network, *tp_algorithm, g.comm_set(tp_set[gpu_stage(vs)][c]).groups.at(0), plan);
         auto add = [&](FusedItem& item, const Segment& seg, double duration) {
           item.add_compute(duration, seg.alloc_per_sample * b, seg.free_per_sample * b);
-          if (t == 1 || seg.sync_bytes_per_sample <= 0) return;
-          const double bytes = seg.sync_bytes_per_sample * b;
-          const auto ops = plan.sequence_parallel
-                               ? std::vector<sim::CollectiveOp>{sim::CollectiveOp::ReduceScatter, sim::CollectiveOp::AllGather}
-                               : std::vector<sim::CollectiveOp>{sim::CollectiveOp::AllReduce};
-          for (sim::CollectiveOp op : ops) {
-            auto [it, fresh] = sync_time.try_emplace({static_cast<int>(op), bytes}, 0.0);
-            if (fresh)
-              it->second = sim::algorithm_for(*tp_algorithm, cluster.network, ring, op).time_s(cluster.network, ring, op, bytes);
-            item.duration_s += it->second;
-          }
+          if (t > 1 && seg.sync_bytes_per_sample > 0) item.duration_s += sync.time_s(seg.sync_bytes_per_sample * b);
         };
         const StageWork& w = work[vs];
         for (size_t bi = 0; bi < w.blocks.size(); ++bi)
@@ -352,10 +362,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           return;
         }
         const double bytes = seg.sync_bytes_per_sample * b / cp;
-        const auto ops = plan.sequence_parallel
-                             ? std::vector<sim::CollectiveOp>{sim::CollectiveOp::ReduceScatter, sim::CollectiveOp::AllGather}
-                             : std::vector<sim::CollectiveOp>{sim::CollectiveOp::AllReduce};
-        for (sim::CollectiveOp op : ops) {
+        for (sim::CollectiveOp op : tp_sync_ops(plan)) {
           const sim::TaskId sync = g.add_collective(self[s][c], tp_stream, op, tp_set[s][c], bytes,
                                                     label_of(seg, 3 + static_cast<int>(op), [&] {
                                                       return std::string("tp ") + sim::to_string(op) + " after " + seg.name;
@@ -585,7 +592,7 @@ std::vector<BlockItems> block_items(const ModelGraph& model, const platforms::Cl
     if (k < t) ring.push_back(slot.host);
   }
   const auto algorithm = sim::collective_algorithms().make(collective_algorithm);
-  std::map<std::pair<int, double>, double> sync_time;
+  TpSyncPricer sync(cluster.network, *algorithm, ring, plan);
   // As lower()'s fused items: each segment's compute and memory, then its synchronisation.
   auto add = [&](ItemCost& item, const Segment& seg) {
     double worst = 0;
@@ -595,16 +602,7 @@ std::vector<BlockItems> block_items(const ModelGraph& model, const platforms::Cl
       worst = std::max(worst, sum);
     }
     item.add_compute(worst, seg.alloc_per_sample * b, seg.free_per_sample * b);
-    if (t == 1 || seg.sync_bytes_per_sample <= 0) return;
-    const double bytes = seg.sync_bytes_per_sample * b / plan.cp;
-    const auto ops = plan.sequence_parallel
-                         ? std::vector<sim::CollectiveOp>{sim::CollectiveOp::ReduceScatter, sim::CollectiveOp::AllGather}
-                         : std::vector<sim::CollectiveOp>{sim::CollectiveOp::AllReduce};
-    for (sim::CollectiveOp op : ops) {
-      auto [it, fresh] = sync_time.try_emplace({static_cast<int>(op), bytes}, 0.0);
-      if (fresh) it->second = sim::algorithm_for(*algorithm, cluster.network, ring, op).time_s(cluster.network, ring, op, bytes);
-      item.duration_s += it->second;
-    }
+    if (t > 1 && seg.sync_bytes_per_sample > 0) item.duration_s += sync.time_s(seg.sync_bytes_per_sample * b / plan.cp);
   };
   std::vector<BlockItems> out;
   for (const Block& blk : work.at(0).blocks) {
@@ -637,6 +635,17 @@ std::vector<BlockCost> block_costs(const ModelGraph& model, const platforms::Clu
     out.push_back(c);
   }
   return out;
+}
+
+ModelStateBytes model_state_per_param(sim::DType dtype, int zero, double shards) {
+  const double e = sim::dtype_bytes(dtype);
+  const double optimizer = e < 4 ? 12 : 8;  // fp32 master copy (unless the model is fp32), momentum, variance
+  return {e / (zero >= 3 ? shards : 1), e / (zero >= 2 ? shards : 1), optimizer / (zero >= 1 ? shards : 1)};
+}
+
+std::vector<sim::CollectiveOp> tp_sync_ops(const Plan& plan) {
+  if (plan.sequence_parallel) return {sim::CollectiveOp::ReduceScatter, sim::CollectiveOp::AllGather};
+  return {sim::CollectiveOp::AllReduce};
 }
 
 }  // namespace dejavu::strategies

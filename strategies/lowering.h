@@ -103,6 +103,19 @@ struct BlockCost {
 std::vector<BlockCost> block_costs(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
                                    const Plan& plan, int stage, const std::string& collective_algorithm = "ring");
 
+// Model states per parameter on one GPU (mixed-precision Adam): weights and gradients in
+// the model's dtype, optimizer state (fp32 master copy, momentum, variance); ZeRO stage
+// `zero` shards optimizer state (1), gradients (2) and weights (3) over `shards` GPUs.
+struct ModelStateBytes {
+  double weights = 0, gradients = 0, optimizer = 0;
+  double total() const { return weights + gradients + optimizer; }
+};
+ModelStateBytes model_state_per_param(sim::DType dtype, int zero, double shards);
+
+// A segment's tensor-parallel synchronisation: an all-reduce, or with sequence parallelism
+// a reduce-scatter and an all-gather.
+std::vector<sim::CollectiveOp> tp_sync_ops(const Plan& plan);
+
 // Which GPU (cluster index) holds (stage, dp_rank, tp_rank).
 // `inner` counts the ranks inside a replica's stage: cp_rank * tp + tp_rank (Megatron's
 // order: tp, then cp, then dp, then pp).

@@ -74,13 +74,13 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
     if (a.plan.empty()) throw ConfigError(SourceLoc{"--plan", 0, 0}, "", "missing; give --plan or --compare");
     entries.push_back({std::filesystem::path(a.plan).stem().string(), a.plan, a.rule, "", -1, -1});
   }
+  std::unique_ptr<strategies::FaultScenario> scenario;
+  if (!a.faults.empty())
+    scenario = std::make_unique<strategies::FaultScenario>(strategies::load_fault_scenario_file(a.faults, cluster));
   std::vector<ConvergeRow> rows;
   for (const Entry& e : entries) {
     const strategies::Plan plan = strategies::load_plan_file(e.plan);
     strategies::validate(plan, model, cluster);
-    std::unique_ptr<strategies::FaultScenario> scenario;
-    if (!a.faults.empty())
-      scenario = std::make_unique<strategies::FaultScenario>(strategies::load_fault_scenario_file(a.faults, cluster));
     strategies::ConvergenceConfig c = a.config;
     c.data = strategies::parse_data_spec(a.data);
     c.data.seed = c.data.seed == 1 ? c.seed : c.data.seed;
@@ -96,8 +96,9 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
     c.rank = plan.data_parallel.rank;
     if (scenario)
       for (strategies::ByzantineWorker w : scenario->byzantine) {
-        // The scenario names a GPU; the convergence model's worker is its replica.
-        w.gpu = strategies::lower(model, cluster, plan).roles.at(w.gpu).dp_rank;
+        // The scenario names a GPU; the convergence model's worker is its data-parallel
+        // replica (Megatron's rank order: tp, then cp, then dp).
+        w.gpu = w.gpu / (plan.tp * plan.cp) % plan.dp;
         c.byzantine.push_back(w);
       }
     const strategies::WorkerTiming t = timing_of(model, cluster, plan, scenario.get(), a.engine);

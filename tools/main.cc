@@ -193,8 +193,8 @@ int run_horizon_command(const SimulateArgs& a, const HorizonArgs& h) {
   hi.iteration_s = s.report.iteration_time_s;
   hi.iterations = h.iterations;
   hi.gpus = in.cluster.gpu_count();
-  const double e = sim::dtype_bytes(in.model.dtype);
-  hi.checkpoint_bytes = in.model.parameter_count() * (e + (e < 4 ? 12 : 8));  // weights + optimizer state
+  const strategies::ModelStateBytes state = strategies::model_state_per_param(in.model.dtype, 0, 1);
+  hi.checkpoint_bytes = in.model.parameter_count() * (state.weights + state.optimizer);  // not the gradients
   hi.storage_Bps = in.cluster.storage_bandwidth_Bps;
   hi.scenario = scenario;
   hi.gpus_per_server = in.cluster.groups.back().gpus_per_server;

@@ -40,11 +40,8 @@ double model_state_lower_bound_bytes(const workloads::ModelGraph& model, const P
   // Every GPU holds at least its share of the parameters: the fullest stage has at least
   // the average, and tensor parallelism splits at most every parameter t ways.
   const double params = model.parameter_count() / (static_cast<double>(p.tp) * p.pp);
-  const double e = sim::dtype_bytes(model.dtype);
-  const double optimizer = e < 4 ? 12 : 8;  // as lower() counts it
-  const double dpc = static_cast<double>(p.dp) * p.cp;
   if (p.ep > 1) return 0;  // experts shard further; no cheap bound
-  return params * (e / (p.zero >= 3 ? dpc : 1) + e / (p.zero >= 2 ? dpc : 1) + optimizer / (p.zero >= 1 ? dpc : 1));
+  return params * model_state_per_param(model.dtype, p.zero, static_cast<double>(p.dp) * p.cp).total();
 }
 
 SimulationEvaluator::~SimulationEvaluator() = default;

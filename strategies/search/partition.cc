@@ -257,10 +257,7 @@ PartitionProblem partition_problem(const Problem& problem, const Plan& plan, con
   PartitionProblem pr;
   pr.stages = V;
   pr.microbatches = m;
-  const double e = sim::dtype_bytes(model.dtype);
-  const double dpc = static_cast<double>(plan.dp) * plan.cp;
-  const double per_param = e / (plan.zero >= 3 ? dpc : 1) + e / (plan.zero >= 2 ? dpc : 1) +
-                           (e < 4 ? 12 : 8) / (plan.zero >= 1 ? dpc : 1);
+  const double per_param = model_state_per_param(model.dtype, plan.zero, static_cast<double>(plan.dp) * plan.cp).total();
   std::map<std::string, std::vector<BlockCost>> priced;  // stages on the same GPUs price alike
   for (int vs = 0; vs < V; ++vs) {
     const int s = vs % p;  // the GPU stage running virtual stage vs

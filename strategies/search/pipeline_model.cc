@@ -285,10 +285,9 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
 
   // Gradient sync and the optimizer step, stage by stage.
   std::vector<double> resident(p);
-  const double optimizer_per_param = e < 4 ? 12 : 8;
+  const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc);
   for (int s = 0; s < p; ++s) {
-    resident[s] = params[s] * e / (plan.zero >= 3 ? dpc : 1) + params[s] * e / (plan.zero >= 2 ? dpc : 1) +
-                  params[s] * optimizer_per_param / (plan.zero >= 1 ? dpc : 1);
+    resident[s] = params[s] * state.total();
     const double grad_bytes = params[s] * e;
     double synced = last_backward[s];
     if (d > 1) {

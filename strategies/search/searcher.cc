@@ -35,12 +35,12 @@ Tracker::Tracker(std::string algorithm, Evaluator& evaluator, const SearchOption
 Score Tracker::evaluate(const Plan& plan) {
   const Score s = evaluator_.evaluate(plan);
   if (!(s.cost() < std::numeric_limits<double>::infinity())) return s;
-  const std::string key = plan_key(plan);
   auto& top = result_.top;
+  const size_t keep = static_cast<size_t>(std::max(1, options_.top));
+  if (top.size() >= keep && !(s.cost() < top.back().score.cost())) return s;  // most plans stop here
+  const std::string key = plan_key(plan);
   for (const Candidate& c : top)
     if (plan_key(c.plan) == key) return s;
-  const size_t keep = static_cast<size_t>(std::max(1, options_.top));
-  if (top.size() >= keep && !(s.cost() < top.back().score.cost())) return s;
   // Ties keep the plan found first, so the order of the search decides, not the heap.
   auto at = std::upper_bound(top.begin(), top.end(), s.cost(),
                              [](double c, const Candidate& x) { return c < x.score.cost(); });
