@@ -1,7 +1,7 @@
 #include "strategies/convergence.h"
 
-#include <Eigen/Dense>
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <deque>
@@ -11,143 +11,13 @@
 #include <sstream>
 
 #include "sim/error.h"
+#include "strategies/convergence_model.h"
 
 namespace dejavu::strategies {
 
+using namespace convergence;
+
 namespace {
-
-using Eigen::MatrixXd;
-using Eigen::VectorXd;
-using Rng = std::mt19937_64;
-
-double uniform(Rng& r) { return static_cast<double>(r() >> 11) * 0x1.0p-53; }
-double gaussian(Rng& r) {  // Box-Muller from our own uniform draws: the same bytes everywhere
-  const double u = uniform(r) + 0x1.0p-54, v = uniform(r);
-  return std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * v);
-}
-size_t below(Rng& r, size_t n) { return static_cast<size_t>(r() % n); }
-
-struct Data {
-  std::vector<MatrixXd> x;            // per worker: samples x dim
-  std::vector<std::vector<int>> y;    // per worker
-  MatrixXd vx;                        // validation
-  std::vector<int> vy;
-};
-
-Data make_data(const ConvergenceData& d, int workers) {
-  Rng rng(d.seed);
-  MatrixXd means(d.classes, d.dim);
-  // Two class means lie about `separation` noise deviations apart.
-  const double scale = d.separation / std::sqrt(2.0 * d.dim);
-  for (int c = 0; c < d.classes; ++c)
-    for (int k = 0; k < d.dim; ++k) means(c, k) = scale * gaussian(rng);
-  auto sample = [&](int label, MatrixXd& x, int row) {
-    for (int k = 0; k < d.dim; ++k) x(row, k) = means(label, k) + gaussian(rng);
-  };
-  Data out;
-  for (int w = 0; w < workers; ++w) {
-    MatrixXd x(d.samples_per_worker, d.dim);
-    std::vector<int> y(d.samples_per_worker);
-    for (int i = 0; i < d.samples_per_worker; ++i) {
-      // Skew: this share of a worker's samples come from its home class.
-      y[i] = uniform(rng) < d.skew ? w % d.classes : static_cast<int>(below(rng, d.classes));
-      sample(y[i], x, i);
-    }
-    out.x.push_back(x);
-    out.y.push_back(y);
-  }
-  const int n = 2000;
-  out.vx.resize(n, d.dim);
-  out.vy.resize(n);
-  for (int i = 0; i < n; ++i) {
-    out.vy[i] = static_cast<int>(below(rng, d.classes));
-    sample(out.vy[i], out.vx, i);
-  }
-  return out;
-}
-
-// A flat parameter vector; matrices are column-major blocks (PowerSGD compresses those).
-struct Block {
-  int offset, rows, cols;
-};
-
-class Model {
- public:
-  Model(const std::string& kind, int dim, int classes, int hidden) : kind_(kind), d_(dim), c_(classes), h_(hidden) {
-    if (kind == "logistic") {
-      blocks_ = {{0, d_, c_}, {d_ * c_, c_, 1}};
-    } else {
-      blocks_ = {{0, d_, h_}, {d_ * h_, h_, 1}, {d_ * h_ + h_, h_, c_}, {d_ * h_ + h_ + h_ * c_, c_, 1}};
-    }
-    size_ = blocks_.back().offset + blocks_.back().rows * blocks_.back().cols;
-  }
-  int size() const { return size_; }
-  const std::vector<Block>& blocks() const { return blocks_; }
-
-  VectorXd init(Rng& rng) const {
-    VectorXd p = VectorXd::Zero(size_);
-    for (const Block& b : blocks_)
-      if (b.cols > 1)
-        for (int i = 0; i < b.rows * b.cols; ++i) p[b.offset + i] = gaussian(rng) / std::sqrt(b.rows);
-    return p;
-  }
-
-  // Mean cross-entropy over rows of x, its gradient into *grad (if given), accuracy into *acc.
-  double loss(const VectorXd& p, const MatrixXd& x, const std::vector<int>& y, const std::vector<int>& rows,
-              VectorXd* grad, double* acc = nullptr) const {
-    const int n = static_cast<int>(rows.size());
-    MatrixXd xb(n, d_);
-    for (int i = 0; i < n; ++i) xb.row(i) = x.row(rows[i]);
-    auto mat = [&](const Block& b) { return Eigen::Map<const MatrixXd>(p.data() + b.offset, b.rows, b.cols); };
-    auto vec = [&](const Block& b) { return Eigen::Map<const VectorXd>(p.data() + b.offset, b.rows); };
-    MatrixXd hidden, logits;
-    if (kind_ == "logistic") {
-      logits = (xb * mat(blocks_[0])).rowwise() + vec(blocks_[1]).transpose();
-    } else {
-      hidden = ((xb * mat(blocks_[0])).rowwise() + vec(blocks_[1]).transpose()).cwiseMax(0.0);
-      logits = (hidden * mat(blocks_[2])).rowwise() + vec(blocks_[3]).transpose();
-    }
-    MatrixXd prob = logits;
-    double total = 0;
-    int correct = 0;
-    for (int i = 0; i < n; ++i) {
-      const double m = prob.row(i).maxCoeff();
-      prob.row(i) = (prob.row(i).array() - m).exp();
-      const double z = prob.row(i).sum();
-      prob.row(i) /= z;
-      total += -std::log(std::max(prob(i, y[rows[i]]), 1e-300));
-      Eigen::Index arg;
-      prob.row(i).maxCoeff(&arg);
-      correct += arg == y[rows[i]];
-    }
-    if (acc) *acc = static_cast<double>(correct) / n;
-    if (grad) {
-      grad->setZero(size_);
-      MatrixXd delta = prob;
-      for (int i = 0; i < n; ++i) delta(i, y[rows[i]]) -= 1;
-      delta /= n;
-      auto gmat = [&](const Block& b) { return Eigen::Map<MatrixXd>(grad->data() + b.offset, b.rows, b.cols); };
-      auto gvec = [&](const Block& b) { return Eigen::Map<VectorXd>(grad->data() + b.offset, b.rows); };
-      if (kind_ == "logistic") {
-        gmat(blocks_[0]) = xb.transpose() * delta;
-        gvec(blocks_[1]) = delta.colwise().sum().transpose();
-      } else {
-        gmat(blocks_[2]) = hidden.transpose() * delta;
-        gvec(blocks_[3]) = delta.colwise().sum().transpose();
-        MatrixXd dh = (delta * mat(blocks_[2]).transpose()).array() * (hidden.array() > 0).cast<double>();
-        gmat(blocks_[0]) = xb.transpose() * dh;
-        gvec(blocks_[1]) = dh.colwise().sum().transpose();
-      }
-    }
-    return total / n;
-  }
-
- private:
-  std::string kind_;
-  int d_, c_, h_;
-  std::vector<Block> blocks_;
-  int size_ = 0;
-};
 
 // A worker's gradient on the wire: compressed (with its error-feedback memory) and, for a
 // Byzantine worker, corrupted.
@@ -238,51 +108,92 @@ ConvergenceData parse_data_spec(const std::string& spec) {
     else if (k == "samples" && x >= 1) d.samples_per_worker = static_cast<int>(x);
     else if (k == "separation" && x > 0) d.separation = x;
     else if (k == "skew" && x >= 0 && x <= 1) d.skew = x;
+    else if (k == "imbalance" && x >= 1) d.imbalance = x;
     else if (k == "seed") d.seed = static_cast<unsigned long long>(x);
     else
       throw ConfigError(SourceLoc{"--data", 0, 0}, k,
-                        "\"" + kv + "\"; valid: classes >= 2, dim >= 1, samples >= 1, separation > 0, skew in [0, 1], seed");
+                        "\"" + kv + "\"; valid: classes >= 2, dim >= 1, samples >= 1, separation > 0, skew in [0, 1], imbalance >= 1, seed");
   }
   return d;
 }
 
-ConvergenceResult train_to_target(const ConvergenceConfig& c, const WorkerTiming& timing, const std::string& name) {
-  const int n = c.workers;
-  const Data data = make_data(c.data, n);
-  const Model model(c.model, c.data.dim, c.data.classes, c.hidden);
-  Rng rng(c.seed * 0x9E3779B97F4A7C15ULL + 0x5EED);  // not the data's stream: no accidental alignment
-  const VectorXd start = model.init(rng);
-  std::vector<Rng> worker_rng;
-  for (int w = 0; w < n; ++w) worker_rng.emplace_back(c.seed * 1000003ULL + w + 1);
-  Wire wire(c, model, n);
-  std::vector<int> all_valid(data.vy.size());
-  std::iota(all_valid.begin(), all_valid.end(), 0);
-  std::vector<int> zeno_rows(all_valid.begin(), all_valid.begin() + 64);
-  auto minibatch = [&](int w) {
-    std::vector<int> rows(c.batch);
-    for (int& r : rows) r = static_cast<int>(below(worker_rng[w], data.y[w].size()));
-    return rows;
-  };
-  auto gradient = [&](int w, const VectorXd& p) {
+namespace {
+
+// One run: the workers' real gradients on a simulated clock, fail-stops and their
+// recovery, and (optionally) a probe over several initialisations first.
+class Trainer {
+ public:
+  Trainer(const ConvergenceConfig& c, const WorkerTiming& timing, const std::string& name)
+      : c_(c),
+        timing_(timing),
+        n_(c.workers),
+        data_(make_data(c.data, c.workers)),
+        model_(c.model, c.data.dim, c.data.classes, c.hidden),
+        wire_(c, model_, c.workers),
+        alive_(c.workers, true),
+        spares_(c.recovery.spares),
+        failures_(c.failures) {
+    Rng rng = init_stream(c.seed);
+    start_ = model_.init(rng);
+    for (int w = 0; w < n_; ++w) worker_rng_.push_back(worker_stream(c.seed, w));
+    all_valid_.resize(data_.vy.size());
+    std::iota(all_valid_.begin(), all_valid_.end(), 0);
+    zeno_rows_.assign(all_valid_.begin(), all_valid_.begin() + 64);
+    std::stable_sort(failures_.begin(), failures_.end(), [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
+    for (const WorkerFailure& f : failures_)
+      if (f.worker < 0 || f.worker >= n_)
+        throw Error("a fail-stop names worker " + std::to_string(f.worker) + " of " + std::to_string(n_));
+    r_.name = name;
+  }
+
+  ConvergenceResult run() {
+    const VectorXd start = choose_start();
+    if (!r_.reached) {
+      if (c_.rule == "sync" || c_.rule == "pipedream") {
+        run_global(start);
+      } else if (c_.rule == "gossip" || c_.rule == "delayed") {
+        run_local(start);
+      } else if (c_.rule == "ps-async") {
+        run_async(start);
+      } else {
+        throw ConfigError(SourceLoc{"--rule", 0, 0}, "",
+                          "unknown update rule \"" + c_.rule + "\"; valid: sync, ps-async, gossip, pipedream, delayed");
+      }
+    }
+    r_.mean_staleness = staleness_count_ ? staleness_sum_ / staleness_count_ : 0;
+    r_.workers_left = static_cast<int>(std::count(alive_.begin(), alive_.end(), true));
+    return r_;
+  }
+
+ private:
+  std::vector<int> live() const {
+    std::vector<int> out;
+    for (int w = 0; w < n_; ++w)
+      if (alive_[w]) out.push_back(w);
+    return out;
+  }
+
+  VectorXd gradient(int w, const VectorXd& p) {
     VectorXd g;
-    model.loss(p, data.x[w], data.y[w], minibatch(w), &g);
+    model_.loss(p, data_.x[w], data_.y[w], minibatch(worker_rng_[w], data_.y[w].size(), c_.batch), &g);
     return g;
-  };
-  auto aggregate = [&](const std::vector<VectorXd>& gs, const VectorXd& p) -> VectorXd {
+  }
+
+  VectorXd aggregate(const std::vector<VectorXd>& gs, const VectorXd& p) const {
     const int m = static_cast<int>(gs.size());
-    const int b = std::min(c.trim, (m - 1) / 2);
-    if (c.aggregator == "mean" || m == 1) {
+    const int b = std::min(c_.trim, (m - 1) / 2);
+    if (c_.aggregator == "mean" || m == 1) {
       VectorXd s = VectorXd::Zero(gs[0].size());
       for (const auto& g : gs) s += g;
       return s / m;
     }
-    if (c.aggregator == "median" || c.aggregator == "trimmed") {
+    if (c_.aggregator == "median" || c_.aggregator == "trimmed") {
       VectorXd out(gs[0].size());
       std::vector<double> col(m);
       for (int i = 0; i < out.size(); ++i) {
         for (int k = 0; k < m; ++k) col[k] = gs[k][i];
         std::sort(col.begin(), col.end());
-        if (c.aggregator == "median") {
+        if (c_.aggregator == "median") {
           out[i] = m % 2 ? col[m / 2] : (col[m / 2 - 1] + col[m / 2]) / 2;
         } else {
           double s = 0;
@@ -292,7 +203,7 @@ ConvergenceResult train_to_target(const ConvergenceConfig& c, const WorkerTiming
       }
       return out;
     }
-    if (c.aggregator == "krum") {
+    if (c_.aggregator == "krum") {
       // The gradient closest (sum of squared distances) to its m - b - 2 nearest others.
       const int near = std::max(1, m - b - 2);
       double best = INFINITY;
@@ -309,158 +220,368 @@ ConvergenceResult train_to_target(const ConvergenceConfig& c, const WorkerTiming
     }
     // Zeno: score each gradient by the loss decrease it gives on a small validation batch,
     // drop the b worst, average the rest.
-    const double base = model.loss(p, data.vx, data.vy, zeno_rows, nullptr);
+    const double base = model_.loss(p, data_.vx, data_.vy, zeno_rows_, nullptr);
     std::vector<std::pair<double, int>> score;
     for (int i = 0; i < m; ++i) {
-      const VectorXd q = p - c.learning_rate * gs[i];
-      score.push_back({base - model.loss(q, data.vx, data.vy, zeno_rows, nullptr) - 1e-4 * c.learning_rate * gs[i].squaredNorm(), i});
+      const VectorXd q = p - c_.learning_rate * gs[i];
+      score.push_back(
+          {base - model_.loss(q, data_.vx, data_.vy, zeno_rows_, nullptr) - 1e-4 * c_.learning_rate * gs[i].squaredNorm(), i});
     }
     std::sort(score.begin(), score.end(), std::greater<>());
     VectorXd s = VectorXd::Zero(gs[0].size());
     for (int k = 0; k < m - b; ++k) s += gs[score[k].second];
     return s / (m - b);
-  };
+  }
 
-  ConvergenceResult r;
-  r.name = name;
-  auto evaluate = [&](const VectorXd& p, double t, long step) {
+  double validation_loss(const VectorXd& p, double* acc = nullptr) const {
+    return model_.loss(p, data_.vx, data_.vy, all_valid_, nullptr, acc);
+  }
+
+  // A point of the curve at the current clock; true once the target is reached.
+  bool evaluate(const VectorXd& p, double consensus = 0) {
     CurvePoint pt;
-    pt.time_s = t;
-    pt.step = step;
-    pt.loss = model.loss(p, data.vx, data.vy, all_valid, nullptr, &pt.accuracy);
-    r.curve.push_back(pt);
-    if (!r.reached && pt.loss <= c.target_loss) {
-      r.reached = true;
-      r.time_to_target_s = t;
-      r.steps_to_target = step;
+    pt.time_s = t_;
+    pt.step = step_;
+    pt.loss = validation_loss(p, &pt.accuracy);
+    pt.consensus = consensus;
+    r_.curve.push_back(pt);
+    if (!r_.reached && pt.loss <= c_.target_loss) {
+      r_.reached = true;
+      r_.time_to_target_s = t_;
+      r_.steps_to_target = step_;
     }
-    return r.reached;
-  };
-  const double T = timing.iteration_s;
-  double compute_max = 0;
-  for (double x : timing.compute_s) compute_max = std::max(compute_max, x);
-  double staleness_sum = 0;
-  long staleness_count = 0;
+    return r_.reached;
+  }
+  bool eval_due() const { return step_ % c_.eval_every == 0 || step_ == c_.max_steps; }
 
-  if (c.rule == "sync" || c.rule == "pipedream") {
-    VectorXd p = start;
-    std::deque<VectorXd> past;  // pipedream: the weights gradients are computed on
-    evaluate(p, 0, 0);
-    for (long k = 1; k <= c.max_steps; ++k) {
-      past.push_back(p);
-      if (static_cast<int>(past.size()) > (c.rule == "pipedream" ? c.staleness : 0) + 1) past.pop_front();
-      const VectorXd& at = past.front();
-      std::vector<VectorXd> gs;
-      for (int w = 0; w < n; ++w) gs.push_back(wire.send(w, gradient(w, at), worker_rng[w]));
-      p -= c.learning_rate * aggregate(gs, p);
-      staleness_sum += static_cast<double>(past.size() - 1);
-      ++staleness_count;
-      if ((k % c.eval_every == 0 || k == c.max_steps) && evaluate(p, k * T, k)) break;
+  // One more step of `step_s` on the clock (counted from the last restart, so that k equal
+  // steps end at exactly k times the step).
+  void advance(double step_s) {
+    ++step_;
+    t_ = t_base_ + static_cast<double>(step_ - step_base_) * step_s;
+  }
+
+  // The next fail-stop of a live worker before `until`, taken off the list; null if none.
+  const WorkerFailure* failure_before(double until) {
+    while (next_failure_ < failures_.size() && !alive_[failures_[next_failure_].worker]) ++next_failure_;
+    if (next_failure_ < failures_.size() && failures_[next_failure_].at_s < until) return &failures_[next_failure_++];
+    return nullptr;
+  }
+
+  // Applies the recovery policy to a fail-stop. Returns true when the job stops and rolls
+  // back to its checkpoint; false when the others go on without the worker (elastic, and
+  // `decentralised`: nobody waits for it).
+  bool recover(const WorkerFailure& f, bool decentralised) {
+    ++r_.failures;
+    const Recovery& rec = c_.recovery;
+    if (rec.policy == "elastic") {
+      alive_[f.worker] = false;
+      if (decentralised) return false;
     }
-  } else if (c.rule == "gossip" || c.rule == "delayed") {
-    std::vector<VectorXd> local(n, start);
-    if (c.independent_init)
-      for (int w = 0; w < n; ++w) {
-        Rng own(c.seed * 0x9E3779B97F4A7C15ULL + 0x5EED + 7919ULL * (w + 1));
-        local[w] = model.init(own);
+    t_ = std::max(t_, f.at_s);
+    double down = rec.restart_s;
+    if (rec.policy == "spares" && spares_ > 0) {
+      --spares_;
+      down = rec.swap_s;
+    }
+    t_ += down;
+    r_.downtime_s += down;
+    restart_clock();
+    return true;
+  }
+  void restart_clock() {
+    t_base_ = t_;
+    step_base_ = step_;
+  }
+  bool checkpoint_due(long applied) const { return c_.checkpoint_every > 0 && applied % c_.checkpoint_every == 0; }
+
+  // Parallel random initialisation (a no-op for one candidate).
+  VectorXd choose_start() {
+    const int K = c_.init_candidates;
+    if (K <= 1) return start_;
+    if (K > n_)
+      throw ConfigError(SourceLoc{"--init-candidates", 0, 0}, "",
+                        std::to_string(K) + " initialisations need as many workers; the plan has " + std::to_string(n_));
+    std::vector<VectorXd> cand;
+    cand.push_back(start_);
+    for (int k = 1; k < K; ++k) {
+      Rng own(c_.seed * 0x9E3779B97F4A7C15ULL + 0x5EED + 7919ULL * k);
+      cand.push_back(model_.init(own));
+    }
+    // Each candidate is trained synchronously by the workers w with w % candidates == its
+    // index, all candidates at once: a probe step takes one iteration.
+    auto probe = [&](std::vector<VectorXd>& ps) {
+      const int m = static_cast<int>(ps.size());
+      for (int s = 0; s < c_.probe_steps && step_ < c_.max_steps && !r_.reached; ++s) {
+        for (int k = 0; k < m; ++k) {
+          std::vector<VectorXd> gs;
+          for (int w = k; w < n_; w += m) gs.push_back(wire_.send(w, gradient(w, ps[k]), worker_rng_[w]));
+          ps[k] -= c_.learning_rate * aggregate(gs, ps[k]);
+        }
+        advance(timing_.iteration_s);
+        if (eval_due()) evaluate(best_of(ps).second);
       }
+    };
+    evaluate(start_);
+    probe(cand);
+    std::vector<std::pair<double, int>> ranked;
+    for (int k = 0; k < K; ++k) {
+      r_.probe_losses.push_back(validation_loss(cand[k]));
+      ranked.push_back({r_.probe_losses.back(), k});
+    }
+    std::sort(ranked.begin(), ranked.end());
+    const int keep = std::clamp(c_.keep, 1, K);
+    std::vector<int> origin;
+    if (keep > 1 || c_.resample > 0) {
+      std::vector<VectorXd> next;
+      for (int i = 0; i < keep; ++i) next.push_back(cand[ranked[i].second]), origin.push_back(ranked[i].second);
+      if (c_.resample > 0) {
+        // Resample near the best: its weights plus noise of `resample` times their RMS.
+        Rng noise(c_.seed * 0x9E3779B97F4A7C15ULL + 0xA11CE);
+        const VectorXd& best = cand[ranked[0].second];
+        const double scale = c_.resample * best.norm() / std::sqrt(static_cast<double>(best.size()));
+        for (int i = keep; i < K; ++i) {
+          VectorXd q = best;
+          for (int j = 0; j < q.size(); ++j) q[j] += scale * gaussian(noise);
+          next.push_back(q);
+          origin.push_back(ranked[0].second);
+        }
+      }
+      probe(next);
+      cand = std::move(next);
+    } else {
+      for (int k = 0; k < K; ++k) origin.push_back(k);
+    }
+    const auto [pick, best] = best_of(cand);
+    r_.chosen_init = origin[pick];
+    if (r_.curve.back().step != step_) evaluate(best);
+    return best;
+  }
+  std::pair<int, VectorXd> best_of(const std::vector<VectorXd>& ps) const {
+    int pick = 0;
+    double best = INFINITY;
+    for (size_t k = 0; k < ps.size(); ++k)
+      if (const double l = validation_loss(ps[k]); l < best) best = l, pick = static_cast<int>(k);
+    return {pick, ps[pick]};
+  }
+
+  // sync and pipedream: one global model; every live worker's gradient each iteration.
+  void run_global(const VectorXd& start) {
+    struct State {
+      VectorXd p;
+      std::deque<VectorXd> past;  // pipedream: the weights gradients are computed on
+      long applied = 0;
+    } s{start, {}, 0};
+    State saved = s;
+    const int depth = c_.rule == "pipedream" ? c_.staleness : 0;
+    restart_clock();
+    if (r_.curve.empty()) evaluate(s.p);
+    while (step_ < c_.max_steps) {
+      if (const WorkerFailure* f = failure_before(t_ + timing_.iteration_s)) {
+        recover(*f, false);
+        r_.steps_lost += s.applied - saved.applied;
+        s = saved;
+        if (live().empty()) break;
+        if (evaluate(s.p)) break;
+        continue;
+      }
+      s.past.push_back(s.p);
+      if (static_cast<int>(s.past.size()) > depth + 1) s.past.pop_front();
+      const VectorXd& at = s.past.front();
+      std::vector<VectorXd> gs;
+      for (int w : live()) gs.push_back(wire_.send(w, gradient(w, at), worker_rng_[w]));
+      s.p -= c_.learning_rate * aggregate(gs, s.p);
+      ++s.applied;
+      staleness_sum_ += static_cast<double>(s.past.size() - 1);
+      ++staleness_count_;
+      advance(timing_.iteration_s);
+      if (checkpoint_due(s.applied)) saved = s;
+      if (eval_due() && evaluate(s.p)) break;
+    }
+  }
+
+  // gossip and delayed averaging: each worker keeps its own model.
+  void run_local(const VectorXd& start) {
+    struct State {
+      std::vector<VectorXd> local;
+      std::deque<std::pair<std::vector<VectorXd>, VectorXd>> in_flight;  // own gradients, their average
+      long applied = 0;
+    } s{std::vector<VectorXd>(n_, start), {}, 0};
+    if (c_.independent_init && c_.init_candidates <= 1)
+      for (int w = 0; w < n_; ++w) {
+        Rng own(c_.seed * 0x9E3779B97F4A7C15ULL + 0x5EED + 7919ULL * (w + 1));
+        s.local[w] = model_.init(own);
+      }
+    State saved = s;
     auto average = [&] {
-      VectorXd s = VectorXd::Zero(start.size());
-      for (const auto& l : local) s += l;
-      return VectorXd(s / n);
+      VectorXd sum = VectorXd::Zero(start.size());
+      const std::vector<int> on = live();
+      for (int w : on) sum += s.local[w];
+      return VectorXd(sum / static_cast<double>(on.size()));
     };
     // Delayed averaging hides the exchange behind `delay` steps: a step takes the longer of
     // the slowest compute and the exchange spread over them.
-    const double step_s = c.rule == "delayed" ? std::max(compute_max, timing.communication_s / std::max(1, c.delay)) : T;
-    std::deque<std::pair<std::vector<VectorXd>, VectorXd>> in_flight;  // own gradients, their average
-    Rng gossip_rng(c.seed + 77);
-    evaluate(average(), 0, 0);
-    for (long k = 1; k <= c.max_steps; ++k) {
-      std::vector<VectorXd> gs;
-      for (int w = 0; w < n; ++w) gs.push_back(wire.send(w, gradient(w, local[w]), worker_rng[w]));
-      for (int w = 0; w < n; ++w) local[w] -= c.learning_rate * gs[w];
-      if (c.rule == "gossip" && c.gossip_topology == "ring") {
-        // Each worker averages with both neighbours: W = (I + shift + shift^T) / 3.
-        const std::vector<VectorXd> before = local;
-        for (int w = 0; w < n; ++w) local[w] = (before[(w + n - 1) % n] + before[w] + before[(w + 1) % n]) / 3;
-      } else if (c.rule == "gossip") {
-        const std::vector<VectorXd> before = local;
-        for (int w = 0; w < n; ++w) {
-          VectorXd s = before[w];
-          for (int j = 0; j < c.peers; ++j) {
-            int peer = static_cast<int>(below(gossip_rng, n - 1));
-            if (peer >= w) ++peer;
-            s += before[peer];
+    double compute_max = 0;
+    for (double x : timing_.compute_s) compute_max = std::max(compute_max, x);
+    const double step_s =
+        c_.rule == "delayed" ? std::max(compute_max, timing_.communication_s / std::max(1, c_.delay)) : timing_.iteration_s;
+    Rng gossip_rng(c_.seed + 77);
+    restart_clock();
+    if (r_.curve.empty()) evaluate(average());
+    while (step_ < c_.max_steps) {
+      if (const WorkerFailure* f = failure_before(t_ + step_s)) {
+        if (recover(*f, true)) {
+          r_.steps_lost += s.applied - saved.applied;
+          s = saved;
+          if (evaluate(average())) break;
+        } else if (live().empty()) {
+          break;
+        }
+        continue;
+      }
+      const std::vector<int> on = live();
+      const int m = static_cast<int>(on.size());
+      std::vector<VectorXd> gs(n_);
+      for (int w : on) gs[w] = wire_.send(w, gradient(w, s.local[w]), worker_rng_[w]);
+      for (int w : on) s.local[w] -= c_.learning_rate * gs[w];
+      if (c_.rule == "gossip" && c_.gossip_topology == "ring") {
+        // Each worker averages with both neighbours on the ring of live workers:
+        // W = (I + shift + shift^T) / 3.
+        const std::vector<VectorXd> before = s.local;
+        for (int i = 0; i < m; ++i)
+          s.local[on[i]] = (before[on[(i + m - 1) % m]] + before[on[i]] + before[on[(i + 1) % m]]) / 3;
+      } else if (c_.rule == "gossip") {
+        const std::vector<VectorXd> before = s.local;
+        for (int i = 0; i < m; ++i) {
+          VectorXd sum = before[on[i]];
+          int heard = 0;
+          for (int j = 0; j < c_.peers && m > 1; ++j, ++heard) {
+            int peer = static_cast<int>(below(gossip_rng, m - 1));
+            if (peer >= i) ++peer;
+            sum += before[on[peer]];
           }
-          local[w] = s / (c.peers + 1);
+          s.local[on[i]] = sum / (heard + 1);
         }
       } else {
-        in_flight.push_back({gs, aggregate(gs, average())});
-        if (static_cast<int>(in_flight.size()) > c.delay) {
+        std::vector<VectorXd> mine;
+        for (int w : on) mine.push_back(gs[w]);
+        s.in_flight.push_back({gs, aggregate(mine, average())});
+        if (static_cast<int>(s.in_flight.size()) > c_.delay) {
           // The average of `delay` steps ago arrives: replace each worker's own gradient by it.
-          const auto& [own, avg] = in_flight.front();
-          for (int w = 0; w < n; ++w) local[w] += c.learning_rate * (own[w] - avg);
-          in_flight.pop_front();
-          staleness_sum += c.delay;
-          ++staleness_count;
+          const auto& [own, avg] = s.in_flight.front();
+          for (int w : on)
+            if (own[w].size()) s.local[w] += c_.learning_rate * (own[w] - avg);
+          s.in_flight.pop_front();
+          staleness_sum_ += c_.delay;
+          ++staleness_count_;
         }
       }
-      if (k % c.eval_every == 0 || k == c.max_steps) {
+      ++s.applied;
+      advance(step_s);
+      if (checkpoint_due(s.applied)) saved = s;
+      if (eval_due()) {
         const VectorXd mean = average();
         double spread = 0;
-        for (const auto& l : local) spread += (l - mean).squaredNorm();
-        const bool done = evaluate(mean, k * step_s, k);
-        r.curve.back().consensus = std::sqrt(spread / n);
-        if (done) break;
+        for (int w : on) spread += (s.local[w] - mean).squaredNorm();
+        if (evaluate(mean, std::sqrt(spread / m))) break;
       }
     }
-  } else if (c.rule == "ps-async") {
-    // Each worker loops: pull, compute on what it pulled, push; the server applies each push
-    // at once (a step is n pushes). A worker more than `staleness` iterations ahead of the
-    // slowest waits for it.
-    VectorXd p = start;
-    long version = 0, pushes = 0;
-    std::vector<VectorXd> pulled(n, start);
-    std::vector<long> pulled_version(n, 0), done(n, 0);
-    std::vector<double> ready(n);  // when each worker's current gradient is pushed
-    auto cycle = [&](int w) { return timing.compute_s[w] + timing.communication_s; };
-    const long bound = std::max(1, c.staleness);  // 0 would let no worker go past the slowest
-    for (int w = 0; w < n; ++w) ready[w] = cycle(w);
-    evaluate(p, 0, 0);
-    std::vector<int> waiting;
-    const long max_pushes = static_cast<long>(c.max_steps) * n;
+  }
+
+  // Asynchronous parameter server. Each worker loops: pull, compute on what it pulled, push;
+  // the server applies each push at once (a step is n pushes). A worker more than
+  // `staleness` iterations ahead of the slowest live one waits for it.
+  void run_async(const VectorXd& start) {
+    VectorXd p = start, saved = start;
+    long version = 0, pushes = 0, saved_pushes = 0;
+    std::vector<VectorXd> pulled(n_, start);
+    std::vector<long> pulled_version(n_, 0), done(n_, 0);
+    std::vector<double> ready(n_);  // when each worker's current gradient is pushed
+    auto cycle = [&](int w) { return timing_.compute_s[w] + timing_.communication_s; };
+    const long bound = std::max(1, c_.staleness);  // 0 would let no worker go past the slowest
+    const double t0 = t_;
+    const long step0 = step_;
+    for (int w = 0; w < n_; ++w) ready[w] = t0 + cycle(w);
+    if (r_.curve.empty()) evaluate(p);
+    const long max_pushes = static_cast<long>(c_.max_steps - step0) * n_;
+    auto slowest = [&] {
+      long s = LONG_MAX;
+      for (int w : live()) s = std::min(s, done[w]);
+      return s;
+    };
+    auto release = [&](double now) {  // whoever waited may go once the slowest has caught up
+      const long low = slowest();
+      for (int k : live())
+        if (!std::isfinite(ready[k]) && done[k] - low < bound) {
+          pulled[k] = p;
+          pulled_version[k] = version;
+          ready[k] = now + cycle(k);
+        }
+    };
     while (pushes < max_pushes) {
-      int w = 0;
-      for (int k = 1; k < n; ++k)
+      const std::vector<int> on = live();
+      if (on.empty()) break;
+      int w = on[0];
+      for (int k : on)
         if (ready[k] < ready[w]) w = k;
+      if (const WorkerFailure* f = failure_before(ready[w])) {
+        if (recover(*f, true)) {
+          // Everyone rolls back to the server's checkpoint and pulls it after the restart.
+          r_.steps_lost += (pushes - saved_pushes) / n_;
+          p = saved;
+          saved_pushes = pushes;
+          for (int k : live()) pulled[k] = p, pulled_version[k] = version, ready[k] = t_ + cycle(k);
+          if (evaluate(p)) break;
+        } else {
+          ready[f->worker] = INFINITY;
+          release(f->at_s);
+        }
+        continue;
+      }
       const double now = ready[w];
-      std::vector<VectorXd> one = {wire.send(w, gradient(w, pulled[w]), worker_rng[w])};
-      p -= c.learning_rate / n * one[0];
-      staleness_sum += static_cast<double>(version - pulled_version[w]);
-      ++staleness_count;
+      p -= c_.learning_rate / n_ * wire_.send(w, gradient(w, pulled[w]), worker_rng_[w]);
+      staleness_sum_ += static_cast<double>(version - pulled_version[w]);
+      ++staleness_count_;
       ++version;
       ++pushes;
       ++done[w];
       pulled[w] = p;
       pulled_version[w] = version;
-      const long slowest = *std::min_element(done.begin(), done.end());
-      ready[w] = done[w] - slowest >= bound ? INFINITY : now + cycle(w);
-      // Whoever waited may go once the slowest has caught up.
-      for (int k = 0; k < n; ++k)
-        if (!std::isfinite(ready[k]) && done[k] - slowest < bound) {
-          pulled[k] = p;
-          pulled_version[k] = version;
-          ready[k] = now + cycle(k);
-        }
-      if (pushes % (static_cast<long>(c.eval_every) * n) == 0 || pushes == max_pushes)
-        if (evaluate(p, now, pushes / n)) break;
+      ready[w] = done[w] - slowest() >= bound ? INFINITY : now + cycle(w);
+      release(now);
+      if (pushes % n_ == 0) {
+        t_ = now;
+        step_ = step0 + pushes / n_;
+        if (checkpoint_due(pushes / n_)) saved = p, saved_pushes = pushes;
+        if ((eval_due() || pushes == max_pushes) && evaluate(p)) break;
+      }
     }
-  } else {
-    throw ConfigError(SourceLoc{"--rule", 0, 0}, "", "unknown update rule \"" + c.rule +
-                                                         "\"; valid: sync, ps-async, gossip, pipedream, delayed");
   }
-  r.mean_staleness = staleness_count ? staleness_sum / staleness_count : 0;
-  return r;
+
+  const ConvergenceConfig& c_;
+  const WorkerTiming& timing_;
+  const int n_;
+  const Data data_;
+  const Model model_;
+  Wire wire_;
+  std::vector<bool> alive_;
+  int spares_;
+  std::vector<WorkerFailure> failures_;
+  size_t next_failure_ = 0;
+  VectorXd start_;
+  std::vector<Rng> worker_rng_;
+  std::vector<int> all_valid_, zeno_rows_;
+  ConvergenceResult r_;
+  double t_ = 0, t_base_ = 0;  // the simulated clock; where it stood at the last restart
+  long step_ = 0, step_base_ = 0;  // steps computed, lost ones included
+  double staleness_sum_ = 0;
+  long staleness_count_ = 0;
+};
+
+}  // namespace
+
+ConvergenceResult train_to_target(const ConvergenceConfig& c, const WorkerTiming& timing, const std::string& name) {
+  return Trainer(c, timing, name).run();
 }
 
 double gradient_check(const std::string& kind, int dim, int classes, int hidden, unsigned long long seed) {

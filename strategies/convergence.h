@@ -33,10 +33,17 @@ struct ConvergenceData {
   int samples_per_worker = 512;
   double separation = 4.0;  // distance between class means, in noise standard deviations
   double skew = 0;          // 0: iid shards; 1: each worker sees only its home classes
+  double imbalance = 1;     // the commonest class this many times the rarest (geometric in between)
   unsigned long long seed = 1;
 };
-// "synthetic:classes=10,dim=64,skew=0.5" -> fields; throws ConfigError naming the key.
+// "synthetic:classes=10,dim=64,skew=0.5,imbalance=10" -> fields; throws ConfigError naming the key.
 ConvergenceData parse_data_spec(const std::string& spec);
+
+// A worker stopping for good at a simulated time (a failed GPU or server of its replica).
+struct WorkerFailure {
+  double at_s = 0;
+  int worker = 0;
+};
 
 struct ConvergenceConfig {
   std::string model = "logistic";  // logistic | mlp
@@ -55,6 +62,21 @@ struct ConvergenceConfig {
   std::string aggregator = "mean";  // mean | median | trimmed | krum | zeno
   int trim = 1;                    // trimmed mean: drop b high and low; krum/zeno: b suspected
   std::vector<ByzantineWorker> byzantine;
+  // Fail-stops and the scenario's recovery: checkpoint (everyone rolls back to the last
+  // checkpoint after restart_s), spares (the same after swap_s while hot spares last),
+  // elastic (synchronous rules roll back and go on without the worker; gossip, delayed
+  // averaging and the asynchronous server just go on without it).
+  std::vector<WorkerFailure> failures;
+  Recovery recovery;
+  long checkpoint_every = 0;  // steps between checkpoints; 0: only the starting weights
+  // Parallel random initialisation: `init_candidates` seeded initialisations, each trained
+  // by its share of the workers for `probe_steps`; the `keep` best (and, with resample > 0,
+  // that many perturbations of the best, noise `resample` times the weights' scale) probe
+  // once more, and all workers go on from the best.
+  int init_candidates = 1;
+  int probe_steps = 20;
+  int keep = 1;
+  double resample = 0;
   double learning_rate = 0.5;
   int batch = 32;                  // per worker per step
   int max_steps = 3000;
@@ -85,6 +107,12 @@ struct ConvergenceResult {
   double time_to_target_s = 0;
   long steps_to_target = 0;
   double mean_staleness = 0;
+  int failures = 0;           // fail-stops met
+  double downtime_s = 0;      // restarts and swaps
+  long steps_lost = 0;        // rolled back to a checkpoint
+  int workers_left = 0;
+  std::vector<double> probe_losses;  // parallel initialisation: each candidate's loss after the first probe
+  int chosen_init = 0;               // the candidate all workers went on from
 };
 
 ConvergenceResult train_to_target(const ConvergenceConfig& config, const WorkerTiming& timing, const std::string& name);

@@ -1,6 +1,7 @@
 #include "tools/converge.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <ostream>
@@ -8,6 +9,8 @@
 #include "sim/config_node.h"
 #include "sim/error.h"
 #include "sim/units.h"
+#include "strategies/horizon.h"
+#include "strategies/lowering.h"
 #include "strategies/simulate.h"
 #include "tools/platform_input.h"
 #include "workloads/generator.h"
@@ -18,8 +21,31 @@ namespace {
 
 struct Entry {
   std::string name, plan, rule, aggregator;
-  int staleness = -1, delay = -1;
+  int staleness = -1, delay = -1, init_candidates = -1, probe_steps = -1, keep = -1;
+  double resample = -1;
 };
+
+// The scenario without its fail-stops: what times a step (stragglers, slow links).
+strategies::FaultScenario without_fail_stops(strategies::FaultScenario s) {
+  s.events.erase(std::remove_if(s.events.begin(), s.events.end(),
+                                [](const strategies::FaultEvent& e) { return e.kind == "gpu_fail" || e.kind == "server_fail"; }),
+                 s.events.end());
+  s.mtbf_s = 0;
+  return s;
+}
+
+// The scenario's fail-stops (timed, and random ones drawn over `horizon_s`) as the workers
+// they stop: a GPU's data-parallel replica in Megatron's rank order (tp, then cp, then dp).
+std::vector<strategies::WorkerFailure> worker_failures(const strategies::FaultScenario& s, const platforms::Cluster& cluster,
+                                                       const strategies::Plan& plan, double horizon_s) {
+  const sim::Faults f = strategies::engine_faults(s, cluster, horizon_s);
+  std::vector<strategies::WorkerFailure> out;
+  const int used = plan.tp * plan.cp * plan.dp * plan.pp;
+  for (int g = 0; g < std::min(used, cluster.gpu_count()); ++g)
+    if (auto it = f.host_fail_s.find(cluster.gpus[g].host); it != f.host_fail_s.end())
+      out.push_back({it->second, g / (plan.tp * plan.cp) % plan.dp});
+  return out;
+}
 
 // Worker timings from simulating the plan (with the scenario's faults, if any).
 strategies::WorkerTiming timing_of(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
@@ -29,9 +55,6 @@ strategies::WorkerTiming timing_of(const workloads::ModelGraph& model, const pla
   strategies::Simulation faulted;
   if (scenario) {
     strategies::FaultSimulation f = strategies::simulate_with_faults(model, cluster, plan, *scenario, engine);
-    if (f.faults.stopped)
-      throw Error("a fail-stop stops every iteration of this scenario (" + f.faults.cause +
-                  "); converge models stragglers and Byzantine workers, run-horizon the failures");
     faulted = std::move(f.simulation);
   }
   const strategies::Report& r = scenario ? faulted.report : base.report;
@@ -55,7 +78,7 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
     const ConfigNode root = ConfigNode::load_file(a.compare);
     root.expect_map({"strategies"});
     for (const ConfigNode& e : root.child("strategies").items()) {
-      e.expect_map({"name", "plan", "rule", "aggregator", "staleness", "delay"});
+      e.expect_map({"name", "plan", "rule", "aggregator", "staleness", "delay", "init_candidates", "probe_steps", "keep", "resample"});
       Entry x;
       x.name = e.get_string("name");
       const ConfigNode p = e.child("plan");
@@ -68,11 +91,23 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
       if (!x.aggregator.empty()) e.child("aggregator").as_choice({"mean", "median", "trimmed", "krum", "zeno"});
       x.staleness = static_cast<int>(e.get_int("staleness", -1));
       x.delay = static_cast<int>(e.get_int("delay", -1));
+      x.init_candidates = static_cast<int>(e.get_int("init_candidates", -1));
+      if (e.has("init_candidates") && x.init_candidates < 1) e.child("init_candidates").fail("expected 1 or more initialisations");
+      x.probe_steps = static_cast<int>(e.get_int("probe_steps", -1));
+      if (e.has("probe_steps") && x.probe_steps < 1) e.child("probe_steps").fail("expected 1 or more steps");
+      x.keep = static_cast<int>(e.get_int("keep", -1));
+      if (e.has("keep") && x.keep < 1) e.child("keep").fail("expected 1 or more candidates");
+      x.resample = e.get_double("resample", -1);
+      if (e.has("resample") && x.resample < 0) e.child("resample").fail("expected a noise scale of 0 or more");
       entries.push_back(x);
     }
   } else {
     if (a.plan.empty()) throw ConfigError(SourceLoc{"--plan", 0, 0}, "", "missing; give --plan or --compare");
-    entries.push_back({std::filesystem::path(a.plan).stem().string(), a.plan, a.rule, "", -1, -1});
+    Entry x;
+    x.name = std::filesystem::path(a.plan).stem().string();
+    x.plan = a.plan;
+    x.rule = a.rule;
+    entries.push_back(x);
   }
   std::unique_ptr<strategies::FaultScenario> scenario;
   if (!a.faults.empty())
@@ -90,6 +125,14 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
     if (e.staleness >= 0) c.staleness = e.staleness;
     if (e.delay >= 0) c.delay = e.delay;
     if (!e.aggregator.empty()) c.aggregator = e.aggregator;
+    if (e.init_candidates > 0) c.init_candidates = e.init_candidates;
+    if (e.probe_steps > 0) c.probe_steps = e.probe_steps;
+    if (e.keep > 0) c.keep = e.keep;
+    if (e.resample >= 0) c.resample = e.resample;
+    if (c.init_candidates > plan.dp)
+      throw ConfigError(SourceLoc{e.plan, 0, 0}, "dp",
+                        std::to_string(c.init_candidates) + " initialisations need as many data-parallel workers; the plan has " +
+                            std::to_string(plan.dp));
     c.peers = plan.data_parallel.peers;
     c.compression = plan.data_parallel.compression;
     c.density = plan.data_parallel.density;
@@ -101,7 +144,23 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
         w.gpu = w.gpu / (plan.tp * plan.cp) % plan.dp;
         c.byzantine.push_back(w);
       }
-    const strategies::WorkerTiming t = timing_of(model, cluster, plan, scenario.get(), a.engine);
+    std::unique_ptr<strategies::FaultScenario> slow;
+    if (scenario) slow = std::make_unique<strategies::FaultScenario>(without_fail_stops(*scenario));
+    const strategies::WorkerTiming t = timing_of(model, cluster, plan, slow.get(), a.engine);
+    if (scenario) {
+      // Fail-stops over the run (downtime included, generously), and the checkpoint interval
+      // of the scenario's recovery (or the best one for its failure rate, as run-horizon).
+      const strategies::Recovery& rec = scenario->recovery;
+      c.recovery = rec;
+      c.failures = worker_failures(*scenario, cluster, plan, 2 * c.max_steps * t.iteration_s + 10 * rec.restart_s);
+      double interval = rec.interval_s;
+      if (interval <= 0 && scenario->mtbf_s > 0 && cluster.storage_bandwidth_Bps > 0) {
+        const strategies::ModelStateBytes state = strategies::model_state_per_param(model.dtype, 0, 1);
+        const double C = model.parameter_count() * (state.weights + state.optimizer) / cluster.storage_bandwidth_Bps;
+        interval = strategies::best_checkpoint_interval_s(cluster.gpu_count() / scenario->mtbf_s, C, rec.restart_s + C);
+      }
+      c.checkpoint_every = interval > 0 && std::isfinite(interval) ? std::max(1L, std::lround(interval / t.iteration_s)) : 0;
+    }
     ConvergeRow row;
     row.name = e.name;
     row.rule = c.rule + (c.aggregator != "mean" ? "/" + c.aggregator : "") + (c.compression != "none" ? "+" + c.compression : "");
@@ -118,6 +177,7 @@ void write_converge_table(std::ostream& out, const std::vector<ConvergeRow>& row
   std::snprintf(buf, sizeof buf, "dejavu converge: time to validation loss %.3g\n", target);
   out << buf;
   out << "  strategy              rule                       step        steps   time to target   final loss  staleness\n";
+  std::string notes;
   for (const ConvergeRow& r : rows) {
     const auto& c = r.result;
     std::snprintf(buf, sizeof buf, "  %-21s %-26s %-11s %-7s %-16s %-11.4g %.2f\n", r.name.c_str(), r.rule.c_str(),
@@ -125,7 +185,24 @@ void write_converge_table(std::ostream& out, const std::vector<ConvergeRow>& row
                   c.reached ? units::format_time(c.time_to_target_s).c_str() : "not reached",
                   c.curve.empty() ? 0.0 : c.curve.back().loss, c.mean_staleness);
     out << buf;
+    if (c.failures) {
+      std::snprintf(buf, sizeof buf, "  %s: %d fail-stop(s), %ld steps rolled back, %s down, %d workers left\n", r.name.c_str(),
+                    c.failures, c.steps_lost, c.downtime_s > 0 ? units::format_time(c.downtime_s).c_str() : "0 s", c.workers_left);
+      notes += buf;
+    }
+    if (!c.probe_losses.empty()) {
+      std::string losses;
+      for (double l : c.probe_losses) {
+        char x[32];
+        std::snprintf(x, sizeof x, "%s%.3g", losses.empty() ? "" : ", ", l);
+        losses += x;
+      }
+      std::snprintf(buf, sizeof buf, "  %s: %zu initialisations probed (losses %s), went on from #%d\n", r.name.c_str(),
+                    c.probe_losses.size(), losses.c_str(), c.chosen_init);
+      notes += buf;
+    }
   }
+  out << notes;
 }
 
 }  // namespace dejavu::tools

@@ -505,7 +505,13 @@ int main(int argc, char** argv) {
   converge->add_option("--batch", cv.config.batch, "samples per worker per step");
   converge->add_option("--max-steps", cv.config.max_steps, "give up after this many steps");
   converge->add_option("--seed", cv.config.seed, "data, initialisation, minibatches");
-  converge->add_option("--faults", cv.faults, "fault scenario: stragglers, Byzantine workers");
+  converge->add_option("--init-candidates", cv.config.init_candidates, "parallel random initialisation: seeded starts probed")
+      ->check(CLI::PositiveNumber);
+  converge->add_option("--probe-steps", cv.config.probe_steps, "steps each initialisation is probed")->check(CLI::PositiveNumber);
+  converge->add_option("--keep", cv.config.keep, "initialisations kept for a second probe")->check(CLI::PositiveNumber);
+  converge->add_option("--resample", cv.config.resample, "second probe: perturbations of the best, noise x the weights' RMS")
+      ->check(CLI::NonNegativeNumber);
+  converge->add_option("--faults", cv.faults, "fault scenario: stragglers, fail-stops and their recovery, Byzantine workers");
   converge->add_option("--csv", cv.csv, "loss against time and steps, per strategy");
   converge->add_option("--plot", cv.plot, "SVG of loss against simulated time");
   converge->add_option("--calibration", cv.calibrations, "calibration YAML (repeatable)");

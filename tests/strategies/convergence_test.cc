@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "sim/error.h"
+#include "strategies/convergence_model.h"
 
 namespace dejavu::strategies {
 namespace {
@@ -155,6 +156,169 @@ TEST(Convergence, CompressedGradientsStillConverge) {
     c.max_steps = 1500;
     EXPECT_TRUE(train_to_target(c, even(8, 0.3, 0.1), z).reached);
   }
+}
+
+TEST(Convergence, OneWorkerWithoutFaultsIsPlainSgdStepForStep) {
+  // Plain minibatch SGD written out here, on the whole data set (one worker's shard is all of
+  // it), with the run's seeded streams: the same weights at every step, to the bit.
+  ConvergenceConfig c = small();
+  c.workers = 1;
+  c.target_loss = 0;
+  c.max_steps = 60;
+  c.eval_every = 1;
+  const ConvergenceResult r = train_to_target(c, even(1, 0.3, 0), "one");
+  const convergence::Data data = convergence::make_data(c.data, 1);
+  const convergence::Model model(c.model, c.data.dim, c.data.classes, c.hidden);
+  convergence::Rng init = convergence::init_stream(c.seed), draw = convergence::worker_stream(c.seed, 0);
+  Eigen::VectorXd p = model.init(init);
+  std::vector<int> valid(data.vy.size());
+  for (size_t i = 0; i < valid.size(); ++i) valid[i] = static_cast<int>(i);
+  ASSERT_EQ(r.curve.size(), 61u);
+  for (int k = 0; k <= c.max_steps; ++k) {
+    EXPECT_EQ(r.curve[k].loss, model.loss(p, data.vx, data.vy, valid, nullptr)) << "step " << k;
+    Eigen::VectorXd g;
+    model.loss(p, data.x[0], data.y[0], convergence::minibatch(draw, data.y[0].size(), c.batch), &g);
+    p -= c.learning_rate * g;
+  }
+}
+
+TEST(Convergence, SyncDataParallelismIsLargeBatchSgd) {
+  // Eight workers with batches of 16 on their shards against one SGD whose batch of 128 is
+  // the union of those rows in the union of the shards: the same weights up to rounding
+  // (the sums are taken in a different order).
+  ConvergenceConfig c = small();
+  c.target_loss = 0;
+  c.max_steps = 100;
+  c.eval_every = 1;
+  const ConvergenceResult r = train_to_target(c, even(8, 0.3, 0.1), "sync");
+  const convergence::Data data = convergence::make_data(c.data, 8);
+  const convergence::Model model(c.model, c.data.dim, c.data.classes, c.hidden);
+  const int S = c.data.samples_per_worker;
+  Eigen::MatrixXd x(8 * S, c.data.dim);
+  std::vector<int> y;
+  std::vector<convergence::Rng> draw;
+  for (int w = 0; w < 8; ++w) {
+    x.middleRows(w * S, S) = data.x[w];
+    y.insert(y.end(), data.y[w].begin(), data.y[w].end());
+    draw.push_back(convergence::worker_stream(c.seed, w));
+  }
+  convergence::Rng init = convergence::init_stream(c.seed);
+  Eigen::VectorXd p = model.init(init);
+  std::vector<int> valid(data.vy.size());
+  for (size_t i = 0; i < valid.size(); ++i) valid[i] = static_cast<int>(i);
+  ASSERT_EQ(r.curve.size(), 101u);
+  for (int k = 0; k <= c.max_steps; ++k) {
+    const double expected = model.loss(p, data.vx, data.vy, valid, nullptr);
+    EXPECT_NEAR(r.curve[k].loss, expected, 1e-12 * expected) << "step " << k;
+    std::vector<int> rows;
+    for (int w = 0; w < 8; ++w)
+      for (int row : convergence::minibatch(draw[w], S, c.batch)) rows.push_back(w * S + row);
+    Eigen::VectorXd g;
+    model.loss(p, x, y, rows, &g);
+    p -= c.learning_rate * g;
+  }
+}
+
+TEST(Convergence, AFailStopRollsBackToTheCheckpointAfterTheRestart) {
+  ConvergenceConfig c = small();
+  c.target_loss = 0;
+  c.max_steps = 100;
+  c.checkpoint_every = 20;
+  c.failures = {{10.2, 3}};  // steps take 0.4 s: during step 26, six steps after the checkpoint at 20
+  c.recovery.policy = "checkpoint";
+  c.recovery.restart_s = 30;
+  const ConvergenceResult r = train_to_target(c, even(8, 0.3, 0.1), "checkpoint");
+  EXPECT_EQ(r.failures, 1);
+  EXPECT_EQ(r.steps_lost, 5);
+  EXPECT_DOUBLE_EQ(r.downtime_s, 30);
+  EXPECT_EQ(r.workers_left, 8);
+  // Evaluated every 5 steps: at step 20 (the checkpoint) and, after the restart at
+  // 10.2 + 30 s, the same weights again; the run then goes on to 100 steps of work.
+  auto at = [&](double t) {
+    for (const CurvePoint& p : r.curve)
+      if (p.time_s == t) return p;
+    ADD_FAILURE() << "no point at " << t;
+    return CurvePoint{};
+  };
+  EXPECT_EQ(at(40.2).loss, at(20 * 0.4).loss);
+  EXPECT_DOUBLE_EQ(r.curve.back().time_s, 40.2 + (100 - 25) * 0.4);
+  // A hot spare takes over in the swap time instead.
+  c.recovery.policy = "spares";
+  c.recovery.spares = 1;
+  c.recovery.swap_s = 2;
+  const ConvergenceResult s = train_to_target(c, even(8, 0.3, 0.1), "spares");
+  EXPECT_DOUBLE_EQ(s.downtime_s, 2);
+  EXPECT_DOUBLE_EQ(s.curve.back().time_s, 12.2 + (100 - 25) * 0.4);
+}
+
+TEST(Convergence, ElasticRecoveryGoesOnWithoutTheFailedWorker) {
+  ConvergenceConfig c = small();
+  c.recovery.policy = "elastic";
+  c.recovery.restart_s = 5;
+  c.failures = {{2.0, 1}, {3.0, 6}};
+  // Synchronous: each failure restarts the job from its checkpoint (here the start) with
+  // one worker fewer.
+  const ConvergenceResult sync = train_to_target(c, even(8, 0.3, 0.1), "sync");
+  EXPECT_EQ(sync.failures, 2);
+  EXPECT_EQ(sync.workers_left, 6);
+  EXPECT_DOUBLE_EQ(sync.downtime_s, 10);
+  EXPECT_TRUE(sync.reached);
+  // Gossip and the asynchronous server do not stop: nothing is lost, nobody waits.
+  for (const char* rule : {"gossip", "ps-async"}) {
+    SCOPED_TRACE(rule);
+    c.rule = rule;
+    c.staleness = 2;
+    const ConvergenceResult r = train_to_target(c, even(8, 0.3, 0.1), rule);
+    EXPECT_EQ(r.failures, 2);
+    EXPECT_EQ(r.workers_left, 6);
+    EXPECT_EQ(r.downtime_s, 0);
+    EXPECT_EQ(r.steps_lost, 0);
+    EXPECT_TRUE(r.reached);
+  }
+}
+
+TEST(Convergence, ParallelInitialisationGoesOnFromTheBestProbe) {
+  ConvergenceConfig c = small();
+  c.model = "mlp";
+  c.hidden = 16;
+  c.init_candidates = 4;
+  c.probe_steps = 10;
+  c.target_loss = 0;
+  c.max_steps = 40;
+  const ConvergenceResult r = train_to_target(c, even(8, 0.3, 0.1), "probe");
+  ASSERT_EQ(r.probe_losses.size(), 4u);
+  const auto best = std::min_element(r.probe_losses.begin(), r.probe_losses.end());
+  EXPECT_EQ(r.chosen_init, best - r.probe_losses.begin());
+  // The curve at the end of the probe is the best candidate's loss, at ten iterations.
+  ASSERT_EQ(r.curve[2].step, 10);
+  EXPECT_DOUBLE_EQ(r.curve[2].time_s, 10 * 0.4);
+  EXPECT_EQ(r.curve[2].loss, *best);
+  for (double l : r.probe_losses) EXPECT_GE(l, *best);
+  // Keeping two and resampling near the best probes a second round, then goes on.
+  c.keep = 2;
+  c.resample = 0.05;
+  const ConvergenceResult two = train_to_target(c, even(8, 0.3, 0.1), "resample");
+  EXPECT_EQ(two.curve.back().step, 40);
+  EXPECT_LT(two.curve.back().loss, two.curve.front().loss);
+  c.init_candidates = 9;  // more candidates than workers
+  EXPECT_THROW(train_to_target(c, even(8, 0.3, 0.1), "too many"), ConfigError);
+}
+
+TEST(Convergence, ClassImbalanceFollowsTheGeometricSplit) {
+  // imbalance 10 over 4 classes: shares proportional to 10^(-c/3).
+  ConvergenceData d = parse_data_spec("synthetic:classes=4,dim=8,samples=4096,imbalance=10");
+  EXPECT_EQ(d.imbalance, 10);
+  const convergence::Data data = convergence::make_data(d, 1);
+  std::vector<double> count(4);
+  for (int y : data.y[0]) count[y] += 1;
+  double norm = 0;
+  for (int k = 0; k < 4; ++k) norm += std::pow(10.0, -k / 3.0);
+  for (int k = 0; k < 4; ++k) {
+    const double p = std::pow(10.0, -k / 3.0) / norm;
+    const double sigma = std::sqrt(4096 * p * (1 - p));
+    EXPECT_NEAR(count[k], 4096 * p, 4 * sigma) << "class " << k;
+  }
+  EXPECT_THROW(parse_data_spec("synthetic:imbalance=0.5"), ConfigError);
 }
 
 TEST(Convergence, DataSpecErrorsNameTheKey) {

@@ -88,4 +88,25 @@ TEST(ConvergeCli, ComparesStrategiesAndWritesTheCurves) {
   EXPECT_NE(bad.err.find("--data: classes"), std::string::npos) << bad.err;
 }
 
+TEST(ConvergeCli, FailStopsFollowTheRecoveryPolicyAndInitialisationsAreProbed) {
+  const std::string common = "converge --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
+                             src("workloads/presets/gpt3-1.3b.yaml") + " --lr 0.2 ";
+  // The preset fails GPU 4 (worker 4 of dp 8) at 25 s; checkpoints every 10 s, 30 s restart.
+  const CliRun r = run_dejavu(common + "--target-loss 0.62 --compare " + src("strategies/presets/convergence/fail-stop.yaml") + " --faults " +
+                              src("strategies/presets/faults/worker-fail.yaml"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("all-reduce: 1 fail-stop(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("30 s down, 8 workers left"), std::string::npos) << r.out;
+  const CliRun p = run_dejavu(common + "--model mlp --target-loss 0.5 --compare " +
+                              src("strategies/presets/convergence/parallel-init.yaml"));
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_NE(p.out.find("best-of-8: 8 initialisations probed"), std::string::npos) << p.out;
+  const CliRun bad = run_dejavu("converge --platform " + src("platforms/presets/single-a100.yaml") + " --workload " +
+                                src("workloads/presets/gpt3-1.3b.yaml") + " --plan " + src("strategies/presets/single-gpu.yaml") +
+                                " --init-candidates 2");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("2 initialisations need as many data-parallel workers"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+}
+
 }  // namespace
