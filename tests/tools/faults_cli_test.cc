@@ -77,7 +77,7 @@ TEST(ConvergeCli, ComparesStrategiesAndWritesTheCurves) {
                               " --data synthetic:classes=4,dim=16,samples=128 --target-loss 0.4 --max-steps 300 --csv " +
                               csv.string() + " --plot " + svg.string());
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* name : {"all-reduce", "gossip-topk", "ps-sync", "ps-async"})
+  for (const char* name : {"all-reduce", "gossip-topk", "ps-sync", "ps-rolling", "ps-async"})
     EXPECT_NE(r.out.find(name), std::string::npos) << r.out;
   EXPECT_NE(slurp(csv).find("strategy,time_s,step,loss,accuracy,consensus"), std::string::npos);
   EXPECT_NE(slurp(svg).find("<polyline"), std::string::npos);
