@@ -1,9 +1,11 @@
 #include "strategies/builtins.h"
 
 #include "strategies/data_parallel.h"
+#include "strategies/schedules/chimera.h"
 #include "strategies/schedules/gpipe.h"
 #include "strategies/schedules/interleaved_one_f_one_b.h"
 #include "strategies/schedules/one_f_one_b.h"
+#include "strategies/schedules/pipedream.h"
 #include "strategies/schedules/zero_bubble_h1.h"
 #include "strategies/search/searcher.h"
 
@@ -27,6 +29,12 @@ void register_builtins() {
                   [] { return std::make_unique<ZeroBubbleH1>(); });
   schedules().add("1f1b", "one forward, one backward after p-i-1 warm-up forwards (PipeDream-Flush)",
                   [] { return std::make_unique<OneFOneB>(); });
+  schedules().add("chimera", "two 1F1B pipelines in opposite directions, each GPU holding a stage of both (Chimera)",
+                  [] { return std::make_unique<Chimera>(); });
+  schedules().add("pipedream", "1F1B without a flush, a step per microbatch, weight stashing (PipeDream)",
+                  [] { return std::make_unique<PipeDream>(); });
+  schedules().add("pipedream-2bw", "1F1B without a flush, a step per iteration on 1-step-stale weights (PipeDream-2BW)",
+                  [] { return std::make_unique<PipeDream2BW>(); });
 }
 
 }  // namespace dejavu::strategies

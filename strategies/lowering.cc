@@ -20,11 +20,6 @@ namespace {
 using workloads::ModelGraph;
 using workloads::Op;
 
-// Mixed-precision Adam touches about 28 bytes per parameter per step: reads and writes
-// fp32 master weights, momentum and variance (24), reads the 16-bit gradient and writes
-// the 16-bit weight (4).
-constexpr double kOptimizerBytesPerParam = 28;
-
 sim::Kernel kernel_of(const Op& op, const ModelGraph& m, const Plan& plan, Pass pass) {
   const bool in_layer = op.layer >= 0 && op.layer < m.layers;
   const bool split = op.tp == workloads::TpMode::Split || (plan.sequence_parallel && in_layer);
@@ -89,13 +84,19 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   validate(plan, model, cluster);
   const int p = plan.pp, d = plan.dp, t = plan.tp, m = plan.microbatches(), v = plan.virtual_stages;
   const int cp = plan.cp, K = t * cp;  // GPUs per replica and stage: inner rank c·t + k
-  const int V = plan.total_stages();
   const double b = plan.micro_batch_size, e = sim::dtype_bytes(model.dtype);
   const auto schedule = schedules().make(plan.schedule);
-  const std::vector<StageWork> work = build_stage_work(model, plan, schedule->splits_backward());
+  // A bidirectional schedule runs `pipes` copies of the model's virtual stages; pipeline c
+  // is virtual stages c·Vp .. c·Vp + Vp - 1, each a copy of the same work.
+  const int pipes = schedule->pipelines(), Vp = plan.total_stages(), V = Vp * pipes;
+  std::vector<StageWork> work = build_stage_work(model, plan, schedule->splits_backward());
+  for (int c = 1; c < pipes; ++c)
+    for (int vs = 0; vs < Vp; ++vs) work.push_back(work[vs]);
   auto gpu = [&](int s, int r, int k) { return gpu_index(plan, s, r, k); };
   auto host = [&](int s, int r, int k) { return cluster.gpus[gpu(s, r, k)].host; };
-  auto gpu_stage = [&](int vs) { return vs % p; };
+  auto gpu_stage = [&](int vs) { return schedule->gpu_of(vs, p); };
+  auto has_next = [&](int vs) { return (vs + 1) % Vp != 0; };  // within its pipeline
+  auto has_prev = [&](int vs) { return vs % Vp != 0; };
   // The gradient rings of GPU stage s: one per tensor-parallel rank over every replica and
   // context rank (they hold the same weights), in GPU order.
   auto dp_rings = [&](int s) {
@@ -132,6 +133,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       sig += "|";
     }
     for (int vs = 0; vs + 1 < V; ++vs) {
+      if (!has_next(vs)) continue;
       const int a = host(gpu_stage(vs), r, 0), z = host(gpu_stage(vs + 1), r, 0);
       for (const auto& c : {cluster.network.path_cost(a, z), cluster.network.path_cost(z, a)})
         sig += exact(c.latency_s) + "/" + exact(c.bottleneck_Bps) + ";";
@@ -200,6 +202,9 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       device.resident = {{"weights", params[s] * state.weights},
                          {"gradients", params[s] * state.gradients},
                          {"optimizer", params[s] * state.optimizer}};
+      // Asynchronous pipelines keep older weight versions for the backwards in flight.
+      if (const int versions = schedule->weight_versions(s, p); versions > 1)
+        device.resident.push_back({"stashed weights", (versions - 1) * params[s] * state.weights});
       self[s][c] = g.add_participants({dev[s][c]});
       tp_set[s][c] = g.add_comm_set(std::move(rings));
       if ((ep > 1 || cp > 1) && c == nc - 1) {
@@ -268,11 +273,11 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       sim::CommSet to_next, to_prev;
       for (int r : classes[c])
         for (int k = 0; k < K; ++k) {
-          if (vs + 1 < V) to_next.groups.push_back({host(gpu_stage(vs), r, k), host(gpu_stage(vs + 1), r, k)});
-          if (vs > 0) to_prev.groups.push_back({host(gpu_stage(vs), r, k), host(gpu_stage(vs - 1), r, k)});
+          if (has_next(vs)) to_next.groups.push_back({host(gpu_stage(vs), r, k), host(gpu_stage(vs + 1), r, k)});
+          if (has_prev(vs)) to_prev.groups.push_back({host(gpu_stage(vs), r, k), host(gpu_stage(vs - 1), r, k)});
         }
-      if (vs + 1 < V) fwd_set[vs] = g.add_comm_set(std::move(to_next));
-      if (vs > 0) bwd_set[vs] = g.add_comm_set(std::move(to_prev));
+      if (has_next(vs)) fwd_set[vs] = g.add_comm_set(std::move(to_next));
+      if (has_prev(vs)) bwd_set[vs] = g.add_comm_set(std::move(to_prev));
       for (const Block& blk : work[vs].blocks) {
         auto times = [&](const std::vector<Segment>& segs) {
           std::vector<double> out;
@@ -376,7 +381,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       };
       std::vector<sim::TaskId> item_last;  // each item's last compute task, in order
       for (const WorkItem& item : schedule->order(s, p, m, v)) {
-        const int j = item.microbatch, vs = item.chunk * p + s;
+        const int j = item.microbatch, vs = schedule->virtual_stage(item.chunk, s, p);
         const StageWork& w = work[vs];
         sim::TaskId first = -1, last = -1;
         // ZeRO-3 gathers the chunk's weights before each pass, one item ahead at most.
@@ -428,7 +433,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
         if (!item.backward) {
           f_first[c][vs][j] = first;
           f_last[c][vs][j] = last;
-          if (vs + 1 < V) {
+          if (has_next(vs)) {
             f_send[c][vs][j] = g.add_transfer(D, pp_stream, fwd_set[vs], boundary, send_fwd_label, j);
             g.depend(last, f_send[c][vs][j]);
           }
@@ -439,7 +444,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           b_first[c][vs][j] = first;
           b_last[c][vs][j] = last;
           last_backwards[s].push_back(last);
-          if (vs > 0) {
+          if (has_prev(vs)) {
             b_send[c][vs][j] = g.add_transfer(D, pp_stream, bwd_set[vs], boundary, send_bwd_label, j);
             g.depend(last, b_send[c][vs][j]);
           }
@@ -452,10 +457,11 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     // stage's gradient and its own forward.
     for (int vs = 0; vs < V; ++vs) {
       for (int j = 0; j < m; ++j) {
+        if (f_last[c][vs][j] < 0) continue;  // the microbatch runs in the other pipeline
         g.depend(f_last[c][vs][j], b_first[c][vs][j]);
         if (weight_first[c][vs][j] >= 0) g.depend(b_last[c][vs][j], weight_first[c][vs][j]);
-        if (vs > 0) g.depend(f_send[c][vs - 1][j], f_first[c][vs][j]);
-        if (vs + 1 < V) g.depend(b_send[c][vs + 1][j], b_first[c][vs][j]);
+        if (has_prev(vs)) g.depend(f_send[c][vs - 1][j], f_first[c][vs][j]);
+        if (has_next(vs)) g.depend(b_send[c][vs + 1][j], b_first[c][vs][j]);
       }
     }
   }
@@ -466,6 +472,27 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   // replica steps its optimizer.
   const int opt_label = g.label("optimizer step");
   const auto topology = sync_topologies().make(plan.data_parallel.sync);
+  // Bidirectional pipelines: stage k's weights live on GPU k (down) and GPU p - 1 - k (up)
+  // of every replica; GPU s all-reduces its down stage's gradients with the GPUs holding
+  // the same stage, and steps once both of its stages' all-reduces are done.
+  std::vector<sim::TaskId> pair_sync(pipes > 1 ? p : 0, -1);
+  for (int s = 0; s < static_cast<int>(pair_sync.size()); ++s) {
+    const int mirror = schedule->gpu_of(Vp + s, p);  // where the up pipeline runs stage s
+    sim::CommSet set;
+    for (int k = 0; k < K; ++k) {
+      std::vector<int> ring;
+      for (int r = 0; r < d; ++r) ring.push_back(host(s, r, k));
+      for (int r = 0; r < d; ++r) ring.push_back(host(mirror, r, k));
+      set.groups.push_back(ring);
+    }
+    std::vector<int> devices = dev[s];
+    if (mirror != s) devices.insert(devices.end(), dev[mirror].begin(), dev[mirror].end());
+    pair_sync[s] = g.add_collective(g.add_participants(devices), dp_stream, sim::CollectiveOp::AllReduce,
+                                    g.add_comm_set(std::move(set)), work[s].params_per_gpu * e,
+                                    g.label("chimera gradient all-reduce (both copies of the stage)"), -1);
+    for (int x : {s, mirror})
+      for (sim::TaskId id : last_backwards[x]) g.depend(id, pair_sync[s]);
+  }
   for (int s = 0; s < p; ++s) {
     const double grad_bytes = params[s] * e;
     auto dp_collective = [&](sim::CollectiveOp op, const std::string& label, double bytes) {
@@ -474,7 +501,9 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     };
     std::vector<sim::TaskId> synced = last_backwards[s];
     const double bucket = plan.data_parallel.bucket_bytes;
-    if (dpc > 1 && bucket > 0) {
+    if (pipes > 1) {
+      synced = {pair_sync[s], pair_sync[schedule->gpu_of(Vp + s, p)]};
+    } else if (dpc > 1 && bucket > 0) {
       // Buckets of consecutive blocks, in the order their gradients complete, each
       // all-reduced (or reduce-scattered under ZeRO) as soon as its last block is done,
       // under the remaining backward.

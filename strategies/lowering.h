@@ -22,6 +22,11 @@
 
 namespace dejavu::strategies {
 
+// Mixed-precision Adam touches about 28 bytes per parameter per step: reads and writes
+// fp32 master weights, momentum and variance (24), reads the 16-bit gradient and writes
+// the 16-bit weight (4).
+constexpr double kOptimizerBytesPerParam = 28;
+
 struct GpuRole {
   int stage = 0, dp_rank = 0, tp_rank = 0;
   int device = -1;  // the simulated device standing for this GPU

@@ -149,6 +149,17 @@ void validate(const Plan& p, const workloads::ModelGraph& model,
   if (p.data_parallel.sync == "gossip" && p.data_parallel.peers >= p.dp && p.dp > 1)
     fail_at(p, "data_parallel.sync", std::to_string(p.data_parallel.peers) + " gossip peers among " +
                                          std::to_string(p.dp) + " replicas; valid: 1 to dp-1");
+  if (p.schedule == "chimera") {
+    if (p.pp < 2 || p.pp % 2 != 0)
+      fail_at(p, "pp", std::to_string(p.pp) + " stages; chimera pairs stage k with stage p-1-k: valid: an even pp of 2 or more");
+    if (p.microbatches() % 2 != 0)
+      fail_at(p, "global_batch_size", std::to_string(p.microbatches()) +
+                                          " microbatches per replica; chimera splits them over two pipelines: valid: an even number");
+    if (p.zero > 0 || p.data_parallel.sync != "all-reduce" || p.data_parallel.bucket_bytes > 0 ||
+        p.data_parallel.compression != "none" || p.ep > 1 || p.cp > 1)
+      fail_at(p, "schedule", "chimera runs here with plain all-reduce data parallelism (zero: 0, no buckets, no "
+                             "compression, ep: 1, cp: 1)");
+  }
   if (p.schedule == "interleaved-1f1b" && p.microbatches() % p.pp != 0)
     fail_at(p, "global_batch_size",
             std::to_string(p.microbatches()) + " microbatches per replica; interleaved-1f1b needs a multiple of pp (" +

@@ -76,6 +76,8 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
     r.simulated.push_back(s);
   }
   r.bubble_fraction = r.gpus > 0 ? bubble_sum / r.gpus : 0;
+  r.pipeline_s = pipeline_end;
+  r.schedule = plan.schedule;
 
   for (int i = 0; i < cluster.gpu_count(); ++i) {
     const GpuRole& role = job.roles[i];
@@ -167,6 +169,16 @@ void write_json(std::ostream& out, const Report& r) {
                     {"idle_s", d.idle_s},
                     {"peak_memory_bytes", d.peak_memory_bytes},
                     {"memory_capacity_bytes", d.memory_capacity_bytes}});
+  nlohmann::ordered_json pipe = {{"schedule", r.schedule},
+                                 {"flush", r.pipeline_flush},
+                                 {"optimizer_steps_per_iteration", r.optimizer_steps},
+                                 {"mean_staleness", r.mean_staleness}};
+  if (!r.pipeline_flush) {
+    pipe["steady_state_period_s"] = r.steady_state_period_s;
+    pipe["staleness_per_stage"] = r.staleness;
+    pipe["weight_versions_per_stage"] = r.weight_versions;
+  }
+  j["pipeline"] = pipe;
   if (!r.faults_json.empty()) j["faults"] = nlohmann::ordered_json::parse(r.faults_json);
   out << j.dump(2) << "\n";
 }
@@ -183,6 +195,15 @@ void write_summary(std::ostream& out, const Report& r) {
   out << buf;
   std::snprintf(buf, sizeof buf, "  pipeline bubble    %.1f%%\n", 100 * r.bubble_fraction);
   out << buf;
+  if (!r.pipeline_flush) {
+    std::string versions;
+    for (int v : r.weight_versions) versions += (versions.empty() ? "" : "/") + std::to_string(v);
+    std::snprintf(buf, sizeof buf,
+                  "  asynchronous       %s: no flush (steady state), %d optimizer step(s) per iteration, gradients "
+                  "%.2f steps stale on average, weight versions per stage %s\n",
+                  r.schedule.c_str(), r.optimizer_steps, r.mean_staleness, versions.c_str());
+    out << buf;
+  }
   std::snprintf(buf, sizeof buf, "  simulated          %d GPUs as %zu devices, %d tasks\n", r.gpus,
                 r.simulated.size(), r.tasks);
   out << buf;

@@ -60,6 +60,18 @@ struct Report {
   double peak_memory_bytes = 0, capacity_bytes = 0;
   double shortfall_bytes = 0;  // peak - capacity when oom
   std::string faults_json;     // a fault run's report (an object), written under "faults"
+  // The pipeline: until its last microbatch's task ends; an asynchronous schedule's steady
+  // state (no flush), its optimizer steps per iteration, and per stage the staleness of the
+  // gradients (optimizer steps between the weights they were computed on and the weights
+  // they update) and the weight versions kept.
+  double pipeline_s = 0;
+  std::string schedule;
+  bool pipeline_flush = true;
+  double steady_state_period_s = 0;  // async: the pipeline's time for one iteration's microbatches
+  int optimizer_steps = 1;
+  std::vector<double> staleness;
+  std::vector<int> weight_versions;
+  double mean_staleness = 0;
 };
 
 Report make_report(const workloads::ModelGraph& model, const platforms::Cluster& cluster,

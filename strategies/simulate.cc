@@ -1,5 +1,6 @@
 #include "strategies/simulate.h"
 
+#include "strategies/schedules/schedule.h"
 #include "strategies/trace_lowering.h"
 
 #include <algorithm>
@@ -11,6 +12,76 @@
 
 namespace dejavu::strategies {
 
+namespace {
+
+// Per device: when its last microbatch task ends, and the optimizer's time on it.
+struct Tail {
+  double microbatch_end = 0, end = 0, step_s = 0;
+};
+std::vector<Tail> tails(const sim::TaskGraph& g, const sim::Result& r) {
+  std::vector<Tail> out(g.devices().size());
+  int step_label = -1;
+  for (size_t i = 0; i < g.labels().size(); ++i)
+    if (g.labels()[i] == "optimizer step") step_label = static_cast<int>(i);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const sim::Task& t = g.task(static_cast<sim::TaskId>(i));
+    for (int d : g.devices_of(t)) {
+      out[d].end = std::max(out[d].end, r.end_s[i]);
+      if (t.microbatch >= 0) out[d].microbatch_end = std::max(out[d].microbatch_end, r.end_s[i]);
+      if (t.label == step_label && t.kind == sim::TaskKind::Compute) out[d].step_s += r.end_s[i] - r.start_s[i];
+    }
+  }
+  return out;
+}
+
+double pipeline_end(const std::vector<Tail>& t) {
+  double x = 0;
+  for (const Tail& d : t) x = std::max(x, d.microbatch_end);
+  return x;
+}
+
+// An asynchronous pipeline's iteration in steady state. One iteration's drain overlaps the
+// next one's fill, so the pipeline's period for m microbatches is what 2m microbatches take
+// beyond m (both simulated on the engine). The optimizer steps run on the GPUs' compute
+// (once per iteration, or once per microbatch for PipeDream), and the gradient exchange of
+// one step overlaps the next step's pipeline; the iteration is the longer of the two.
+void steady_state(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
+                  const std::string& engine, const sim::EngineOptions& options, const PipelineSchedule& schedule,
+                  Simulation& s) {
+  Plan twice = plan;
+  twice.global_batch_size *= 2;
+  const LoweredJob job2 = lower(model, cluster, twice);
+  const sim::Result r2 = sim::engines().make(engine)->run(job2.graph, cluster.network, options);
+  const std::vector<Tail> one = tails(s.job.graph, s.result), two = tails(job2.graph, r2);
+  const double period = pipeline_end(two) - pipeline_end(one);
+  const int steps = schedule.steps_every_microbatch() ? plan.microbatches() : 1;
+  double step = 0, exchange = 0;
+  for (const Tail& d : one) {
+    step = std::max(step, d.step_s);
+    exchange = std::max(exchange, d.end - d.microbatch_end);  // gradient exchange and step
+  }
+  Report& r = s.report;
+  r.pipeline_flush = false;
+  r.steady_state_period_s = period;
+  r.optimizer_steps = steps;
+  r.iteration_time_s = std::max(period + steps * step, steps * exchange);
+  const double T = r.iteration_time_s;
+  r.tflops_per_gpu = r.model_flops / T / r.gpus / 1e12;
+  r.hardware_tflops_per_gpu = r.hardware_flops / T / r.gpus / 1e12;
+  r.mfu = r.model_flops / T / r.peak_flops_total;
+  r.hfu = r.hardware_flops / T / r.peak_flops_total;
+  // Bubbles against the steady period: a device's microbatch work is the same per iteration.
+  double sum = 0;
+  for (auto& d : r.simulated) {
+    const double busy = (1 - d.bubble_fraction) * r.pipeline_s;
+    d.bubble_fraction = period > 0 ? std::max(0.0, 1 - busy / period) : 0;
+    sum += d.bubble_fraction * d.gpus;
+  }
+  r.bubble_fraction = r.gpus > 0 ? sum / r.gpus : 0;
+}
+
+}  // namespace
+
 Simulation simulate(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
                     const Plan& plan, const std::string& engine,
                     const sim::EngineOptions& options) {
@@ -18,6 +89,15 @@ Simulation simulate(const workloads::ModelGraph& model, const platforms::Cluster
   s.job = lower(model, cluster, plan);
   s.result = sim::engines().make(engine)->run(s.job.graph, cluster.network, options);
   s.report = make_report(model, cluster, plan, s.job, s.result);
+  const auto schedule = schedules().make(plan.schedule);
+  double weighted = 0;
+  for (int stage = 0; stage < plan.pp; ++stage) {
+    s.report.staleness.push_back(schedule->staleness(stage, plan.pp));
+    s.report.weight_versions.push_back(schedule->weight_versions(stage, plan.pp));
+    weighted += s.report.staleness.back();
+  }
+  s.report.mean_staleness = weighted / plan.pp;
+  if (!schedule->flushes()) steady_state(model, cluster, plan, engine, options, *schedule, s);
   return s;
 }
 

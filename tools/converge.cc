@@ -11,6 +11,7 @@
 #include "sim/units.h"
 #include "strategies/horizon.h"
 #include "strategies/lowering.h"
+#include "strategies/schedules/schedule.h"
 #include "strategies/simulate.h"
 #include "tools/platform_input.h"
 #include "workloads/generator.h"
@@ -120,8 +121,17 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
     c.data = strategies::parse_data_spec(a.data);
     c.data.seed = c.data.seed == 1 ? c.seed : c.data.seed;
     c.workers = plan.dp;
-    c.rule = !e.rule.empty() ? e.rule : !a.rule.empty() ? a.rule : plan.data_parallel.sync == "gossip" ? "gossip" : "sync";
-    if (c.rule == "pipedream") c.staleness = std::max(1, plan.pp - 1);
+    // An asynchronous pipeline schedule trains on stale weights: by default the pipedream
+    // rule, with the staleness its report records (the first stage's, the largest).
+    const auto schedule = strategies::schedules().make(plan.schedule);
+    c.rule = !e.rule.empty()                     ? e.rule
+             : !a.rule.empty()                   ? a.rule
+             : !schedule->flushes()              ? "pipedream"
+             : plan.data_parallel.sync == "gossip" ? "gossip"
+                                                 : "sync";
+    if (c.rule == "pipedream")
+      c.staleness = schedule->flushes() ? std::max(1, plan.pp - 1)
+                                        : std::max(1, static_cast<int>(std::lround(schedule->staleness(0, plan.pp))));
     if (e.staleness >= 0) c.staleness = e.staleness;
     if (e.delay >= 0) c.delay = e.delay;
     if (!e.aggregator.empty()) c.aggregator = e.aggregator;

@@ -6,7 +6,9 @@
 #include "sim/error.h"
 #include "sim/memory.h"
 #include "strategies/lowering.h"
+#include "strategies/schedules/schedule.h"
 #include "strategies/search/pipeline_model.h"
+#include "strategies/simulate.h"
 
 namespace dejavu::strategies::search {
 
@@ -69,6 +71,16 @@ Score SimulationEvaluator::evaluate(const Plan& plan) {
       s.capacity_bytes = min_capacity_;
     } else if (fast_ && fast_->score(plan, s)) {
       ++simulations_;
+    } else if (!schedules().make(plan.schedule)->flushes()) {
+      // An asynchronous pipeline's iteration is its steady state: simulate() finds it.
+      const Simulation sim = simulate(model, *problem_.cluster, plan, "analytic");
+      ++simulations_;
+      s.simulated = true;
+      s.iteration_time_s = sim.report.iteration_time_s;
+      s.fits = !sim.report.oom;
+      s.peak_memory_bytes = sim.report.peak_memory_bytes;
+      s.capacity_bytes = sim.report.capacity_bytes;
+      s.tokens_per_s = plan.global_batch_size * model.tokens_per_sample / s.iteration_time_s;
     } else {
       LowerOptions options;
       options.fuse_items = true;

@@ -12,7 +12,6 @@
 namespace dejavu::strategies::search {
 
 namespace {
-constexpr double kOptimizerBytesPerParam = 28;  // as lower() counts the Adam step
 }
 
 PipelineModel::PipelineModel(const Problem& problem, std::string collective_algorithm)
@@ -116,6 +115,8 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
   if (plan.ep != 1 || plan.cp != 1 || plan.data_parallel.sync != "all-reduce" ||
       plan.data_parallel.compression != "none" || plan.data_parallel.bucket_bytes > 0)
     return false;
+  if (const auto schedule = schedules().make(plan.schedule); schedule->pipelines() > 1 || !schedule->flushes())
+    return false;  // bidirectional or asynchronous: lower() and the engine handle those
   validate(plan, model, cluster);
   const int p = plan.pp, d = plan.dp, t = plan.tp, m = plan.microbatches(), v = plan.virtual_stages;
   const int V = plan.total_stages();

@@ -137,6 +137,108 @@ TEST(Pipeline, ZeroBubbleH1HasLessBubbleThan1F1BAndNoMoreActivationsInFlight) {
   }
 }
 
+TEST(Pipeline, ChimeraBubbleIsPMinus2Over2MPlusPMinus2) {
+  // Equal forward and backward: each GPU computes m(f+b); Chimera's bubble is (p-2)/2
+  // passes of f+b (Li and Hoefler 2021, Table 2: (p-2)/(2m+p-2) of the pipeline), 1F1B's
+  // p-1. The pair all-reduce and the step come after.
+  for (int p : {2, 4, 8})
+    for (int m : {p, 2 * p}) {
+      auto model = equal_layers(p, 4e12);
+      for (size_t i = 0; i < model.size(); ++i) {
+        auto& op = const_cast<workloads::Op&>(model.op(static_cast<int>(i)));
+        op.bwd_flops = 4e12;
+        op.params = 1e6;
+      }
+      const auto cluster = free_network(p);
+      Plan plan;
+      plan.pp = p;
+      plan.global_batch_size = m;
+      plan.schedule = "chimera";
+      const Simulation s = simulate(model, cluster, plan);
+      const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+      const double f = pm.time_s({sim::OpClass::Gemm, 4e12, 0, sim::DType::BF16});
+      EXPECT_NEAR(s.report.bubble_fraction, double(p - 2) / (2 * m + p - 2), 1e-9) << p << " stages, " << m;
+      plan.schedule = "1f1b";
+      const Simulation one = simulate(model, cluster, plan);
+      EXPECT_NEAR(one.report.bubble_fraction, double(p - 1) / (m + p - 1), 1e-9);
+      // Each GPU holds two stages: twice 1F1B's weights.
+      const auto& w = s.job.graph.devices()[0].resident[0];
+      EXPECT_EQ(w.name, "weights");
+      EXPECT_GT(w.bytes, 0);
+      EXPECT_DOUBLE_EQ(w.bytes, 2 * one.job.graph.devices()[0].resident[0].bytes);
+      (void)f;
+    }
+}
+
+TEST(Pipeline, ChimeraBeats1F1BWithBackwardTwiceTheForward) {
+  const int p = 4, m = 4;
+  const auto model = equal_layers(p, 4e12);
+  const auto cluster = free_network(p);
+  Plan plan;
+  plan.pp = p;
+  plan.global_batch_size = m;
+  plan.schedule = "chimera";
+  const Simulation chimera = simulate(model, cluster, plan);
+  plan.schedule = "1f1b";
+  const Simulation one = simulate(model, cluster, plan);
+  EXPECT_LT(chimera.report.bubble_fraction, one.report.bubble_fraction);
+  plan.schedule = "chimera";
+  plan.pp = 4;
+  plan.global_batch_size = 3;
+  EXPECT_THROW(simulate(model, cluster, plan), ConfigError);  // an odd number of microbatches
+}
+
+TEST(Pipeline, AsynchronousPipelinesHaveNoFlushAndRecordTheirStaleness) {
+  // Without a flush, the steady state has no fill or drain: m(f+b) per iteration plus the
+  // optimizer's steps (one for 2BW, one per microbatch for PipeDream), against 1F1B's
+  // (m+p-1)(f+b) + one step.
+  const int p = 4, m = 8;
+  auto model = equal_layers(p, 4e12);
+  for (size_t i = 0; i < model.size(); ++i) const_cast<workloads::Op&>(model.op(static_cast<int>(i))).params = 1e6;
+  const auto cluster = free_network(p);
+  Plan plan;
+  plan.pp = p;
+  plan.global_batch_size = m;
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  const double f = pm.time_s({sim::OpClass::Gemm, 4e12, 0, sim::DType::BF16});
+  const double b = pm.time_s({sim::OpClass::Gemm, 8e12, 0, sim::DType::BF16});
+  const double step = pm.time_s(sim::Kernel{sim::OpClass::Optimizer, 0, 1e6 * kOptimizerBytesPerParam, sim::DType::BF16});
+  plan.schedule = "1f1b";
+  const Simulation flush = simulate(model, cluster, plan);
+  EXPECT_NEAR(flush.report.iteration_time_s, (m + p - 1) * (f + b) + step, 1e-9);
+  EXPECT_TRUE(flush.report.pipeline_flush);
+  EXPECT_EQ(flush.report.mean_staleness, 0);
+
+  plan.schedule = "pipedream-2bw";
+  const Simulation two = simulate(model, cluster, plan);
+  EXPECT_NEAR(two.report.iteration_time_s, m * (f + b) + step, 1e-9);
+  EXPECT_FALSE(two.report.pipeline_flush);
+  EXPECT_NEAR(two.report.bubble_fraction, 0, 1e-9);
+  EXPECT_EQ(two.report.staleness, std::vector<double>(p, 1.0));
+  EXPECT_EQ(two.report.weight_versions, std::vector<int>(p, 2));
+  // Double-buffered weights: one more copy than 1F1B keeps.
+  const auto& stash = two.job.graph.devices()[0].resident.back();
+  EXPECT_EQ(stash.name, "stashed weights");
+  EXPECT_DOUBLE_EQ(stash.bytes, 1e6 * 2);  // one layer of 1e6 bf16 parameters
+
+  plan.schedule = "pipedream";
+  const Simulation pd = simulate(model, cluster, plan);
+  EXPECT_NEAR(pd.report.iteration_time_s, m * (f + b) + m * step, 1e-9);
+  EXPECT_EQ(pd.report.optimizer_steps, m);
+  EXPECT_EQ(pd.report.staleness, (std::vector<double>{3, 2, 1, 0}));  // p - i - 1
+  EXPECT_EQ(pd.report.weight_versions, (std::vector<int>{4, 3, 2, 1}));  // p - i
+  EXPECT_DOUBLE_EQ(pd.report.mean_staleness, 1.5);
+  for (int d = 0; d < p; ++d) {
+    const auto& parts = pd.job.graph.devices()[d].resident;
+    const int stage = pd.job.device_stage[d];
+    if (stage == p - 1) {
+      EXPECT_NE(parts.back().name, "stashed weights");
+    } else {
+      EXPECT_DOUBLE_EQ(parts.back().bytes, (p - stage - 1) * 2e6) << "stage " << stage;
+    }
+  }
+}
+
 TEST(Lowering, SequenceParallelismTradesEachAllReduceForAReduceScatterAndAnAllGather) {
   Inputs in = presets("dgx-a100-4x8", "gpt3-1.3b", "tp4-pp2-dp4-1f1b");
   in.plan.global_batch_size = 16;
