@@ -424,7 +424,10 @@ class Trainer {
     double compute_max = 0;
     for (double x : timing_.compute_s) compute_max = std::max(compute_max, x);
     const double step_s =
-        c_.rule == "delayed" ? std::max(compute_max, timing_.communication_s / std::max(1, c_.delay)) : timing_.iteration_s;
+        c_.rule != "delayed"
+            ? timing_.iteration_s
+            : std::max(compute_max, timing_.delayed_step_s > 0 ? timing_.delayed_step_s
+                                                               : timing_.communication_s / std::max(1, c_.delay));
     Rng gossip_rng(c_.seed + 77);
     restart_clock();
     if (r_.curve.empty()) evaluate(average());

@@ -91,6 +91,7 @@ struct WorkerTiming {
   double iteration_s = 1;
   std::vector<double> compute_s;  // per worker
   double communication_s = 0;     // what a step spends beyond compute, fault-free
+  double delayed_step_s = 0;      // the simulated steady state with delayed averaging (0: not simulated)
 };
 
 struct CurvePoint {

@@ -65,7 +65,7 @@ Plan load_plan(const ConfigNode& root) {
   p.sequence_parallel = root.get_bool("sequence_parallel", false);
   if (root.has("data_parallel")) {
     const ConfigNode dp = root.child("data_parallel");
-    dp.expect_map({"sync", "servers", "peers", "step", "seed", "compression", "density", "rank", "bucket"});
+    dp.expect_map({"sync", "servers", "peers", "step", "seed", "compression", "density", "rank", "bucket", "delay"});
     auto& c = p.data_parallel;
     if (dp.has("sync")) {
       const ConfigNode s = dp.child("sync");
@@ -90,6 +90,11 @@ Plan load_plan(const ConfigNode& root) {
       dp.child("bucket").fail("buckets overlap an uncompressed all-reduce with the backward; use sync: all-reduce, compression: none");
     if (p.zero > 0 && c.sync != "all-reduce")
       dp.child("sync").fail("ZeRO shards over an all-reduce group; use sync: all-reduce with zero > 0");
+    c.delay = static_cast<int>(dp.get_int("delay", 0));
+    if (dp.has("delay")) {
+      p.where["data_parallel.delay"] = dp.child("delay").loc();
+      if (c.delay < 0) dp.child("delay").fail("expected 0 (average every step) or more steps");
+    }
   }
   if (root.has("zero")) {
     const ConfigNode z = root.child("zero");
@@ -149,6 +154,10 @@ void validate(const Plan& p, const workloads::ModelGraph& model,
   if (p.data_parallel.sync == "gossip" && p.data_parallel.peers >= p.dp && p.dp > 1)
     fail_at(p, "data_parallel.sync", std::to_string(p.data_parallel.peers) + " gossip peers among " +
                                          std::to_string(p.dp) + " replicas; valid: 1 to dp-1");
+  if (p.data_parallel.delay > 0 && (p.zero > 0 || p.data_parallel.bucket_bytes > 0 || !schedules().make(p.schedule)->flushes()))
+    fail_at(p, "data_parallel.delay",
+            "delayed averaging exchanges whole gradients after a flushed iteration's backward; use zero: 0, no bucket "
+            "and a schedule that flushes (not " + p.schedule + ")");
   if (p.schedule == "chimera") {
     if (p.pp < 2 || p.pp % 2 != 0)
       fail_at(p, "pp", std::to_string(p.pp) + " stages; chimera pairs stage k with stage p-1-k: valid: an even pp of 2 or more");

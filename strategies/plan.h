@@ -50,6 +50,7 @@ struct Plan {
     double density = 0.01;            // topk: fraction of gradients sent
     int rank = 4;                     // powersgd
     double bucket_bytes = 0;          // > 0: all-reduce gradients in buckets during the backward
+    int delay = 0;                    // delayed averaging: an exchange's result is applied `delay` steps later
   } data_parallel;
 
   std::string file;                        // where it was read from

@@ -173,7 +173,8 @@ void write_json(std::ostream& out, const Report& r) {
                                  {"flush", r.pipeline_flush},
                                  {"optimizer_steps_per_iteration", r.optimizer_steps},
                                  {"mean_staleness", r.mean_staleness}};
-  if (!r.pipeline_flush) {
+  if (r.delayed_averaging > 0) pipe["delayed_averaging_steps"] = r.delayed_averaging;
+  if (!r.pipeline_flush || r.delayed_averaging > 0) {
     pipe["steady_state_period_s"] = r.steady_state_period_s;
     pipe["staleness_per_stage"] = r.staleness;
     pipe["weight_versions_per_stage"] = r.weight_versions;
@@ -195,6 +196,13 @@ void write_summary(std::ostream& out, const Report& r) {
   out << buf;
   std::snprintf(buf, sizeof buf, "  pipeline bubble    %.1f%%\n", 100 * r.bubble_fraction);
   out << buf;
+  if (r.delayed_averaging > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "  delayed averaging  the gradient exchange hidden behind %d step(s): steady state, gradients %d "
+                  "steps stale\n",
+                  r.delayed_averaging, r.delayed_averaging);
+    out << buf;
+  }
   if (!r.pipeline_flush) {
     std::string versions;
     for (int v : r.weight_versions) versions += (versions.empty() ? "" : "/") + std::to_string(v);

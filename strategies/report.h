@@ -69,6 +69,7 @@ struct Report {
   bool pipeline_flush = true;
   double steady_state_period_s = 0;  // async: the pipeline's time for one iteration's microbatches
   int optimizer_steps = 1;
+  int delayed_averaging = 0;  // steps the gradient exchange is hidden behind (its result that late)
   std::vector<double> staleness;
   std::vector<int> weight_versions;
   double mean_staleness = 0;

@@ -12,6 +12,8 @@
 
 namespace dejavu::strategies {
 
+void set_iteration_time(Report& r, double T, double period);
+
 namespace {
 
 // Per device: when its last microbatch task ends, and the optimizer's time on it.
@@ -62,10 +64,35 @@ void steady_state(const workloads::ModelGraph& model, const platforms::Cluster& 
   }
   Report& r = s.report;
   r.pipeline_flush = false;
-  r.steady_state_period_s = period;
   r.optimizer_steps = steps;
-  r.iteration_time_s = std::max(period + steps * step, steps * exchange);
-  const double T = r.iteration_time_s;
+  set_iteration_time(r, std::max(period + steps * step, steps * exchange), period);
+}
+
+// Delayed gradient averaging: the exchange of step k is applied at step k + D, so it runs
+// under the next D steps' compute. In steady state a step takes the longest of its compute
+// (to the last microbatch, then the optimizer step), its exchange spread over D steps, and
+// the time the busiest link needs for one step's bytes (exchanges in flight share links).
+void delayed_averaging(const Plan& plan, Simulation& s) {
+  const std::vector<Tail> one = tails(s.job.graph, s.result);
+  double step = 0, exchange = 0;
+  for (const Tail& d : one) {
+    step = std::max(step, d.step_s);
+    exchange = std::max(exchange, d.end - d.microbatch_end - d.step_s);
+  }
+  Report& r = s.report;
+  const int D = plan.data_parallel.delay;
+  const double link = r.busiest_link.utilization * r.iteration_time_s;
+  r.delayed_averaging = D;
+  r.staleness.assign(plan.pp, D);
+  r.mean_staleness = D;
+  set_iteration_time(r, std::max({r.pipeline_s + step, exchange / D, link}), r.pipeline_s);
+}
+
+}  // namespace
+
+void set_iteration_time(Report& r, double T, double period) {
+  r.iteration_time_s = T;
+  r.steady_state_period_s = period;
   r.tflops_per_gpu = r.model_flops / T / r.gpus / 1e12;
   r.hardware_tflops_per_gpu = r.hardware_flops / T / r.gpus / 1e12;
   r.mfu = r.model_flops / T / r.peak_flops_total;
@@ -79,8 +106,6 @@ void steady_state(const workloads::ModelGraph& model, const platforms::Cluster& 
   }
   r.bubble_fraction = r.gpus > 0 ? sum / r.gpus : 0;
 }
-
-}  // namespace
 
 Simulation simulate(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
                     const Plan& plan, const std::string& engine,
@@ -98,6 +123,7 @@ Simulation simulate(const workloads::ModelGraph& model, const platforms::Cluster
   }
   s.report.mean_staleness = weighted / plan.pp;
   if (!schedule->flushes()) steady_state(model, cluster, plan, engine, options, *schedule, s);
+  if (plan.data_parallel.delay > 0 && plan.dp * plan.cp > 1) delayed_averaging(plan, s);
   return s;
 }
 

@@ -127,12 +127,14 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
     c.rule = !e.rule.empty()                     ? e.rule
              : !a.rule.empty()                   ? a.rule
              : !schedule->flushes()              ? "pipedream"
+             : plan.data_parallel.delay > 0      ? "delayed"
              : plan.data_parallel.sync == "gossip" ? "gossip"
                                                  : "sync";
     if (c.rule == "pipedream")
       c.staleness = schedule->flushes() ? std::max(1, plan.pp - 1)
                                         : std::max(1, static_cast<int>(std::lround(schedule->staleness(0, plan.pp))));
     if (e.staleness >= 0) c.staleness = e.staleness;
+    if (plan.data_parallel.delay > 0) c.delay = plan.data_parallel.delay;
     if (e.delay >= 0) c.delay = e.delay;
     if (!e.aggregator.empty()) c.aggregator = e.aggregator;
     if (e.init_candidates > 0) c.init_candidates = e.init_candidates;
@@ -156,7 +158,15 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
       }
     std::unique_ptr<strategies::FaultScenario> slow;
     if (scenario) slow = std::make_unique<strategies::FaultScenario>(without_fail_stops(*scenario));
-    const strategies::WorkerTiming t = timing_of(model, cluster, plan, slow.get(), a.engine);
+    strategies::Plan every_step = plan;  // the exchange in full, not hidden behind later steps
+    every_step.data_parallel.delay = 0;
+    strategies::WorkerTiming t = timing_of(model, cluster, every_step, slow.get(), a.engine);
+    if (c.rule == "delayed") {
+      // The simulator's steady state with the exchange hidden behind `delay` steps.
+      strategies::Plan delayed = plan;
+      delayed.data_parallel.delay = std::max(1, c.delay);
+      t.delayed_step_s = strategies::simulate(model, cluster, delayed, a.engine).report.iteration_time_s;
+    }
     if (scenario) {
       // Fail-stops over the run (downtime included, generously), and the checkpoint interval
       // of the scenario's recovery (or the best one for its failure rate, as run-horizon).

@@ -239,6 +239,38 @@ TEST(Pipeline, AsynchronousPipelinesHaveNoFlushAndRecordTheirStaleness) {
   }
 }
 
+TEST(DataParallel, DelayedAveragingHidesTheExchangeBehindDSteps) {
+  // Two replicas on a link of latency L and no bandwidth limit: the ring all-reduce takes
+  // 2(n-1) = 2 latencies. Averaging every step, a step is f + b + 2L + the optimizer step;
+  // with the result applied D steps later, the longer of f + b + step and 2L/D.
+  const double L = 0.5;
+  auto model = equal_layers(1, 4e12);
+  const_cast<workloads::Op&>(model.op(0)).params = 1e6;
+  platforms::Cluster cluster = free_network(2);
+  cluster.groups[0].intra.latency_s = L;
+  cluster.groups[0].nic.latency_s = L;  // whichever way the route goes
+  cluster.network = sim::Network{};
+  build_network(cluster);
+  Plan plan;
+  plan.dp = 2;
+  plan.global_batch_size = 2;
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  const double compute = pm.time_s({sim::OpClass::Gemm, 4e12, 0, sim::DType::BF16}) +
+                         pm.time_s({sim::OpClass::Gemm, 8e12, 0, sim::DType::BF16});
+  const double step = pm.time_s(sim::Kernel{sim::OpClass::Optimizer, 0, 1e6 * kOptimizerBytesPerParam, sim::DType::BF16});
+  const Simulation every = simulate(model, cluster, plan);
+  ASSERT_NEAR(every.report.iteration_time_s, compute + 2 * L + step, 1e-9);
+  for (int D : {1, 2, 4, 8}) {
+    plan.data_parallel.delay = D;
+    const Simulation s = simulate(model, cluster, plan);
+    EXPECT_NEAR(s.report.iteration_time_s, std::max(compute + step, 2 * L / D), 1e-9) << D;
+    EXPECT_EQ(s.report.delayed_averaging, D);
+    EXPECT_DOUBLE_EQ(s.report.mean_staleness, D);
+  }
+  plan.zero = 1;
+  EXPECT_THROW(simulate(model, cluster, plan), ConfigError);
+}
+
 TEST(Lowering, SequenceParallelismTradesEachAllReduceForAReduceScatterAndAnAllGather) {
   Inputs in = presets("dgx-a100-4x8", "gpt3-1.3b", "tp4-pp2-dp4-1f1b");
   in.plan.global_batch_size = 16;
