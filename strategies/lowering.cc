@@ -170,8 +170,10 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   std::vector<int> ep_set(p, -1), ep_participants(p, -1);
   const int cp_stream = cp > 1 ? g.stream("cp-comm") : -1;
   std::vector<int> cp_set(p, -1);  // context groups: per replica and tensor rank, over cp
+  const bool cp_ring = cp > 1 && plan.cp_comm == "ring";
   job.roles.resize(cluster.gpu_count());
   std::vector<std::vector<int>> dev(p, std::vector<int>(nc)), self(p, std::vector<int>(nc)), tp_set(p, std::vector<int>(nc));
+  std::vector<std::vector<int>> cp_next(p, std::vector<int>(nc, -1));  // ring attention: each context rank to the next
   const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc);
   for (int s = 0; s < p; ++s) {
     for (int c = 0; c < nc; ++c) {
@@ -207,6 +209,13 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
         device.resident.push_back({"stashed weights", (versions - 1) * params[s] * state.weights});
       self[s][c] = g.add_participants({dev[s][c]});
       tp_set[s][c] = g.add_comm_set(std::move(rings));
+      if (cp_ring) {
+        sim::CommSet next;
+        for (int r : classes[c])
+          for (int x = 0; x < cp; ++x)
+            for (int k = 0; k < t; ++k) next.groups.push_back({host(s, r, x * t + k), host(s, r, (x + 1) % cp * t + k)});
+        cp_next[s][c] = g.add_comm_set(std::move(next));
+      }
       if ((ep > 1 || cp > 1) && c == nc - 1) {
         ep_participants[s] = g.add_participants(dev[s]);
         if (ep > 1) ep_set[s] = g.add_comm_set(ep_groups(s));
@@ -354,16 +363,42 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           if (first < 0) first = x;
           prev = x;
         };
-        if (seg.cp_gather_per_sample > 0) context(sim::CollectiveOp::AllGather, seg.cp_gather_per_sample, 20);
-        const sim::TaskId id = g.add_compute(D, compute, duration, label_of(seg, 0, [&] { return seg.name; }), j);
-        g.add_memory(id, seg.alloc_per_sample * b, seg.free_per_sample * b);
-        if (prev >= 0) g.depend(prev, id);
-        if (first < 0) first = id;
-        prev = id;
+        const double kv = (seg.cp_gather_per_sample + seg.cp_scatter_per_sample) * b;  // the sequence's keys and values
+        if (cp_ring && kv > 0) {
+          // Ring attention: cp steps, each the attention of the local queries with one block
+          // of keys and values, while the block moves on to the next rank (and, backward,
+          // the block's partial gradient with it): step i + 1 waits for step i and for the
+          // block's arrival; the blocks move one after another.
+          const bool backward = seg.cp_scatter_per_sample > 0;
+          const int send_label = label_of(seg, 22, [&] { return std::string("cp ring send ") + seg.name; });
+          sim::TaskId sent = -1;
+          for (int step = 0; step < cp; ++step) {
+            const sim::TaskId id = g.add_compute(D, compute, duration / cp, label_of(seg, 0, [&] { return seg.name; }), j);
+            g.add_memory(id, step == 0 ? seg.alloc_per_sample * b : 0, step == cp - 1 ? seg.free_per_sample * b : 0);
+            if (prev >= 0) g.depend(prev, id);
+            if (sent >= 0) g.depend(sent, id);
+            if (step + 1 < cp) {
+              const sim::TaskId x = g.add_transfer(D, cp_stream, cp_next[s][c], kv / cp * (backward ? 2 : 1), send_label, j);
+              if (sent >= 0) g.depend(sent, x);
+              else if (prev >= 0) g.depend(prev, x);
+              sent = x;
+            }
+            if (first < 0) first = id;
+            prev = id;
+          }
+        } else {
+          if (seg.cp_gather_per_sample > 0) context(sim::CollectiveOp::AllGather, seg.cp_gather_per_sample, 20);
+          const sim::TaskId id = g.add_compute(D, compute, duration, label_of(seg, 0, [&] { return seg.name; }), j);
+          g.add_memory(id, seg.alloc_per_sample * b, seg.free_per_sample * b);
+          if (prev >= 0) g.depend(prev, id);
+          if (first < 0) first = id;
+          prev = id;
+        }
+        const bool scatter = seg.cp_scatter_per_sample > 0 && !cp_ring;
         // The tensor-parallel synchronisation, then the expert-parallel exchange.
         if (t == 1 || seg.sync_bytes_per_sample <= 0) {
           if (seg.ep_after_per_sample > 0) exchange(seg, false, j, first, prev);
-          if (seg.cp_scatter_per_sample > 0) context(sim::CollectiveOp::ReduceScatter, seg.cp_scatter_per_sample, 21);
+          if (scatter) context(sim::CollectiveOp::ReduceScatter, seg.cp_scatter_per_sample, 21);
           return;
         }
         const double bytes = seg.sync_bytes_per_sample * b / cp;
@@ -377,7 +412,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           prev = sync;
         }
         if (seg.ep_after_per_sample > 0) exchange(seg, false, j, first, prev);
-        if (seg.cp_scatter_per_sample > 0) context(sim::CollectiveOp::ReduceScatter, seg.cp_scatter_per_sample, 21);
+        if (scatter) context(sim::CollectiveOp::ReduceScatter, seg.cp_scatter_per_sample, 21);
       };
       std::vector<sim::TaskId> item_last;  // each item's last compute task, in order
       for (const WorkItem& item : schedule->order(s, p, m, v)) {

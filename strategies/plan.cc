@@ -30,7 +30,7 @@ std::string divisors(int n) {
 
 Plan load_plan(const ConfigNode& root) {
   root.expect_map({"name", "tp", "pp", "dp", "micro_batch_size", "global_batch_size", "schedule",
-                   "virtual_stages", "stages", "recompute", "sequence_parallel", "zero", "data_parallel", "ep", "cp"});
+                   "virtual_stages", "stages", "recompute", "sequence_parallel", "zero", "data_parallel", "ep", "cp", "cp_comm"});
   Plan p;
   p.file = root.file();
   p.where[""] = root.loc();
@@ -40,6 +40,7 @@ Plan load_plan(const ConfigNode& root) {
   p.dp = positive(root, "dp", 1, p);
   p.ep = positive(root, "ep", 1, p);
   p.cp = positive(root, "cp", 1, p);
+  if (root.has("cp_comm")) p.cp_comm = root.child("cp_comm").as_choice({"all-gather", "ring"});
   p.micro_batch_size = positive(root, "micro_batch_size", 1, p);
   const ConfigNode gb = root.child("global_batch_size");
   p.global_batch_size = positive(root, "global_batch_size", 1, p);

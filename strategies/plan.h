@@ -30,7 +30,11 @@ struct Plan {
   std::string name = "plan";
   int tp = 1, pp = 1, dp = 1;
   int ep = 1;  // expert parallelism: experts sharded over groups of ep data-parallel replicas
-  int cp = 1;  // context parallelism: each sequence split over cp GPUs (ring attention)
+  int cp = 1;  // context parallelism: each sequence split over cp GPUs
+  // How context ranks share keys and values: all-gather them before attention (and
+  // reduce-scatter their gradients after), or pass them around a ring, one block per step,
+  // under the attention of the block before (ring attention, Megatron's p2p).
+  std::string cp_comm = "all-gather";
   int micro_batch_size = 1;
   int global_batch_size = 1;
   std::string schedule = "1f1b";

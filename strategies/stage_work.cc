@@ -71,10 +71,12 @@ std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vecto
     const Op& op = m.op(v);
     const ActivationSplit act = activation_of(op, m, plan);
     const bool context = plan.cp > 1 && op.cp_kv_bytes > 0 && kind != Pass::BackwardWeight;
+    const bool ring = context && plan.cp_comm == "ring";  // the attention op in a segment of its own
     if (context && !backward) {  // gather the sequence's keys and values first
       close();
       cur.cp_gather_per_sample = op.cp_kv_bytes / plan.tp;
     }
+    if (ring && backward) close();
     if (exchanges && backward && op.ep_a2a_bwd_before_bytes > 0) {
       close();
       cur.ep_before_per_sample = op.ep_a2a_bwd_before_bytes * (op.ep_bytes_per_member ? plan.ep : 1);
@@ -97,7 +99,7 @@ std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vecto
       cur.ep_after_op = backward ? op.ep_bwd_op : op.ep_fwd_op;
     }
     if (context && backward) cur.cp_scatter_per_sample = op.cp_kv_bytes / plan.tp;
-    if ((plan.tp > 1 && syncs) || a2a > 0 || (context && backward)) close();
+    if ((plan.tp > 1 && syncs) || a2a > 0 || (context && backward) || ring) close();
   }
   close();
   return out;

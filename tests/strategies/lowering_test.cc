@@ -351,6 +351,72 @@ TEST(Lowering, ContextParallelismGathersKeysAndValuesAndHalvesEachRanksWork) {
   // GPUs: tp innermost, then the context rank
   EXPECT_EQ(ctx.roles[5].cp_rank, 1);
   EXPECT_EQ(ctx.roles[5].tp_rank, 1);
+  // The ring instead: cp - 1 block sends per layer and microbatch each way (a block, and
+  // backward a block with its gradient), no collectives on the context stream.
+  in.plan.cp_comm = "ring";
+  const LoweredJob ring = lower(in.model, in.cluster, in.plan);
+  int sends = 0, collectives = 0;
+  double bytes = 0;
+  for (const auto& t : ring.graph.tasks())
+    if (ring.graph.stream_names()[t.stream] == "cp-comm") {
+      if (t.kind == sim::TaskKind::Collective) ++collectives;
+      if (t.kind == sim::TaskKind::Transfer) ++sends, bytes += t.bytes;
+    }
+  EXPECT_EQ(collectives, 0);
+  EXPECT_EQ(sends, 32 * 4 * 2);
+  EXPECT_DOUBLE_EQ(bytes, 32 * 4 * (kv / 2 + 2 * kv / 2));
+}
+
+TEST(Lowering, RingContextParallelismOverlapsEachBlockWithTheAttentionBefore) {
+  // One attention op on two context ranks whose link has latency L and no bandwidth limit:
+  // the forward is two steps of half the attention, the second waiting for the block that
+  // left at the start: c + max(c, L). The all-gather puts L (one step of a two-rank ring)
+  // before the whole attention instead.
+  for (double L : {1e-4, 0.5}) {
+    workloads::ModelGraph model;
+    model.name = "attention";
+    model.layers = 1;
+    workloads::Op op;
+    op.name = "attention";
+    op.op_class = sim::OpClass::Attention;
+    op.layer = 0;
+    op.fwd_flops = 4e12;
+    op.bwd_flops = 8e12;
+    op.counts_as_model_flops = true;
+    op.cp_kv_bytes = 1e6;
+    model.add_op(op);
+    platforms::Cluster cluster = free_network(2);
+    cluster.groups[0].intra.latency_s = L;
+    cluster.groups[0].nic.latency_s = L;
+    cluster.network = sim::Network{};
+    build_network(cluster);
+    Plan plan;
+    plan.cp = 2;
+    plan.global_batch_size = 1;
+    plan.cp_comm = "ring";
+    const Simulation ring = simulate(model, cluster, plan);
+    plan.cp_comm = "all-gather";
+    const Simulation gather = simulate(model, cluster, plan);
+    auto forward_end = [](const Simulation& s, double* compute) {
+      double end = 0;
+      *compute = 0;
+      for (size_t i = 0; i < s.job.graph.size(); ++i) {
+        const sim::Task& t = s.job.graph.task(static_cast<sim::TaskId>(i));
+        if (t.kind == sim::TaskKind::Compute && s.job.graph.labels()[t.label].rfind("fwd", 0) == 0) {
+          end = std::max(end, s.result.end_s[i]);
+          *compute += t.duration_s;
+        }
+      }
+      return end;
+    };
+    double c2 = 0, whole = 0;
+    const double ring_end = forward_end(ring, &c2), gather_end = forward_end(gather, &whole);
+    EXPECT_NEAR(c2, whole, 1e-12);  // the same attention, in two steps
+    const double c = whole / 2;
+    EXPECT_NEAR(ring_end, c + std::max(c, L), 1e-9) << L;
+    EXPECT_NEAR(gather_end, L + whole, 1e-9) << L;
+    EXPECT_LE(ring.report.iteration_time_s, gather.report.iteration_time_s) << L;
+  }
 }
 
 TEST(Lowering, UnevenStagesPutTheListedLayersOnEachStage) {
