@@ -110,6 +110,19 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     return set;
   };
   const int dpc = d * cp;  // how many GPUs share each gradient
+  // With expert parallelism, the rings of the replicas holding the same experts (every
+  // ep-th one), per tensor rank.
+  auto expert_rings = [&](int s) {
+    sim::CommSet set;
+    for (int i = 0; i < plan.ep; ++i)
+      for (int k = 0; k < t; ++k) {
+        std::vector<int> ring;
+        for (int r = i; r < d; r += plan.ep)
+          for (int x = 0; x < cp; ++x) ring.push_back(host(s, r, x * t + k));
+        set.groups.push_back(ring);
+      }
+    return set;
+  };
   const bool fused = options.fuse_items && plan.ep == 1 && cp == 1 && plan.data_parallel.bucket_bytes <= 0;
   const auto tp_algorithm = sim::collective_algorithms().make(options.collective_algorithm);
 
@@ -175,6 +188,9 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   std::vector<std::vector<int>> dev(p, std::vector<int>(nc)), self(p, std::vector<int>(nc)), tp_set(p, std::vector<int>(nc));
   std::vector<std::vector<int>> cp_next(p, std::vector<int>(nc, -1));  // ring attention: each context rank to the next
   const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc);
+  // Experts (with ep > 1) are held by d / ep replicas only: ZeRO shards their states that way.
+  const int dpe = plan.ep > 1 ? d / plan.ep * cp : dpc;
+  const ModelStateBytes expert_state = model_state_per_param(model.dtype, plan.zero, dpe);
   for (int s = 0; s < p; ++s) {
     for (int c = 0; c < nc; ++c) {
       std::vector<int> hosts;
@@ -201,9 +217,10 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       sim::Device& device = g.device(dev[s][c]);
       device.capacity_bytes = capacity;
       // Model states; ZeRO shards optimizer state (1), gradients (2) and weights (3).
-      device.resident = {{"weights", params[s] * state.weights},
-                         {"gradients", params[s] * state.gradients},
-                         {"optimizer", params[s] * state.optimizer}};
+      const double dense = params[s] - (plan.ep > 1 ? expert_params[s] : 0), experts = params[s] - dense;
+      device.resident = {{"weights", dense * state.weights + experts * expert_state.weights},
+                         {"gradients", dense * state.gradients + experts * expert_state.gradients},
+                         {"optimizer", dense * state.optimizer + experts * expert_state.optimizer}};
       // Asynchronous pipelines keep older weight versions for the backwards in flight.
       if (const int versions = schedule->weight_versions(s, p); versions > 1)
         device.resident.push_back({"stashed weights", (versions - 1) * params[s] * state.weights});
@@ -421,17 +438,25 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
         sim::TaskId first = -1, last = -1;
         // ZeRO-3 gathers the chunk's weights before each pass, one item ahead at most.
         double gathered = 0;
-        if (plan.zero >= 3 && dpc > 1) {
-          const double bytes = w.params_per_gpu * e;
-          const sim::TaskId ag = g.add_collective(g.add_participants(dev[s]), dp_stream, sim::CollectiveOp::AllGather,
-                                                  g.add_comm_set(dp_rings(s)), bytes, gather_label, j);
-          gathered = bytes * (dpc - 1) / dpc;
-          g.add_memory(ag, gathered, 0);
-          // Prefetch one item ahead: the gather for item i waits for item i-2 to finish, so
-          // at most two items' weights are gathered at once (FSDP's limit).
-          if (item_last.size() >= 2) g.depend(item_last[item_last.size() - 2], ag);
-          first = ag;
-          last = ag;
+        if (plan.zero >= 3 && (dpc > 1 || dpe > 1)) {
+          // Dense weights from every replica, experts from the replicas holding the same ones.
+          const double expert_bytes = (plan.ep > 1 ? w.expert_params_per_gpu : 0) * e;
+          const double dense_bytes = w.params_per_gpu * e - expert_bytes;
+          for (const auto& [bytes, shards, set] : {std::tuple{dense_bytes, dpc, -1}, std::tuple{expert_bytes, dpe, 1}}) {
+            if (bytes <= 0 || shards <= 1) continue;
+            const sim::TaskId ag =
+                g.add_collective(g.add_participants(dev[s]), dp_stream, sim::CollectiveOp::AllGather,
+                                 g.add_comm_set(set < 0 ? dp_rings(s) : expert_rings(s)), bytes, gather_label, j);
+            const double more = bytes * (shards - 1) / shards;
+            gathered += more;
+            g.add_memory(ag, more, 0);
+            // Prefetch one item ahead: the gather for item i waits for item i-2 to finish, so
+            // at most two items' weights are gathered at once (FSDP's limit).
+            if (item_last.size() >= 2) g.depend(item_last[item_last.size() - 2], ag);
+            if (last >= 0) g.depend(last, ag);
+            if (first < 0) first = ag;
+            last = ag;
+          }
         }
         // The item's compute: one fused task, or its segments (and their collectives).
         if (fused) {
@@ -530,9 +555,18 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   }
   for (int s = 0; s < p; ++s) {
     const double grad_bytes = params[s] * e;
-    auto dp_collective = [&](sim::CollectiveOp op, const std::string& label, double bytes) {
-      return g.add_collective(g.add_participants(dev[s]), dp_stream, op, g.add_comm_set(dp_rings(s)), bytes,
-                              g.label(label), -1);
+    const double expert_grad_bytes = (ep > 1 ? expert_params[s] : 0) * e;
+    // A data-parallel collective over the gradients' holders: the dense part over every
+    // replica, the experts' part over the replicas holding the same experts.
+    auto dp_collective = [&](sim::CollectiveOp op, const std::string& label, double bytes, double expert_bytes = 0) {
+      std::vector<sim::TaskId> out;
+      if (bytes - expert_bytes > 0 && dpc > 1)
+        out.push_back(g.add_collective(g.add_participants(dev[s]), dp_stream, op, g.add_comm_set(dp_rings(s)),
+                                       bytes - expert_bytes, g.label(label), -1));
+      if (expert_bytes > 0 && dpe > 1)
+        out.push_back(g.add_collective(g.add_participants(dev[s]), dp_stream, op, g.add_comm_set(expert_rings(s)),
+                                       expert_bytes, g.label("expert " + label), -1));
+      return out;
     };
     std::vector<sim::TaskId> synced = last_backwards[s];
     const double bucket = plan.data_parallel.bucket_bytes;
@@ -543,20 +577,22 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       // all-reduced (or reduce-scattered under ZeRO) as soon as its last block is done,
       // under the remaining backward.
       synced.clear();
-      double filled = 0;
+      double filled = 0, expert_filled = 0;
       std::vector<sim::TaskId> waits;
       auto flush = [&] {
         if (filled <= 0) return;
-        const sim::TaskId id = dp_collective(
-            plan.zero >= 1 ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce, "dp gradient bucket", filled);
-        for (sim::TaskId w : waits) g.depend(w, id);
-        synced.push_back(id);
-        filled = 0;
+        for (sim::TaskId id : dp_collective(plan.zero >= 1 ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce,
+                                            "dp gradient bucket", filled, expert_filled)) {
+          for (sim::TaskId w : waits) g.depend(w, id);
+          synced.push_back(id);
+        }
+        filled = expert_filled = 0;
         waits.clear();
       };
       for (int vs = s + p * (v - 1); vs >= s; vs -= p)
         for (size_t bi = work[vs].blocks.size(); bi-- > 0;) {
           filled += work[vs].blocks[bi].params_per_gpu * e;
+          if (ep > 1) expert_filled += work[vs].blocks[bi].expert_params_per_gpu * e;
           for (int c = 0; c < nc; ++c)
             if (grads_ready[c][vs][bi] >= 0) waits.push_back(grads_ready[c][vs][bi]);
           if (filled >= bucket) flush();
@@ -564,10 +600,10 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       flush();
       for (sim::TaskId id : last_backwards[s])  // and nothing steps before every backward
         if (!synced.empty()) g.depend(id, synced.back());
-    } else if (dpc > 1 && plan.zero >= 1) {
-      const sim::TaskId rs = dp_collective(sim::CollectiveOp::ReduceScatter, "dp gradient reduce-scatter", grad_bytes);
-      for (sim::TaskId id : last_backwards[s]) g.depend(id, rs);
-      synced = {rs};
+    } else if ((dpc > 1 || dpe > 1) && plan.zero >= 1) {
+      synced = dp_collective(sim::CollectiveOp::ReduceScatter, "dp gradient reduce-scatter", grad_bytes, expert_grad_bytes);
+      for (sim::TaskId rs : synced)
+        for (sim::TaskId id : last_backwards[s]) g.depend(id, rs);
     } else if (dpc > 1) {
       std::vector<std::pair<double, double>> matrices;
       for (int vs = s; vs < V; vs += p) matrices.insert(matrices.end(), work[vs].matrices.begin(), work[vs].matrices.end());
@@ -591,40 +627,35 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           for (int k = 0; k < t; ++k) hosts.back().push_back(host(s, r, x * t + k));
         }
       // With expert parallelism the experts' gradients are shared only by the replicas
-      // holding the same experts (every ep-th one): they get their own all-reduce.
-      const double expert_bytes = ep > 1 ? expert_params[s] * e : 0;
-      SyncContext ctx{g, dp_stream, dev[s], hosts, z.wire_bytes - expert_bytes, z.sparse, plan.data_parallel};
+      // holding the same experts (every ep-th one): they get their own exchange, of the
+      // same compression as the rest.
+      const double expert_wire = grad_bytes > 0 ? z.wire_bytes * expert_grad_bytes / grad_bytes : 0;
+      SyncContext ctx{g, dp_stream, dev[s], hosts, z.wire_bytes - expert_wire, z.sparse, plan.data_parallel};
       synced = topology->emit(ctx, ready);
-      if (expert_bytes > 0 && d / ep * cp > 1) {
-        sim::CommSet set;
-        for (int i = 0; i < ep; ++i)
-          for (int k = 0; k < t; ++k) {
-            std::vector<int> ring;
-            for (int r = i; r < d; r += ep)
-              for (int x = 0; x < cp; ++x) ring.push_back(host(s, r, x * t + k));
-            set.groups.push_back(ring);
-          }
-        const sim::TaskId id = g.add_collective(g.add_participants(dev[s]), dp_stream, sim::CollectiveOp::AllReduce,
-                                                g.add_comm_set(std::move(set)), expert_bytes,
-                                                g.label("expert gradient all-reduce"), -1);
+      if (expert_wire > 0 && dpe > 1) {
+        // Top-k values travel gathered, not reduced, as in the dense exchange.
+        const auto op = z.sparse ? sim::CollectiveOp::AllGather : sim::CollectiveOp::AllReduce;
+        const sim::TaskId id = g.add_collective(g.add_participants(dev[s]), dp_stream, op, g.add_comm_set(expert_rings(s)),
+                                                expert_wire, g.label("expert gradient all-reduce"), -1);
         for (sim::TaskId r : ready) g.depend(r, id);
         synced.push_back(id);
       }
     }
-    const double shard = plan.zero >= 1 ? dpc : 1;
+    // The optimizer steps the shard ZeRO leaves it: dense over dp·cp, experts over dp/ep·cp.
+    const double stepped = plan.zero >= 1 ? (grad_bytes - expert_grad_bytes) / e / dpc + expert_grad_bytes / e / dpe
+                                          : params[s];
     std::vector<sim::TaskId> steps;
     for (int c = 0; c < nc; ++c) {
       const platforms::GpuSpec& spec = *cluster.gpus[gpu(s, classes[c][0], 0)].spec;
       auto it = perf.try_emplace(spec.name, platforms::perf_model(cluster, spec)).first;
-      const sim::Kernel k{sim::OpClass::Optimizer, 0, params[s] * kOptimizerBytesPerParam / shard, model.dtype};
+      const sim::Kernel k{sim::OpClass::Optimizer, 0, stepped * kOptimizerBytesPerParam, model.dtype};
       const sim::TaskId step = g.add_compute(dev[s][c], compute, it->second.time_s(k), opt_label, -1);
       for (sim::TaskId id : synced) g.depend(id, step);
       steps.push_back(step);
     }
-    if (dpc > 1 && (plan.zero == 1 || plan.zero == 2)) {
-      const sim::TaskId gather = dp_collective(sim::CollectiveOp::AllGather, "dp weight all-gather", grad_bytes);
-      for (sim::TaskId step : steps) g.depend(step, gather);
-    }
+    if (plan.zero == 1 || plan.zero == 2)
+      for (sim::TaskId gather : dp_collective(sim::CollectiveOp::AllGather, "dp weight all-gather", grad_bytes, expert_grad_bytes))
+        for (sim::TaskId step : steps) g.depend(step, gather);
   }
   g.finalize();
 

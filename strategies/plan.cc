@@ -144,10 +144,9 @@ void validate(const Plan& p, const workloads::ModelGraph& model,
     if (p.dp % p.ep != 0 || model.experts % p.ep != 0)
       fail_at(p, "ep", std::to_string(p.ep) + " must divide dp (" + std::to_string(p.dp) + ") and the " +
                            std::to_string(model.experts) + " experts");
-    if (p.zero > 0 || p.data_parallel.sync != "all-reduce" || p.data_parallel.bucket_bytes > 0 ||
-        p.data_parallel.compression != "none")
-      fail_at(p, "ep", "expert parallelism runs with plain all-reduce data parallelism here (zero: 0, no buckets, "
-                       "no compression)");
+    if (p.data_parallel.sync != "all-reduce")
+      fail_at(p, "ep", "expert parallelism shares the experts' gradients over all-reduce groups; valid: "
+                       "data_parallel.sync: all-reduce");
   }
   if (p.data_parallel.servers > p.dp)
     fail_at(p, "data_parallel.sync", std::to_string(p.data_parallel.servers) + " parameter servers for " +

@@ -137,9 +137,12 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& pla
       const std::vector<int>& ops = block_ops[s][b];
       Block blk;
       blk.is_layer = block_layer[s][b] >= 0 && block_layer[s][b] < model.layers;
-      for (int v : ops)
-        blk.params_per_gpu += model.op(v).params / (model.op(v).tp == workloads::TpMode::Split ? plan.tp : 1) /
-                              (model.op(v).expert ? plan.ep : 1);
+      for (int v : ops) {
+        const double held = model.op(v).params / (model.op(v).tp == workloads::TpMode::Split ? plan.tp : 1) /
+                            (model.op(v).expert ? plan.ep : 1);
+        blk.params_per_gpu += held;
+        if (model.op(v).expert) blk.expert_params_per_gpu += held;
+      }
       const std::vector<int> reversed(ops.rbegin(), ops.rend());
       blk.fwd = cut(model, plan, ops, Pass::Forward);
       blk.bwd = cut(model, plan, reversed, Pass::Backward);

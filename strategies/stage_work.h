@@ -33,6 +33,7 @@ struct Segment {
 struct Block {
   bool is_layer = false;
   double params_per_gpu = 0;
+  double expert_params_per_gpu = 0;  // part of params_per_gpu, synchronised over dp / ep
   std::vector<Segment> fwd, bwd, recompute;  // recompute is empty unless it replays
   std::vector<Segment> bwd_input, bwd_weight;  // the backward split, for zero-bubble schedules
 };

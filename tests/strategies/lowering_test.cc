@@ -315,6 +315,61 @@ TEST(Lowering, ExpertParallelismExchangesTokensFourTimesPerLayerAndShardsTheExpe
   EXPECT_THROW(lower(model, cluster, plan), ConfigError);
 }
 
+TEST(Lowering, ExpertParallelismWithZeroShardsTheExpertsOverTheReplicasHoldingThem) {
+  // dp 4, ep 4: the dense parameters are shared by 4 replicas, each expert by one. ZeRO-1
+  // divides the dense optimizer state by 4 and leaves the experts' whole; the gradients
+  // are reduce-scattered over the dense group only, and the step covers the dense quarter
+  // plus the experts.
+  const auto model = workloads::load_workload_file(src("workloads/presets/mixtral-8x7b.yaml"));
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-4x8.yaml"));
+  Plan plan = load_plan_file(src("strategies/presets/tp4-pp2-dp4-ep4.yaml"));
+  plan.global_batch_size = 8;
+  const LoweredJob plain = lower(model, cluster, plan);
+  plan.zero = 1;
+  const LoweredJob zero = lower(model, cluster, plan);
+  auto part = [](const LoweredJob& job, const std::string& name) {
+    for (const auto& x : job.graph.devices()[0].resident)
+      if (x.name == name) return x.bytes;
+    return -1.0;
+  };
+  // Stage 0's experts per GPU (16 layers x 8 experts x 3 matrices / (tp 4 x ep 4)); fp32
+  // master, momentum and variance: 12 bytes a parameter.
+  const double experts = 16.0 * 8 * 3 * 4096 * 14336 / (4 * 4);
+  const double dense = part(plain, "weights") / 2 - experts;
+  ASSERT_GT(dense, 0);
+  EXPECT_NEAR(part(plain, "optimizer"), 12 * (dense + experts), 1e-6 * part(plain, "optimizer"));
+  EXPECT_NEAR(part(zero, "optimizer"), 12 * (dense / 4 + experts), 1e-6 * part(zero, "optimizer"));
+  EXPECT_DOUBLE_EQ(part(zero, "weights"), part(plain, "weights"));
+  int scatters = 0;
+  for (const auto& t : zero.graph.tasks())
+    if (t.kind == sim::TaskKind::Collective && t.op == sim::CollectiveOp::ReduceScatter &&
+        zero.graph.labels()[t.label].find("dp gradient") != std::string::npos) {
+      ++scatters;
+      // stage 1 also holds the final norm: within 1e-4
+      EXPECT_NEAR(t.bytes, dense * 2, 1e-4 * dense) << "only the dense part: each expert has one holder";
+    }
+  EXPECT_EQ(scatters, 2);  // one per stage
+  // With dp 8 and ep 4 the experts have two holders: their own reduce-scatter.
+  const auto big = platforms::load_cluster_file(src("platforms/presets/dgx-a100-8x8.yaml"));
+  plan.dp = 8;
+  plan.global_batch_size = 16;
+  const LoweredJob wide = lower(model, big, plan);
+  int expert_scatters = 0;
+  for (const auto& t : wide.graph.tasks())
+    if (t.kind == sim::TaskKind::Collective && wide.graph.labels()[t.label] == "expert dp gradient reduce-scatter") {
+      ++expert_scatters;
+      EXPECT_NEAR(t.bytes, experts * 2, 1e-6 * experts);
+    }
+  EXPECT_EQ(expert_scatters, 2);  // one per stage, each 16 layers' experts
+  // Buckets and compression run with expert parallelism too.
+  plan.zero = 0;
+  plan.data_parallel.bucket_bytes = 100e6;
+  EXPECT_NO_THROW(simulate(model, big, plan));
+  plan.data_parallel.bucket_bytes = 0;
+  plan.data_parallel.compression = "powersgd";
+  EXPECT_NO_THROW(simulate(model, big, plan));
+}
+
 TEST(Lowering, ContextParallelismGathersKeysAndValuesAndHalvesEachRanksWork) {
   Inputs in = presets("dgx-a100-4x8", "llama3-8b", "tp4-pp2-dp4-1f1b");
   in.plan.recompute = "none";
