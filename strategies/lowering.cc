@@ -662,8 +662,8 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   const double samples = plan.global_batch_size;
   job.model_flops = model.model_flops(samples);
   job.hardware_flops = job.model_flops;
-  for (const StageWork& w : work)
-    for (const Block& blk : w.blocks)
+  for (int vs = 0; vs < Vp; ++vs)  // one copy of the model, however many pipelines run it
+    for (const Block& blk : work[vs].blocks)
       for (const Segment& seg : blk.recompute)
         for (int op : seg.ops)
           if (model.op(op).counts_as_model_flops) job.hardware_flops += model.op(op).fwd_flops * samples;

@@ -182,6 +182,14 @@ TEST(Pipeline, ChimeraBeats1F1BWithBackwardTwiceTheForward) {
   plan.schedule = "1f1b";
   const Simulation one = simulate(model, cluster, plan);
   EXPECT_LT(chimera.report.bubble_fraction, one.report.bubble_fraction);
+  // Two pipelines, one model: the same FLOPs, recomputation included.
+  plan.recompute = "full";
+  plan.schedule = "chimera";
+  const LoweredJob a = lower(model, cluster, plan);
+  plan.schedule = "1f1b";
+  const LoweredJob b = lower(model, cluster, plan);
+  EXPECT_GT(a.hardware_flops, a.model_flops);
+  EXPECT_DOUBLE_EQ(a.hardware_flops, b.hardware_flops);
   plan.schedule = "chimera";
   plan.pp = 4;
   plan.global_batch_size = 3;
