@@ -122,7 +122,7 @@ Simulation simulate(const workloads::ModelGraph& model, const platforms::Cluster
     weighted += s.report.staleness.back();
   }
   s.report.mean_staleness = weighted / plan.pp;
-  if (!schedule->flushes()) steady_state(model, cluster, plan, engine, options, *schedule, s);
+  if (!schedule->flushes() && plan.pp > 1) steady_state(model, cluster, plan, engine, options, *schedule, s);
   if (plan.data_parallel.delay > 0 && plan.dp * plan.cp > 1) delayed_averaging(plan, s);
   return s;
 }
