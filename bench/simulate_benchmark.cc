@@ -23,13 +23,14 @@ double peak_rss_mib() {
 }
 
 void run_preset(benchmark::State& state, const char* platform, const char* workload,
-                const char* plan) {
+                const char* plan, const char* schedule = nullptr) {
   register_all();
   for (auto _ : state) {
     // Everything a user's `dejavu simulate` does but print: load, lower, run, report.
     const auto cluster = platforms::load_cluster_file(src(platform));
     const auto model = workloads::load_workload_file(src(workload));
-    const auto p = strategies::load_plan_file(src(plan));
+    auto p = strategies::load_plan_file(src(plan));
+    if (schedule) p.schedule = schedule;
     const auto s = strategies::simulate(model, cluster, p);
     benchmark::DoNotOptimize(s.report.iteration_time_s);
     state.counters["tasks"] = static_cast<double>(s.job.graph.size());
@@ -43,6 +44,20 @@ void BM_Gpt3_175B_1024Gpus_1F1B(benchmark::State& state) {
              "strategies/presets/tp8-pp16-dp8-1f1b.yaml");
 }
 BENCHMARK(BM_Gpt3_175B_1024Gpus_1F1B)->Unit(benchmark::kMillisecond);
+
+// Chimera: two pipelines' worth of tasks and the merged order; PipeDream-2BW: the steady
+// state simulates m and 2m microbatches.
+void BM_Gpt3_175B_1024Gpus_Chimera(benchmark::State& state) {
+  run_preset(state, "platforms/presets/dgx-a100-128x8.yaml", "workloads/presets/gpt3-175b.yaml",
+             "strategies/presets/tp8-pp16-dp8-1f1b.yaml", "chimera");
+}
+BENCHMARK(BM_Gpt3_175B_1024Gpus_Chimera)->Unit(benchmark::kMillisecond);
+
+void BM_Gpt3_175B_1024Gpus_PipeDream2BW(benchmark::State& state) {
+  run_preset(state, "platforms/presets/dgx-a100-128x8.yaml", "workloads/presets/gpt3-175b.yaml",
+             "strategies/presets/tp8-pp16-dp8-1f1b.yaml", "pipedream-2bw");
+}
+BENCHMARK(BM_Gpt3_175B_1024Gpus_PipeDream2BW)->Unit(benchmark::kMillisecond);
 
 void BM_Gpt3_13B_32Gpus_1F1B(benchmark::State& state) {
   run_preset(state, "platforms/presets/dgx-a100-4x8.yaml", "workloads/presets/gpt3-13b.yaml",

@@ -15,6 +15,7 @@ namespace dejavu::strategies {
 // its pipeline (a deeper forward, a shallower backward). With equal forward and backward
 // times this reaches Chimera's (p - 2) / 2 slots of bubble per pass.
 std::vector<WorkItem> Chimera::order(int stage, int p, int m, int) const {
+  if (auto it = merged_.find({p, m}); it != merged_.end()) return it->second.at(stage);
   const int half = m / 2;
   const OneFOneB one;
   // Queue (gpu, pipeline): that pipeline's stage on the GPU, its 1F1B order.
@@ -39,7 +40,7 @@ std::vector<WorkItem> Chimera::order(int stage, int p, int m, int) const {
   // When each (pipeline, stage, microbatch, backward) ends; -1 while not yet run.
   std::map<std::tuple<int, int, int, bool>, long> end;
   std::vector<long> free_at(p, 0);
-  std::vector<WorkItem> out;
+  std::vector<std::vector<WorkItem>> out(p);
   size_t left = 0;
   for (const auto& g : q) left += g[0].items.size() + g[1].items.size();
   for (; left > 0; --left) {
@@ -78,9 +79,9 @@ std::vector<WorkItem> Chimera::order(int stage, int p, int m, int) const {
     const WorkItem& w = x.items[x.next++];
     end[{x.pipe, x.k, w.microbatch, w.backward}] = best_start + 1;
     free_at[best_g] = best_start + 1;
-    if (best_g == stage) out.push_back(w);
+    out[best_g].push_back(w);
   }
-  return out;
+  return (merged_[{p, m}] = std::move(out)).at(stage);
 }
 
 }  // namespace dejavu::strategies

@@ -6,11 +6,17 @@
 // against (p - 1) / (m + p - 1) for 1F1B. Needs an even p and an even m.
 #pragma once
 
+#include <map>
+#include <utility>
+
 #include "strategies/schedules/schedule.h"
 
 namespace dejavu::strategies {
 
 class Chimera : public PipelineSchedule {
+  // The merge yields every GPU's order at once; lower() asks GPU by GPU.
+  mutable std::map<std::pair<int, int>, std::vector<std::vector<WorkItem>>> merged_;
+
  public:
   std::vector<WorkItem> order(int stage, int stages, int microbatches, int chunks) const override;
   int pipelines() const override { return 2; }

@@ -115,10 +115,15 @@ TEST(Chakra, EveryShippedTraceLoadsAndSimulates) {
       ASSERT_EQ(static_cast<int>(trace.ranks.size()), n) << prefix;
       const double t = simulate_trace(trace, star(n, "50 GiB/s", "500 ns"), "analytic").report.iteration_time_s;
       const double step = S / (n * B) + a;
-      if (std::string(op) == "all_reduce") EXPECT_NEAR(t, 2 * (n - 1) * step, 1e-12) << prefix;
-      if (std::string(op) == "all_gather" || std::string(op) == "reduce_scatter")
+      if (std::string(op) == "all_reduce") {
+        EXPECT_NEAR(t, 2 * (n - 1) * step, 1e-12) << prefix;
+      }
+      if (std::string(op) == "all_gather" || std::string(op) == "reduce_scatter") {
         EXPECT_NEAR(t, (n - 1) * step, 1e-12) << prefix;
-      if (std::string(op) == "all_to_all") EXPECT_NEAR(t, (n - 1) * S / n / B + a, 1e-12) << prefix;  // direct, one step
+      }
+      if (std::string(op) == "all_to_all") {
+        EXPECT_NEAR(t, (n - 1) * S / n / B + a, 1e-12) << prefix;  // direct, one step
+      }
       ++simulated;
     }
   EXPECT_EQ(simulated, 12);
