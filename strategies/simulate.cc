@@ -12,9 +12,26 @@
 
 namespace dejavu::strategies {
 
-void set_iteration_time(Report& r, double T, double period);
-
 namespace {
+
+// An iteration time found beyond the simulated one (a steady state): the rates follow, and
+// each device's bubble is measured against the pipeline's period.
+void set_iteration_time(Report& r, double T, double period) {
+  r.iteration_time_s = T;
+  r.steady_state_period_s = period;
+  r.tflops_per_gpu = r.model_flops / T / r.gpus / 1e12;
+  r.hardware_tflops_per_gpu = r.hardware_flops / T / r.gpus / 1e12;
+  r.mfu = r.model_flops / T / r.peak_flops_total;
+  r.hfu = r.hardware_flops / T / r.peak_flops_total;
+  // Bubbles against the steady period: a device's microbatch work is the same per iteration.
+  double sum = 0;
+  for (auto& d : r.simulated) {
+    const double busy = (1 - d.bubble_fraction) * r.pipeline_s;
+    d.bubble_fraction = period > 0 ? std::max(0.0, 1 - busy / period) : 0;
+    sum += d.bubble_fraction * d.gpus;
+  }
+  r.bubble_fraction = r.gpus > 0 ? sum / r.gpus : 0;
+}
 
 // Per device: when its last microbatch task ends, and the optimizer's time on it.
 struct Tail {
@@ -89,23 +106,6 @@ void delayed_averaging(const Plan& plan, Simulation& s) {
 }
 
 }  // namespace
-
-void set_iteration_time(Report& r, double T, double period) {
-  r.iteration_time_s = T;
-  r.steady_state_period_s = period;
-  r.tflops_per_gpu = r.model_flops / T / r.gpus / 1e12;
-  r.hardware_tflops_per_gpu = r.hardware_flops / T / r.gpus / 1e12;
-  r.mfu = r.model_flops / T / r.peak_flops_total;
-  r.hfu = r.hardware_flops / T / r.peak_flops_total;
-  // Bubbles against the steady period: a device's microbatch work is the same per iteration.
-  double sum = 0;
-  for (auto& d : r.simulated) {
-    const double busy = (1 - d.bubble_fraction) * r.pipeline_s;
-    d.bubble_fraction = period > 0 ? std::max(0.0, 1 - busy / period) : 0;
-    sum += d.bubble_fraction * d.gpus;
-  }
-  r.bubble_fraction = r.gpus > 0 ? sum / r.gpus : 0;
-}
 
 Simulation simulate(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
                     const Plan& plan, const std::string& engine,
