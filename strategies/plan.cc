@@ -49,6 +49,7 @@ Plan load_plan(const ConfigNode& root) {
     if (!schedules().has(s.as_string()))
       s.fail("unknown schedule \"" + s.as_string() + "\"; valid: " + schedules().names_joined());
     p.schedule = s.as_string();
+    p.where["schedule"] = s.loc();
   }
   if (root.has("recompute")) p.recompute = root.child("recompute").as_choice({"none", "selective", "full"});
   p.virtual_stages = positive(root, "virtual_stages", 1, p);
