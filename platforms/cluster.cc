@@ -42,7 +42,7 @@ ServerNodes build_server(Cluster& c, const ServerGroup& g, int server) {
     const int host = net.add_host(gname, server, g.step_latency_s);
     net.add_link(gname + "/" + g.intra.kind, host, sw, g.intra.bandwidth_Bps * g.intra.efficiency,
                  g.intra.latency_s / 2);
-    c.gpus.push_back(GpuSlot{host, server, i, &spec});
+    c.gpus.push_back(GpuSlot{host, server, i, &spec, g.reserved_bytes});
     if (g.nic.per_gpu) s.nic_ports.push_back(host);
   }
   if (!g.nic.per_gpu) s.nic_ports.push_back(root >= 0 ? root : sw);
@@ -122,7 +122,7 @@ double positive_rate(const ConfigNode& n, const char* key) {
 }
 
 ServerGroup load_group(const ConfigNode& n) {
-  n.expect_map({"count", "gpu", "gpus_per_server", "intra", "nic", "step_latency"});
+  n.expect_map({"count", "gpu", "gpus_per_server", "intra", "nic", "step_latency", "reserved_memory"});
   ServerGroup g;
   g.count = positive_int(n, "count", 1, false);
   const ConfigNode gpu = n.child("gpu");
@@ -149,6 +149,8 @@ ServerGroup load_group(const ConfigNode& n) {
   g.nic.latency_s = nic.get_quantity("latency", units::Dimension::Time);
   g.nic.per_gpu = nic.get_bool("per_gpu", true);
   g.step_latency_s = n.get_quantity("step_latency", units::Dimension::Time, 0);
+  g.reserved_bytes = n.get_quantity("reserved_memory", units::Dimension::Bytes, 0);
+  if (g.reserved_bytes < 0) n.child("reserved_memory").fail("expected 0 B or more, e.g. 1 GB");
   return g;
 }
 

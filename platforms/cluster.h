@@ -62,6 +62,10 @@ struct ServerGroup {
   // protocol handshakes), paid by every step a GPU sends; with `efficiency` it is what a
   // preset fits so its all-reduce curve matches nccl-tests on that server type.
   double step_latency_s = 0;
+  // Memory a process holds on each GPU before the model's first byte: the CUDA context,
+  // library workspaces (cuBLAS, cuDNN) and NCCL's channel buffers (`reserved_memory`; what
+  // nvidia-smi shows for an idle training process). 0 unless the platform says.
+  double reserved_bytes = 0;
 };
 
 struct FabricSpec {
@@ -76,6 +80,7 @@ struct GpuSlot {
   int server = -1;  // global server index
   int local = -1;   // index inside the server
   const GpuSpec* spec = nullptr;
+  double reserved_bytes = 0;  // the group's reserved_memory
 };
 
 struct Cluster {

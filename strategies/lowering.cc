@@ -195,12 +195,13 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     for (int c = 0; c < nc; ++c) {
       std::vector<int> hosts;
       sim::CommSet rings;
-      double capacity = 0;
+      double capacity = 0, reserved = 0;
       for (int r : classes[c]) {
         for (int k = 0; k < K; ++k) {
           hosts.push_back(host(s, r, k));
           const double mem = cluster.gpus[gpu(s, r, k)].spec->memory_bytes;
           capacity = capacity == 0 ? mem : std::min(capacity, mem);
+          reserved = std::max(reserved, cluster.gpus[gpu(s, r, k)].reserved_bytes);
         }
         for (int x = 0; x < cp; ++x) {  // one tensor-parallel ring per context rank
           std::vector<int> ring;
@@ -221,6 +222,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       device.resident = {{"weights", dense * state.weights + experts * expert_state.weights},
                          {"gradients", dense * state.gradients + experts * expert_state.gradients},
                          {"optimizer", dense * state.optimizer + experts * expert_state.optimizer}};
+      if (reserved > 0) device.resident.push_back({"runtime (context, workspaces)", reserved});
       // Asynchronous pipelines keep older weight versions for the backwards in flight.
       if (const int versions = schedule->weight_versions(s, p); versions > 1)
         device.resident.push_back({"stashed weights", (versions - 1) * params[s] * state.weights});
@@ -365,6 +367,8 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           return std::string("ep ") + sim::to_string(op) + (before ? " before " : " after ") + seg.name;
         });
         const sim::TaskId a2a = g.add_collective(ep_participants[s], ep_stream, op, ep_set[s], per_sample * b / cp, label, j);
+        // Its receive buffer: the tokens arriving, held while they arrive.
+        g.add_memory(a2a, per_sample * b / cp, per_sample * b / cp);
         if (prev >= 0) g.depend(prev, a2a);
         if (first < 0) first = a2a;
         prev = a2a;
@@ -570,6 +574,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     };
     std::vector<sim::TaskId> synced = last_backwards[s];
     const double bucket = plan.data_parallel.bucket_bytes;
+    double compressed = 0;  // the compressed gradients' buffer, held until the step
     if (pipes > 1) {
       synced = {pair_sync[s], pair_sync[schedule->gpu_of(Vp + s, p)]};
     } else if (dpc > 1 && bucket > 0) {
@@ -616,9 +621,11 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           auto it = perf.try_emplace(spec.name, platforms::perf_model(cluster, spec)).first;
           const sim::TaskId id = g.add_compute(dev[s][c], compute, it->second.time_s(z.kernel),
                                                g.label("compress gradients (" + plan.data_parallel.compression + ")"), -1);
+          g.add_memory(id, z.wire_bytes, 0);
           for (sim::TaskId b : last_backwards[s]) g.depend(b, id);
           ready.push_back(id);
         }
+        compressed = z.wire_bytes;
       }
       std::vector<std::vector<int>> hosts;  // every (replica, context rank) is a gradient holder
       for (int r = 0; r < d; ++r)
@@ -632,6 +639,12 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       const double expert_wire = grad_bytes > 0 ? z.wire_bytes * expert_grad_bytes / grad_bytes : 0;
       SyncContext ctx{g, dp_stream, dev[s], hosts, z.wire_bytes - expert_wire, z.sparse, plan.data_parallel};
       synced = topology->emit(ctx, ready);
+      // Gathered (top-k) gradients arrive from every other holder: a receive buffer each.
+      if (z.sparse && plan.data_parallel.sync == "all-reduce")
+        for (sim::TaskId id : synced) {
+          const double in = g.task(id).bytes * (dpc - 1);
+          g.add_memory(id, in, in);
+        }
       if (expert_wire > 0 && dpe > 1) {
         // Top-k values travel gathered, not reduced, as in the dense exchange.
         const auto op = z.sparse ? sim::CollectiveOp::AllGather : sim::CollectiveOp::AllReduce;
@@ -650,6 +663,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       auto it = perf.try_emplace(spec.name, platforms::perf_model(cluster, spec)).first;
       const sim::Kernel k{sim::OpClass::Optimizer, 0, stepped * kOptimizerBytesPerParam, model.dtype};
       const sim::TaskId step = g.add_compute(dev[s][c], compute, it->second.time_s(k), opt_label, -1);
+      if (compressed > 0) g.add_memory(step, 0, compressed);
       for (sim::TaskId id : synced) g.depend(id, step);
       steps.push_back(step);
     }

@@ -132,12 +132,13 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
   // Each virtual stage's work items, from its blocks in order.
   enum Kind { kFwd, kBwd, kBwdInput, kBwdWeight };
   std::vector<std::array<ItemCost, 4>> item(V);
-  std::vector<double> params(p, 0.0), chunk_params(V, 0.0), capacity(p, 0.0);
+  std::vector<double> params(p, 0.0), chunk_params(V, 0.0), capacity(p, 0.0), reserved(p, 0.0);
   for (int s = 0; s < p; ++s) {
     for (int r = 0; r < d; ++r)
       for (int k = 0; k < t; ++k) {
         const double mem = cluster.gpus[gpu_index(plan, s, r, k)].spec->memory_bytes;
         capacity[s] = capacity[s] == 0 ? mem : std::min(capacity[s], mem);
+        reserved[s] = std::max(reserved[s], cluster.gpus[gpu_index(plan, s, r, k)].reserved_bytes);
       }
     const std::vector<BlockItems>& all = blocks(plan, s);
     // Blocks to virtual stages: before the layers -> the first, after -> the last.
@@ -288,7 +289,7 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
   std::vector<double> resident(p);
   const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc);
   for (int s = 0; s < p; ++s) {
-    resident[s] = params[s] * state.total();
+    resident[s] = params[s] * state.total() + reserved[s];
     const double grad_bytes = params[s] * e;
     double synced = last_backward[s];
     if (d > 1) {

@@ -2,8 +2,14 @@
 // schedules' activation footprints as the engine plays them.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
+#include "sim/error.h"
 #include "sim/memory.h"
 #include "strategies/lowering.h"
+#include "strategies/search/evaluator.h"
+#include "strategies/search/pipeline_model.h"
 #include "strategies/simulate.h"
 #include "strategies/stage_work.h"
 #include "workloads/generator.h"
@@ -13,6 +19,12 @@ namespace dejavu::strategies {
 namespace {
 
 std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+std::string slurp_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 // Activation bytes per GPU of one decoder layer for micro-batch b, as the plan keeps them.
 double layer_activation(const workloads::ModelGraph& m, const Plan& plan, bool stored) {
@@ -145,6 +157,76 @@ TEST(PipelineMemory, OneFOneBHoldsPMinusIMicrobatchesAndGPipeAllOfThem) {
       EXPECT_NEAR(held, expected * A, 1) << schedule << " stage " << i;
     }
   }
+}
+
+TEST(RuntimeMemory, ReservedMemoryIsResidentOnEveryGpuAndTheFastPathAgrees) {
+  // `reserved_memory` (CUDA context, workspaces, NCCL buffers) adds exactly itself to every
+  // GPU's peak, in the engine's lowering and in the search's pipeline model alike.
+  const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
+  std::string text = slurp_file(src("platforms/presets/dgx-a100-1x8.yaml"));
+  const auto plain = platforms::load_cluster(ConfigNode::load_string(text, "plain.yaml"));
+  text.replace(text.find("    step_latency: 9.5 us"), 0, "    reserved_memory: 1.5 GB\n");
+  const auto reserved = platforms::load_cluster(ConfigNode::load_string(text, "reserved.yaml"));
+  Plan plan = load_plan_file(src("strategies/presets/tp4-pp2-dp4-1f1b.yaml"));
+  plan.dp = 1;
+  plan.global_batch_size = 8;
+  const Simulation a = simulate(model, plain, plan), b = simulate(model, reserved, plan);
+  ASSERT_EQ(a.report.simulated.size(), b.report.simulated.size());
+  for (size_t d = 0; d < a.report.simulated.size(); ++d) {
+    EXPECT_NEAR(b.report.simulated[d].peak_memory_bytes - a.report.simulated[d].peak_memory_bytes, 1.5e9, 1e-3);
+    EXPECT_EQ(b.report.simulated[d].memory_at_peak[3].name, "runtime (context, workspaces)");
+  }
+  const search::Problem problem{&model, &reserved, 8};
+  search::SimulationEvaluator slow(problem, "ring", search::SimulationEvaluator::Path::Simulate);
+  search::PipelineModel fast(problem);
+  search::Score f;
+  ASSERT_TRUE(fast.score(plan, f));
+  EXPECT_NEAR(f.peak_memory_bytes, slow.evaluate(plan).peak_memory_bytes, 1e-9 * f.peak_memory_bytes);
+  text.replace(text.find("1.5 GB"), 6, "-1 GB");
+  EXPECT_THROW(platforms::load_cluster(ConfigNode::load_string(text, "bad.yaml")), ConfigError);
+}
+
+TEST(CommunicationBuffers, AllToAllAndCompressedGradientsHoldTheirBuffers) {
+  // Expert parallelism: each all-to-all holds its receive buffer (the bytes it moves) while
+  // it runs. Compression: the compressed gradients live from the compression to the step;
+  // gathered top-k gradients arrive from every other replica.
+  const auto moe = workloads::load_workload_file(src("workloads/presets/mixtral-8x7b.yaml"));
+  const auto four = platforms::load_cluster_file(src("platforms/presets/dgx-a100-4x8.yaml"));
+  Plan ep = load_plan_file(src("strategies/presets/tp4-pp2-dp4-ep4.yaml"));
+  ep.global_batch_size = 8;
+  const LoweredJob job = lower(moe, four, ep);
+  int a2a = 0;
+  for (const auto& t : job.graph.tasks())
+    if (t.kind == sim::TaskKind::Collective && t.op == sim::CollectiveOp::AllToAll) {
+      ++a2a;
+      EXPECT_DOUBLE_EQ(t.alloc_bytes, t.bytes);
+      EXPECT_DOUBLE_EQ(t.free_bytes, t.bytes);
+    }
+  EXPECT_GT(a2a, 0);
+
+  const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
+  const auto one = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
+  Plan topk = load_plan_file(src("strategies/presets/dp8-pcie.yaml"));
+  topk.data_parallel.compression = "topk";
+  topk.data_parallel.density = 0.01;
+  const LoweredJob z = lower(model, one, topk);
+  double held = 0, freed = 0, gathered = 0;
+  int gathers = 0;
+  for (const auto& t : z.graph.tasks()) {
+    const std::string& label = z.graph.labels()[t.label];
+    if (label.rfind("compress gradients", 0) == 0) held += t.alloc_bytes;
+    if (label == "optimizer step") freed += t.free_bytes;
+    if (t.kind == sim::TaskKind::Collective && t.op == sim::CollectiveOp::AllGather) {
+      ++gathers;
+      gathered += t.alloc_bytes - 7 * t.bytes;  // from the 7 other replicas
+    }
+  }
+  // Top-k at 1%: values and 32-bit indices of 1% of the bf16 gradients.
+  const double wire = model.parameter_count() * 0.01 * (2 + 4);
+  EXPECT_NEAR(held, wire, 1e-6 * wire);
+  EXPECT_DOUBLE_EQ(freed, held);
+  EXPECT_GT(gathers, 0);
+  EXPECT_NEAR(gathered, 0, 1e-6);
 }
 
 TEST(Oom, A175BModelOnFourServersDoesNotFitAndSaysByHowMuch) {
