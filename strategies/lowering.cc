@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <tuple>
 
 #include "platforms/calibration.h"
 #include "platforms/perf_model.h"
