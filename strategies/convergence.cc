@@ -305,7 +305,7 @@ class Trainer {
     std::vector<VectorXd> cand;
     cand.push_back(start_);
     for (int k = 1; k < K; ++k) {
-      Rng own(c_.seed * 0x9E3779B97F4A7C15ULL + 0x5EED + 7919ULL * k);
+      Rng own = init_stream(c_.seed, k);
       cand.push_back(model_.init(own));
     }
     // Each candidate is trained synchronously by the workers w with w % candidates == its
@@ -409,7 +409,7 @@ class Trainer {
     } s{std::vector<VectorXd>(n_, start), {}, 0};
     if (c_.independent_init && c_.init_candidates <= 1)
       for (int w = 0; w < n_; ++w) {
-        Rng own(c_.seed * 0x9E3779B97F4A7C15ULL + 0x5EED + 7919ULL * (w + 1));
+        Rng own = init_stream(c_.seed, w + 1);
         s.local[w] = model_.init(own);
       }
     State saved = s;

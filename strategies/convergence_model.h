@@ -24,9 +24,12 @@ inline double gaussian(Rng& r) {  // Box-Muller from our own uniform draws: the 
 }
 inline size_t below(Rng& r, size_t n) { return static_cast<size_t>(r() % n); }
 
-// Worker w's minibatch stream and the stream of the starting weights, for a run's seed.
+// Worker w's minibatch stream, and the stream of the k-th starting weights (k = 0: the
+// run's; others: independent or candidate initialisations), for a run's seed.
 inline Rng worker_stream(unsigned long long seed, int w) { return Rng(seed * 1000003ULL + w + 1); }
-inline Rng init_stream(unsigned long long seed) { return Rng(seed * 0x9E3779B97F4A7C15ULL + 0x5EED); }
+inline Rng init_stream(unsigned long long seed, int k = 0) {
+  return Rng(seed * 0x9E3779B97F4A7C15ULL + 0x5EED + 7919ULL * k);
+}
 // `batch` rows drawn with replacement from `rows` samples.
 inline std::vector<int> minibatch(Rng& r, size_t rows, int batch) {
   std::vector<int> out(batch);
