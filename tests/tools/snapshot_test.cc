@@ -1,0 +1,112 @@
+// Regression snapshots: every case of tests/snapshots/cases.txt run through the real
+// command line and compared with its checked-in output (numbers to a relative 1e-9).
+// They guard refactors; they say nothing about correctness, which the hand-worked tests
+// check. `make snapshots` regenerates them after an intended change (review the diff).
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/tools/cli_run.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace dejavu::testing;
+
+struct Case {
+  std::string file, args;
+};
+
+std::vector<Case> read_cases() {
+  std::vector<Case> out;
+  std::ifstream in(src("tests/snapshots/cases.txt"));
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t colon = line.find(": ");
+    out.push_back({line.substr(0, colon), line.substr(colon + 2)});
+  }
+  return out;
+}
+
+bool close(double a, double b) { return a == b || std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+
+// The first place where `got` differs from `want`, or "" when they agree.
+std::string json_diff(const nlohmann::json& want, const nlohmann::json& got, const std::string& at) {
+  if (want.is_number() && got.is_number())
+    return close(want.get<double>(), got.get<double>()) ? "" : at + ": " + want.dump() + " became " + got.dump();
+  if (want.type() != got.type() || want.size() != got.size())
+    return at + ": " + want.dump().substr(0, 200) + " became " + got.dump().substr(0, 200);
+  if (want.is_object()) {
+    for (const auto& [key, value] : want.items()) {
+      if (key == "wall_s") continue;  // the clock on the wall, not a result
+      if (!got.contains(key)) return at + "." + key + ": missing";
+      if (std::string d = json_diff(value, got.at(key), at + "." + key); !d.empty()) return d;
+    }
+  } else if (want.is_array()) {
+    for (size_t i = 0; i < want.size(); ++i)
+      if (std::string d = json_diff(want[i], got[i], at + "[" + std::to_string(i) + "]"); !d.empty()) return d;
+  } else if (want != got) {
+    return at + ": " + want.dump() + " became " + got.dump();
+  }
+  return "";
+}
+
+std::vector<std::string> cells(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cell;
+  for (char c : text) {
+    if (c == ',' || c == '\n') {
+      out.push_back(cell);
+      cell.clear();
+    } else {
+      cell += c;
+    }
+  }
+  if (!cell.empty()) out.push_back(cell);
+  return out;
+}
+
+std::string csv_diff(const std::string& want, const std::string& got) {
+  const auto a = cells(want), b = cells(got);
+  if (a.size() != b.size()) return std::to_string(a.size()) + " cells became " + std::to_string(b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    char* end_a = nullptr;
+    char* end_b = nullptr;
+    const double x = std::strtod(a[i].c_str(), &end_a), y = std::strtod(b[i].c_str(), &end_b);
+    const bool numbers = !a[i].empty() && !b[i].empty() && *end_a == 0 && *end_b == 0;
+    if (numbers ? !close(x, y) : a[i] != b[i]) return "cell " + std::to_string(i) + ": " + a[i] + " became " + b[i];
+  }
+  return "";
+}
+
+class Snapshot : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Snapshot, OutputUnchanged) {
+  const Case& c = GetParam();
+  const fs::path out = scratch() / c.file;
+  std::string args = c.args;
+  args.replace(args.find("{out}"), 5, out.string());
+  const std::string cmd = "cd " + src("") + " && " + DEJAVU_BINARY + " " + args + " >/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string want = slurp(src("tests/snapshots/" + c.file)), got = slurp(out);
+  ASSERT_FALSE(want.empty()) << "no snapshot: run `make snapshots`";
+  const std::string diff = c.file.ends_with(".json")
+                               ? json_diff(nlohmann::json::parse(want), nlohmann::json::parse(got), c.file)
+                               : csv_diff(want, got);
+  EXPECT_EQ(diff, "") << "regenerate with `make snapshots` if the change is intended";
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string name;
+  for (char c : info.param.file) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, Snapshot, ::testing::ValuesIn(read_cases()), case_name);
+
+}  // namespace

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Regenerates the regression snapshots under tests/snapshots/ (what `dejavu` writes for
+# every case in tests/snapshots/cases.txt). They guard refactors, not correctness: run
+# this (`make snapshots`) only when a change of output is intended, and review the diff.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=$(realpath "${1:-build/tools/dejavu}")
+dir=tests/snapshots
+while IFS= read -r line; do
+  [[ -z "$line" || "$line" == \#* ]] && continue
+  name=${line%%:*}
+  args=${line#*: }
+  "$bin" ${args//\{out\}/$dir/$name} >/dev/null
+  echo "$dir/$name"
+done < "$dir/cases.txt"
