@@ -78,6 +78,50 @@ class TpSyncPricer {
   std::map<double, double> cache_;
 };
 
+// Whether a backward pass over `blk` leaves its weight gradients complete: the whole
+// backward does; split, the weight part does, or the input part where the block has no
+// weight-gradient work (an embedding's gradient is a scatter of the input gradients).
+enum BackwardKind { kWhole, kInput, kWeight };
+bool completes_gradients(const Block& blk, int kind) {
+  if (kind == kWhole) return true;
+  return (kind == kWeight) == !blk.bwd_weight.empty();
+}
+
+// ZeRO-3's exchanges on one GPU stage, as FSDP and DeepSpeed run them: per block and
+// pass, an all-gather of its weights before it (and after every microbatch's backward of
+// the block, a reduce-scatter of its gradients); dense weights over every replica, the
+// experts' over the replicas holding the same experts. One collective per block and pass
+// stands for every replica class, in the order the stage runs its blocks.
+struct Zero3Exchanges {
+  struct Exchange {
+    std::vector<sim::TaskId> ids;
+    double bytes = 0;  // what each GPU holds beyond its shard while the block needs it
+  };
+  std::vector<Exchange> gathers, reductions;
+  int participants = -1, gather_stream = -1, reduce_stream = -1, gather_label = -1, reduce_label = -1;
+  int dense_set = -1, expert_set = -1, dense_shards = 1, expert_shards = 1;
+  bool experts_apart = false;  // ep > 1: experts are exchanged over their own replicas
+  double element_bytes = 2;
+
+  void add(sim::TaskGraph& g, const Block& blk, bool gather, int microbatch) {
+    const double experts = experts_apart ? blk.expert_params_per_gpu * element_bytes : 0;
+    const double dense = blk.params_per_gpu * element_bytes - experts;
+    Exchange out;
+    for (const auto& [bytes, shards, set] : {std::tuple{dense, dense_shards, dense_set}, std::tuple{experts, expert_shards, expert_set}}) {
+      if (bytes <= 0 || shards <= 1) continue;
+      const auto op = gather ? sim::CollectiveOp::AllGather : sim::CollectiveOp::ReduceScatter;
+      const sim::TaskId id = g.add_collective(participants, gather ? gather_stream : reduce_stream, op, set, bytes,
+                                              gather ? gather_label : reduce_label, microbatch);
+      const double more = bytes * (shards - 1) / shards;
+      // Gathered weights are held from the gather; the full gradients go with their reduction.
+      g.add_memory(id, gather ? more : 0, gather ? 0 : more);
+      out.ids.push_back(id);
+      out.bytes += more;
+    }
+    (gather ? gathers : reductions).push_back(std::move(out));
+  }
+};
+
 }  // namespace
 
 LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
@@ -273,7 +317,24 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
   const double boundary = model.boundary_bytes_per_sample * b / cp;  // a context rank's tokens
   const int send_fwd_label = g.label("send activations to next stage");
   const int send_bwd_label = g.label("send gradients to previous stage");
-  const int gather_label = g.label("zero-3 gather weights");
+  // ZeRO-3 (FSDP): weights gathered block by block, `zero_prefetch` blocks ahead, and
+  // gradients reduce-scattered block by block as each microbatch's backward ends.
+  const bool zero3 = plan.zero >= 3 && (dpc > 1 || dpe > 1);
+  std::vector<Zero3Exchanges> zero3_at(zero3 ? p : 0);
+  for (int s = 0; s < static_cast<int>(zero3_at.size()); ++s) {
+    Zero3Exchanges& z = zero3_at[s];
+    z.participants = g.add_participants(dev[s]);
+    z.gather_stream = g.stream("param-gather");
+    z.reduce_stream = dp_stream;
+    z.gather_label = g.label("zero-3 gather weights");
+    z.reduce_label = g.label("zero-3 reduce-scatter gradients");
+    z.dense_set = g.add_comm_set(dp_rings(s));
+    z.dense_shards = dpc;
+    z.experts_apart = plan.ep > 1;
+    if (z.experts_apart) z.expert_set = g.add_comm_set(expert_rings(s));
+    z.expert_shards = dpe;
+    z.element_bytes = e;
+  }
   // Labels are interned once per segment and kind of task, not once per task: the 175B
   // plan emits a quarter of a million tasks from a few hundred segments.
   std::map<std::pair<const Segment*, int>, int> labels;
@@ -321,9 +382,11 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       }
     }
 
-    // Fused: each kind of work item of each virtual stage priced once, as one task.
+    // Fused: each kind of work item of each virtual stage priced once, block by block
+    // (`blocks[vs][kind][bi]`, indexed in forward order), and as a whole (`items`).
     enum Kind { kFwd, kBwd, kBwdInput, kBwdWeight, kKinds };
     std::vector<std::array<FusedItem, kKinds>> items(fused ? V : 0);
+    std::vector<std::array<std::vector<FusedItem>, kKinds>> block_items(fused ? V : 0);
     if (fused) {
       for (int vs = 0; vs < V; ++vs) {
         TpSyncPricer sync(cluster.network, *tp_algorithm, g.comm_set(tp_set[gpu_stage(vs)][c]).groups.at(0), plan);
@@ -332,24 +395,27 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
           if (t > 1 && seg.sync_bytes_per_sample > 0) item.duration_s += sync.time_s(seg.sync_bytes_per_sample * b);
         };
         const StageWork& w = work[vs];
-        for (size_t bi = 0; bi < w.blocks.size(); ++bi)
-          for (size_t si = 0; si < w.blocks[bi].fwd.size(); ++si) add(items[vs][kFwd], w.blocks[bi].fwd[si], dur[vs].fwd[bi][si]);
-        for (size_t bi = w.blocks.size(); bi-- > 0;) {
+        for (auto& per_block : block_items[vs]) per_block.assign(w.blocks.size(), FusedItem{});
+        for (size_t bi = 0; bi < w.blocks.size(); ++bi) {
           const Block& blk = w.blocks[bi];
-          for (int kind : {kBwd, kBwdInput}) {
-            for (size_t si = 0; si < blk.recompute.size(); ++si) add(items[vs][kind], blk.recompute[si], dur[vs].recompute[bi][si]);
-            const auto& segs = kind == kBwd ? blk.bwd : blk.bwd_input;
-            const auto& times = kind == kBwd ? dur[vs].bwd[bi] : dur[vs].bwd_input[bi];
-            for (size_t si = 0; si < segs.size(); ++si) add(items[vs][kind], segs[si], times[si]);
+          auto& [fwd, bwd, bwd_input, bwd_weight] = block_items[vs];
+          for (size_t si = 0; si < blk.fwd.size(); ++si) add(fwd[bi], blk.fwd[si], dur[vs].fwd[bi][si]);
+          for (size_t si = 0; si < blk.recompute.size(); ++si) {
+            add(bwd[bi], blk.recompute[si], dur[vs].recompute[bi][si]);
+            add(bwd_input[bi], blk.recompute[si], dur[vs].recompute[bi][si]);
           }
-          for (size_t si = 0; si < blk.bwd_weight.size(); ++si) add(items[vs][kBwdWeight], blk.bwd_weight[si], dur[vs].bwd_weight[bi][si]);
+          for (size_t si = 0; si < blk.bwd.size(); ++si) add(bwd[bi], blk.bwd[si], dur[vs].bwd[bi][si]);
+          for (size_t si = 0; si < blk.bwd_input.size(); ++si) add(bwd_input[bi], blk.bwd_input[si], dur[vs].bwd_input[bi][si]);
+          for (size_t si = 0; si < blk.bwd_weight.size(); ++si) add(bwd_weight[bi], blk.bwd_weight[si], dur[vs].bwd_weight[bi][si]);
         }
+        for (int kind = 0; kind < kKinds; ++kind)
+          for (size_t i = 0; i < w.blocks.size(); ++i)
+            items[vs][kind].append(block_items[vs][kind][kind == kFwd ? i : w.blocks.size() - 1 - i]);
       }
     }
     const int fused_label[kKinds] = {g.label("forward"), g.label("backward"), g.label("backward (input gradients)"),
                                      g.label("backward (weight gradients)")};
-    auto emit_fused = [&](int vs, int kind, int D, int j, sim::TaskId& first, sim::TaskId& prev) {
-      const FusedItem& item = items[vs][kind];
+    auto emit_fused_task = [&](const FusedItem& item, int kind, int D, int j, sim::TaskId& first, sim::TaskId& prev) {
       const sim::TaskId id = g.add_compute(D, compute, item.duration_s, fused_label[kind], j);
       g.add_memory(id, item.peak, item.peak - item.level);
       if (prev >= 0) g.depend(prev, id);
@@ -436,61 +502,87 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
         if (seg.ep_after_per_sample > 0) exchange(seg, false, j, first, prev);
         if (scatter) context(sim::CollectiveOp::ReduceScatter, seg.cp_scatter_per_sample, 21);
       };
-      std::vector<sim::TaskId> item_last;  // each item's last compute task, in order
+      // ZeRO-3: a block's weights are all-gathered before each pass over it and released
+      // after it; the n-th gather of this GPU waits for block n - 1 - prefetch to be done,
+      // so `zero_prefetch` blocks are gathered ahead, under the compute. A pass that
+      // completes the block's gradients reduce-scatters them, holding them until then.
+      std::vector<sim::TaskId> block_end;  // the last task of each gathered block, in order
+      size_t reduced = 0;
+      auto zero3_block = [&](const Block& blk, int j, bool gathers, bool reduces, sim::TaskId& last,
+                             const std::function<void()>& body) {
+        if (!zero3 || blk.params_per_gpu <= 0 || (!gathers && !reduces)) return body();
+        Zero3Exchanges& z = zero3_at[s];
+        const size_t n = block_end.size();
+        if (gathers) {
+          if (n == z.gathers.size()) z.add(g, blk, true, j);  // the first class to get here emits it
+          for (sim::TaskId id : z.gathers[n].ids)
+            if (n > static_cast<size_t>(plan.zero_prefetch)) g.depend(block_end[n - 1 - plan.zero_prefetch], id);
+        }
+        const sim::TaskId begin = static_cast<sim::TaskId>(g.size());
+        body();
+        if (static_cast<sim::TaskId>(g.size()) == begin) throw ModelError("a block with weights has no work for ZeRO-3");
+        if (gathers) {
+          for (sim::TaskId id : z.gathers[n].ids) g.depend(id, begin);
+          g.add_memory(last, 0, z.gathers[n].bytes);
+          block_end.push_back(last);
+        }
+        if (reduces) {
+          if (reduced == z.reductions.size()) z.add(g, blk, false, j);
+          g.add_memory(begin, z.reductions[reduced].bytes, 0);
+          for (sim::TaskId id : z.reductions[reduced].ids) g.depend(last, id);
+          ++reduced;
+        }
+      };
       for (const WorkItem& item : schedule->order(s, p, m, v)) {
         const int j = item.microbatch, vs = schedule->virtual_stage(item.chunk, s, p);
         const StageWork& w = work[vs];
         sim::TaskId first = -1, last = -1;
-        // ZeRO-3 gathers the chunk's weights before each pass, one item ahead at most.
-        double gathered = 0;
-        if (plan.zero >= 3 && (dpc > 1 || dpe > 1)) {
-          // Dense weights from every replica, experts from the replicas holding the same ones.
-          const double expert_bytes = (plan.ep > 1 ? w.expert_params_per_gpu : 0) * e;
-          const double dense_bytes = w.params_per_gpu * e - expert_bytes;
-          for (const auto& [bytes, shards, set] : {std::tuple{dense_bytes, dpc, -1}, std::tuple{expert_bytes, dpe, 1}}) {
-            if (bytes <= 0 || shards <= 1) continue;
-            const sim::TaskId ag =
-                g.add_collective(g.add_participants(dev[s]), dp_stream, sim::CollectiveOp::AllGather,
-                                 g.add_comm_set(set < 0 ? dp_rings(s) : expert_rings(s)), bytes, gather_label, j);
-            const double more = bytes * (shards - 1) / shards;
-            gathered += more;
-            g.add_memory(ag, more, 0);
-            // Prefetch one item ahead: the gather for item i waits for item i-2 to finish, so
-            // at most two items' weights are gathered at once (FSDP's limit).
-            if (item_last.size() >= 2) g.depend(item_last[item_last.size() - 2], ag);
-            if (last >= 0) g.depend(last, ag);
-            if (first < 0) first = ag;
-            last = ag;
-          }
-        }
-        // The item's compute: one fused task, or its segments (and their collectives).
-        if (fused) {
-          emit_fused(vs, !item.backward ? kFwd
+        const int kind = !item.backward ? kFwd
                          : item.part == BackwardPart::Weight ? kBwdWeight
                          : item.part == BackwardPart::Input  ? kBwdInput
-                                                             : kBwd,
-                     D, j, first, last);
+                                                             : kBwd;
+        // The item's blocks in the order it runs them: forward first to last, backward back.
+        const size_t nb = w.blocks.size();
+        auto block_at = [&](size_t i) { return item.backward ? nb - 1 - i : i; };
+        if (fused && !zero3) {
+          emit_fused_task(items[vs][kind], kind, D, j, first, last);
+        } else if (fused) {
+          for (size_t i = 0; i < nb; ++i) {
+            const size_t bi = block_at(i);
+            // Weight gradients need the layer's inputs, not its weights.
+            const bool reduces = kind != kFwd && completes_gradients(w.blocks[bi], kind == kBwd        ? kWhole
+                                                                              : kind == kBwdInput ? kInput
+                                                                                                  : kWeight);
+            zero3_block(w.blocks[bi], j, kind != kBwdWeight, reduces, last,
+                        [&] { emit_fused_task(block_items[vs][kind][bi], kind, D, j, first, last); });
+          }
         } else if (!item.backward) {
-          for (size_t bi = 0; bi < w.blocks.size(); ++bi)
-            for (size_t si = 0; si < w.blocks[bi].fwd.size(); ++si)
-              emit(w.blocks[bi].fwd[si], dur[vs].fwd[bi][si], j, first, last);
+          for (size_t bi = 0; bi < nb; ++bi)
+            zero3_block(w.blocks[bi], j, true, false, last, [&] {
+              for (size_t si = 0; si < w.blocks[bi].fwd.size(); ++si)
+                emit(w.blocks[bi].fwd[si], dur[vs].fwd[bi][si], j, first, last);
+            });
         } else if (item.part == BackwardPart::Weight) {
           // Weight gradients: after this microbatch's input-gradient pass, sent nowhere.
-          for (size_t bi = w.blocks.size(); bi-- > 0;) {
-            for (size_t si = 0; si < w.blocks[bi].bwd_weight.size(); ++si)
-              emit(w.blocks[bi].bwd_weight[si], dur[vs].bwd_weight[bi][si], j, first, last);
+          for (size_t bi = nb; bi-- > 0;) {
+            zero3_block(w.blocks[bi], j, false, completes_gradients(w.blocks[bi], kWeight), last, [&] {
+              for (size_t si = 0; si < w.blocks[bi].bwd_weight.size(); ++si)
+                emit(w.blocks[bi].bwd_weight[si], dur[vs].bwd_weight[bi][si], j, first, last);
+            });
             if (j == m - 1 && last >= 0) grads_ready[c][vs][bi] = last;
           }
         } else {
           // Layer by layer from the last: replay what recomputation dropped, then backward
           // (or its input-gradient part, when the schedule splits it).
           const bool input_only = item.part == BackwardPart::Input;
-          for (size_t bi = w.blocks.size(); bi-- > 0;) {
+          for (size_t bi = nb; bi-- > 0;) {
             const Block& blk = w.blocks[bi];
-            for (size_t si = 0; si < blk.recompute.size(); ++si) emit(blk.recompute[si], dur[vs].recompute[bi][si], j, first, last);
-            const auto& segs = input_only ? blk.bwd_input : blk.bwd;
-            const auto& times = input_only ? dur[vs].bwd_input[bi] : dur[vs].bwd[bi];
-            for (size_t si = 0; si < segs.size(); ++si) emit(segs[si], times[si], j, first, last);
+            zero3_block(blk, j, true, completes_gradients(blk, input_only ? kInput : kWhole), last, [&] {
+              for (size_t si = 0; si < blk.recompute.size(); ++si) emit(blk.recompute[si], dur[vs].recompute[bi][si], j, first, last);
+              const auto& segs = input_only ? blk.bwd_input : blk.bwd;
+              const auto& times = input_only ? dur[vs].bwd_input[bi] : dur[vs].bwd[bi];
+              for (size_t si = 0; si < segs.size(); ++si) emit(segs[si], times[si], j, first, last);
+            });
             if (j == m - 1 && !input_only) grads_ready[c][vs][bi] = last;
           }
         }
@@ -514,8 +606,6 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
             g.depend(last, b_send[c][vs][j]);
           }
         }
-        if (gathered > 0) g.add_memory(last, 0, gathered);
-        item_last.push_back(last);
       }
     }
     // Across stages: a forward needs the previous stage's activations, a backward the next
@@ -606,6 +696,9 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       flush();
       for (sim::TaskId id : last_backwards[s])  // and nothing steps before every backward
         if (!synced.empty()) g.depend(id, synced.back());
+    } else if (zero3) {
+      // Reduce-scattered block by block during the backward; the stream runs them in order.
+      for (sim::TaskId id : zero3_at[s].reductions.back().ids) synced.push_back(id);
     } else if ((dpc > 1 || dpe > 1) && plan.zero >= 1) {
       synced = dp_collective(sim::CollectiveOp::ReduceScatter, "dp gradient reduce-scatter", grad_bytes, expert_grad_bytes);
       for (sim::TaskId rs : synced)
@@ -718,6 +811,7 @@ std::vector<BlockItems> block_items(const ModelGraph& model, const platforms::Cl
   for (const Block& blk : work.at(0).blocks) {
     BlockItems c;
     c.is_layer = blk.is_layer;
+    c.weight_pass = !blk.bwd_weight.empty();
     c.params_per_gpu = blk.params_per_gpu;
     for (const Segment& seg : blk.fwd) add(c.fwd, seg);
     for (const Segment& seg : blk.recompute) {

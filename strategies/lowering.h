@@ -87,6 +87,7 @@ struct ItemCost {
 // stages and scores plans without lowering them. Ignores plan.pp's split.
 struct BlockItems {
   bool is_layer = false;
+  bool weight_pass = false;  // the split backward's weight part has work (ops with weights)
   double params_per_gpu = 0;
   ItemCost fwd;
   ItemCost bwd;         // recomputation, then the whole backward

@@ -30,7 +30,7 @@ std::string divisors(int n) {
 
 Plan load_plan(const ConfigNode& root) {
   root.expect_map({"name", "tp", "pp", "dp", "micro_batch_size", "global_batch_size", "schedule",
-                   "virtual_stages", "stages", "recompute", "sequence_parallel", "zero", "data_parallel", "ep", "cp", "cp_comm"});
+                   "virtual_stages", "stages", "recompute", "sequence_parallel", "zero", "zero_prefetch", "data_parallel", "ep", "cp", "cp_comm"});
   Plan p;
   p.file = root.file();
   p.where[""] = root.loc();
@@ -65,6 +65,21 @@ Plan load_plan(const ConfigNode& root) {
     }
   }
   p.sequence_parallel = root.get_bool("sequence_parallel", false);
+  if (root.has("zero")) {
+    const ConfigNode z = root.child("zero");
+    p.where["zero"] = z.loc();
+    const long long stage = z.as_int();
+    if (stage < 0 || stage > 3) z.fail("expected 0, 1, 2 or 3, got " + z.as_string());
+    p.zero = static_cast<int>(stage);
+  }
+  if (root.has("zero_prefetch")) {
+    const ConfigNode z = root.child("zero_prefetch");
+    p.where["zero_prefetch"] = z.loc();
+    const long long depth = z.as_int();
+    if (depth < 0 || depth > 64) z.fail("expected how many blocks to gather ahead, 0 to 64, got " + z.as_string());
+    if (p.zero < 3) z.fail("prefetching gathers weights that only zero: 3 shards; use zero: 3 or drop zero_prefetch");
+    p.zero_prefetch = static_cast<int>(depth);
+  }
   if (root.has("data_parallel")) {
     const ConfigNode dp = root.child("data_parallel");
     dp.expect_map({"sync", "servers", "peers", "step", "seed", "compression", "density", "rank", "bucket", "delay"});
@@ -88,6 +103,8 @@ Plan load_plan(const ConfigNode& root) {
     if (!(c.density > 0 && c.density <= 1)) dp.child("density").fail("expected a fraction in (0, 1]");
     if (c.rank < 1) dp.child("rank").fail("expected a rank of at least 1");
     c.bucket_bytes = dp.get_quantity("bucket", units::Dimension::Bytes, 0);
+    if (c.bucket_bytes > 0 && p.zero >= 3)
+      dp.child("bucket").fail("zero: 3 reduce-scatters each layer's gradients as its backward ends; drop bucket");
     if (c.bucket_bytes > 0 && (c.sync != "all-reduce" || c.compression != "none"))
       dp.child("bucket").fail("buckets overlap an uncompressed all-reduce with the backward; use sync: all-reduce, compression: none");
     if (p.zero > 0 && c.sync != "all-reduce")
@@ -97,12 +114,6 @@ Plan load_plan(const ConfigNode& root) {
       p.where["data_parallel.delay"] = dp.child("delay").loc();
       if (c.delay < 0) dp.child("delay").fail("expected 0 (average every step) or more steps");
     }
-  }
-  if (root.has("zero")) {
-    const ConfigNode z = root.child("zero");
-    p.where["zero"] = z.loc();
-    p.zero = static_cast<int>(z.as_int());
-    if (p.zero < 0 || p.zero > 3) z.fail("expected 0, 1, 2 or 3, got " + z.as_string());
   }
   if (p.global_batch_size % (p.micro_batch_size * p.dp) != 0)
     gb.fail(std::to_string(p.global_batch_size) + " is not a multiple of micro_batch_size x dp = " +

@@ -11,6 +11,7 @@
 //   recompute: full        # none | selective (attention) | full
 //   sequence_parallel: false  # tensor parallelism with reduce-scatter/all-gather (Megatron SP)
 //   zero: 0                # 0 (plain data parallelism) | 1 | 2 | 3 (FSDP)
+//   zero_prefetch: 1       # ZeRO-3: blocks gathered ahead of the one computing
 //   ep: 1                  # expert parallelism (MoE workloads): divides dp and the experts
 //   cp: 1                  # context parallelism: the sequence split over cp GPUs
 //   data_parallel: {sync: all-reduce, compression: none}   # see strategies/data_parallel.h
@@ -43,6 +44,9 @@ struct Plan {
   std::string recompute = "none";
   bool sequence_parallel = false;
   int zero = 0;
+  // ZeRO-3: blocks (layers) whose weights are gathered ahead of the one computing (FSDP's
+  // prefetch; at most zero_prefetch + 1 blocks are gathered at once).
+  int zero_prefetch = 1;
   // How data-parallel replicas agree on gradients (`data_parallel:` in YAML).
   struct DataParallel {
     std::string sync = "all-reduce";  // all-reduce | parameter-server | rolling-parameter-server | gossip

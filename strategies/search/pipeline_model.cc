@@ -133,6 +133,8 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
   enum Kind { kFwd, kBwd, kBwdInput, kBwdWeight };
   std::vector<std::array<ItemCost, 4>> item(V);
   std::vector<double> params(p, 0.0), chunk_params(V, 0.0), capacity(p, 0.0), reserved(p, 0.0);
+  std::vector<const std::vector<BlockItems>*> stage_blocks(p);
+  std::vector<std::vector<int>> owned(V);  // each virtual stage's blocks, forward order
   for (int s = 0; s < p; ++s) {
     for (int r = 0; r < d; ++r)
       for (int k = 0; k < t; ++k) {
@@ -158,6 +160,7 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
       ++used;
       if (++layer == model.layers) after = true;
     }
+    stage_blocks[s] = &all;
     for (int c = 0; c < v; ++c) {
       const int vs2 = c * p + s;
       std::array<ItemCost, 4>& it = item[vs2];
@@ -165,6 +168,7 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
         if (owner[i] == vs2) {
           it[kFwd].append(all[i].fwd);
           chunk_params[vs2] += all[i].params_per_gpu;
+          owned[vs2].push_back(static_cast<int>(i));
         }
       for (size_t i = all.size(); i-- > 0;)
         if (owner[i] == vs2) {
@@ -188,9 +192,6 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
     if (vs > 0) send_bwd[vs] = send_s(plan, vs % p, (vs - 1) % p, boundary);
   }
   const bool zero3 = plan.zero >= 3 && d > 1;
-  std::vector<double> gather_s(V, 0);
-  if (zero3)
-    for (int vs = 0; vs < V; ++vs) gather_s[vs] = collective(vs % p, sim::CollectiveOp::AllGather, chunk_params[vs] * e);
 
   // The list scheduler's times: start = max(inputs done, stream free).
   const std::vector<std::vector<WorkItem>>& order = orders(plan);
@@ -199,9 +200,50 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
   std::vector<double> compute_free(p, 0), pp_free(p, 0), dp_free(p, 0), last_backward(p, 0);
   std::vector<std::vector<std::tuple<double, int, double>>> events(p);  // as sim::memory_profiles
   std::vector<size_t> next(p, 0);
-  std::vector<std::vector<double>> item_end(p);
-  std::vector<double> held(p, 0), held_peak(p, 0);  // activations, without ZeRO-3  // each item's end, in order (ZeRO-3 prefetch)
+  std::vector<double> gather_free(p, 0);           // ZeRO-3's gather stream
+  std::vector<std::vector<double>> block_end(p);  // ZeRO-3: each gathered block's end, in order
+  std::vector<double> held(p, 0), held_peak(p, 0);  // activations, without ZeRO-3
+  // ZeRO-3, as lower() emits it: block by block, each block's weights gathered on the
+  // gather stream once block n - 1 - prefetch is done, and released at the block's end.
   double makespan = 0;
+  auto zero3_item = [&](int s, int vs, int kind, double ready) {
+    const std::vector<BlockItems>& all = *stage_blocks[s];
+    const std::vector<int>& mine = owned[vs];
+    double end = ready;
+    for (size_t i = 0; i < mine.size(); ++i) {
+      const BlockItems& blk = all[mine[kind == kFwd ? i : mine.size() - 1 - i]];
+      const ItemCost& c = kind == kFwd ? blk.fwd : kind == kBwd ? blk.bwd : kind == kBwdInput ? blk.bwd_input : blk.bwd_weight;
+      double start = std::max(compute_free[s], ready), gathered = 0;
+      const bool gathers = kind != kBwdWeight && blk.params_per_gpu > 0;
+      if (gathers) {
+        const size_t n = block_end[s].size();
+        double g0 = gather_free[s];
+        if (n > static_cast<size_t>(plan.zero_prefetch)) g0 = std::max(g0, block_end[s][n - 1 - plan.zero_prefetch]);
+        gather_free[s] = g0 + collective(s, sim::CollectiveOp::AllGather, blk.params_per_gpu * e);
+        gathered = blk.params_per_gpu * e * (dpc - 1) / dpc;
+        events[s].emplace_back(g0, 1, gathered);
+        start = std::max(start, gather_free[s]);
+      }
+      end = start + c.duration_s;
+      compute_free[s] = end;
+      if (c.peak != 0) events[s].emplace_back(start, 1, c.peak);
+      if (c.peak - c.level != 0) events[s].emplace_back(end, 0, -(c.peak - c.level));
+      if (gathers) {
+        events[s].emplace_back(end, 0, -gathered);
+        block_end[s].push_back(end);
+      }
+      // The gradients' reduce-scatter, after the pass that completes them (lower()'s rule).
+      const bool reduces = kind == kBwd || (kind == kBwdWeight && blk.weight_pass) || (kind == kBwdInput && !blk.weight_pass);
+      if (reduces && blk.params_per_gpu > 0) {
+        const double full = blk.params_per_gpu * e * (dpc - 1) / dpc;
+        events[s].emplace_back(start, 1, full);
+        dp_free[s] = std::max(dp_free[s], end) + collective(s, sim::CollectiveOp::ReduceScatter, blk.params_per_gpu * e);
+        events[s].emplace_back(dp_free[s], 0, -full);
+        makespan = std::max(makespan, dp_free[s]);
+      }
+    }
+    return end;
+  };
   size_t remaining = 0;
   for (int s = 0; s < p; ++s) remaining += order[s].size();
   while (remaining > 0) {
@@ -227,33 +269,18 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
             ready = std::max(ready, bs_end[vs + 1][j]);
           }
         }
-        const ItemCost& c = item[vs][!w.backward ? kFwd
-                                     : w.part == BackwardPart::Weight ? kBwdWeight
-                                     : w.part == BackwardPart::Input  ? kBwdInput
-                                                                      : kBwd];
-        double compute_ready = ready;
-        double gathered = 0;
+        const int kind = !w.backward ? kFwd
+                         : w.part == BackwardPart::Weight ? kBwdWeight
+                         : w.part == BackwardPart::Input  ? kBwdInput
+                                                          : kBwd;
+        double end = 0;
         if (zero3) {
-          // The weights' all-gather leads the item, once the item two back is done.
-          double start = std::max(dp_free[s], ready);
-          const auto& done = item_end[s];
-          if (done.size() >= 2) start = std::max(start, done[done.size() - 2]);
-          const double end = start + gather_s[vs];
-          dp_free[s] = end;
-          gathered = chunk_params[vs] * e * (dpc - 1) / dpc;
-          events[s].emplace_back(start, 1, gathered);
-          compute_ready = end;
-          makespan = std::max(makespan, end);
-        }
-        const double start = std::max(compute_free[s], compute_ready);
-        const double end = start + c.duration_s;
-        compute_free[s] = end;
-        item_end[s].push_back(end);
-        if (zero3) {
-          if (c.peak != 0) events[s].emplace_back(start, 1, c.peak);
-          if (c.peak - c.level != 0) events[s].emplace_back(end, 0, -(c.peak - c.level));
-          if (gathered > 0) events[s].emplace_back(end, 0, -gathered);
+          end = zero3_item(s, vs, kind, ready);
         } else {
+          const ItemCost& c = item[vs][kind];
+          const double start = std::max(compute_free[s], ready);
+          end = start + c.duration_s;
+          compute_free[s] = end;
           // Items on one compute stream do not overlap: their events come in time order.
           held[s] += c.peak;
           held_peak[s] = std::max(held_peak[s], held[s]);
@@ -292,7 +319,9 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
     resident[s] = params[s] * state.total() + reserved[s];
     const double grad_bytes = params[s] * e;
     double synced = last_backward[s];
-    if (d > 1) {
+    if (zero3) {
+      synced = std::max(synced, dp_free[s]);  // reduce-scattered block by block
+    } else if (d > 1) {
       const sim::CollectiveOp op = plan.zero >= 1 ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce;
       const double start = std::max(dp_free[s], last_backward[s]);
       synced = dp_free[s] = start + collective(s, op, grad_bytes);

@@ -47,8 +47,8 @@ workloads::ModelGraph equal_layers(int p, double flops) {
   return g;
 }
 
-// One server of n GPUs whose links are as good as free.
-platforms::Cluster free_network(int n) {
+// One server of n GPUs whose links are as good as free (or of the given bandwidth).
+platforms::Cluster free_network(int n, double intra_Bps = 1e300) {
   platforms::Cluster c;
   c.name = "free";
   platforms::ServerGroup g;
@@ -56,7 +56,7 @@ platforms::Cluster free_network(int n) {
   g.gpu = "A100-SXM-80GB";
   g.gpus_per_server = n;
   g.intra.kind = "nvswitch";
-  g.intra.bandwidth_Bps = 1e300;
+  g.intra.bandwidth_Bps = intra_Bps;
   g.nic.bandwidth_Bps = 1e300;
   c.groups = {g};
   build_network(c);
@@ -83,6 +83,36 @@ void expect_pipeline_closed_form(const std::string& schedule) {
 }
 
 TEST(Pipeline, GPipeMakespanIsMPlusPMinusOneTimesFPlusB) { expect_pipeline_closed_form("gpipe"); }
+
+TEST(Zero3, TheNextLayersGatherRunsUnderThisLayersCompute) {
+  // 4 layers of Q = 1e9 bf16 parameters over dp 2 on 1000 GB/s links with no latency: each
+  // gather (ring, 2 GPUs) moves S/2 = 1 GB, g = 1 ms, less than any layer's compute, and so
+  // does each layer's gradient reduce-scatter. With one layer of prefetch only the first
+  // gather is exposed: g + 4f + 4b + r + step. Without prefetch each of the 8 passes waits
+  // for its gather: 7 g more.
+  const double F = 4e12, Q = 1e9, g = 1e-3;
+  auto model = equal_layers(4, F);
+  for (size_t v = 0; v < model.size(); ++v) {
+    auto& op = const_cast<workloads::Op&>(model.op(static_cast<int>(v)));
+    op.params = Q;
+    op.weight_bytes = 2 * Q;
+  }
+  const platforms::Cluster cluster = free_network(2, 1e12);
+  Plan plan;
+  plan.dp = 2;
+  plan.global_batch_size = 2;
+  plan.zero = 3;
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  const double f = pm.time_s({sim::OpClass::Gemm, F, 2 * Q, sim::DType::BF16});
+  const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 4 * Q, sim::DType::BF16});
+  ASSERT_GT(f, g);
+  const double step = pm.time_s({sim::OpClass::Optimizer, 0, 4 * Q / 2 * kOptimizerBytesPerParam, sim::DType::BF16});
+  const Simulation ahead = simulate(model, cluster, plan);
+  EXPECT_NEAR(ahead.result.makespan_s, g + 4 * f + 4 * b + g + step, 1e-9);
+  plan.zero_prefetch = 0;
+  const Simulation none = simulate(model, cluster, plan);
+  EXPECT_NEAR(none.result.makespan_s - ahead.result.makespan_s, 7 * g, 1e-9);
+}
 
 TEST(Pipeline, InterleavingVChunksDividesTheBubbleByV) {
   // p·v equal layers; each GPU runs v chunks of f/v and b/v: the makespan is
