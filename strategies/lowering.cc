@@ -734,9 +734,10 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
       SyncContext ctx{g, dp_stream, dev[s], hosts, z.wire_bytes - expert_wire, z.sparse, plan.data_parallel};
       synced = topology->emit(ctx, ready);
       // Gathered (top-k) gradients arrive from every other holder: a receive buffer each.
+      // An all-gather's size is its output, every holder's part: the others' are (n-1)/n.
       if (z.sparse && plan.data_parallel.sync == "all-reduce")
         for (sim::TaskId id : synced) {
-          const double in = g.task(id).bytes * (dpc - 1);
+          const double in = g.task(id).bytes * (dpc - 1) / dpc;
           g.add_memory(id, in, in);
         }
       if (expert_wire > 0 && dpe > 1) {
