@@ -81,8 +81,9 @@ Result AnalyticEngine::run(const TaskGraph& g, const Network& net,
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
   uint64_t seq = 0;
   // Faults: a straggler's compute integrates its speed windows; a transfer or collective
-  // takes the bandwidth factor of its worst link when it starts (the whole duration
-  // stretched: exact when bandwidth-bound); a link that is down stops the iteration.
+  // integrates the bandwidth factor of its worst link (its whole duration stretched:
+  // exact when bandwidth-bound), so a window that opens mid-transfer slows the rest of
+  // it; a link that is down when it starts, or goes down under it, stops the iteration.
   const Faults& faults = options.faults;
   std::map<int, std::vector<int>> links_of;  // comm set -> links its groups' routes cross
   auto links = [&](int set) -> const std::vector<int>& {
@@ -110,15 +111,15 @@ Result AnalyticEngine::run(const TaskGraph& g, const Network& net,
         if (t.kind == TaskKind::Compute && !faults.host_speed.empty()) {
           d = faults.finish_s(g.devices().at(t.device).hosts, now, d) - now;
         } else if (t.kind != TaskKind::Compute && !faults.link_bandwidth.empty()) {
-          const double f = faults.link_factor(links(t.comm_set), now);
-          if (f <= 0) {
-            if (!r.stopped() || now < r.stopped_at_s) {
-              r.stopped_at_s = now;
+          const Faults::Transfer x = faults.transfer_s(links(t.comm_set), now, d);
+          if (x.failed) {
+            if (!r.stopped() || x.finish_s < r.stopped_at_s) {
+              r.stopped_at_s = x.finish_s;
               r.stop_cause = "\"" + g.labels().at(t.label) + "\" needs a link that is down";
             }
             continue;  // never finishes
           }
-          d /= f;
+          d = x.finish_s - now;
         }
       }
       r.end_s[id] = now + d;

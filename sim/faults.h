@@ -28,8 +28,14 @@ struct Faults {
   // When `work_s` seconds of full-speed work started at t0 finish on hosts running in
   // lockstep (the slowest sets the pace), integrating the windows.
   double finish_s(const std::vector<int>& hosts, double t0, double work_s) const;
-  // The lowest bandwidth factor over `links` at time t (1 when none is degraded).
-  double link_factor(const std::vector<int>& links, double t) const;
+  // When a transfer of `work_s` seconds at full bandwidth, started at t0 over `links`,
+  // finishes, its rate following their lowest factor from moment to moment (a window
+  // that opens mid-transfer slows the rest of it); or, if a link goes down first, when.
+  struct Transfer {
+    double finish_s = 0;
+    bool failed = false;  // a link went down at finish_s
+  };
+  Transfer transfer_s(const std::vector<int>& links, double t0, double work_s) const;
   // Times at which some factor changes, ascending (window edges).
   std::vector<double> edges() const;
 };

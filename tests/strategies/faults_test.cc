@@ -85,6 +85,29 @@ TEST(Faults, ALinkAtHalfBandwidthDoublesATransferLimitedByIt) {
   }
 }
 
+TEST(Faults, ALinkDegradedMidTransferSlowsTheRestOfIt) {
+  // 1 GB over 10 GB/s: 0.1 s. At 0.05 s the link drops to half: the second half takes
+  // 0.1 s, so the transfer ends at 0.15 s (1.5x), on either engine.
+  sim::Network net;
+  const int sw = net.add_switch("switch");
+  const int a = net.add_host("gpu0"), b = net.add_host("gpu1");
+  net.add_link("gpu0/up", a, sw, 10e9, 0);
+  net.add_link("gpu1/up", b, sw, 10e9, 0);
+  sim::TaskGraph g;
+  const int d0 = g.add_device("gpu0", {a});
+  g.add_device("gpu1", {b});
+  g.add_transfer(d0, g.stream("comm"), g.add_comm_set({{{a, b}}}), 1e9, g.label("send"), 0);
+  g.finalize();
+  for (const std::string engine : {"analytic", "simgrid"}) {
+    SCOPED_TRACE(engine);
+    sim::EngineOptions o = options_for(engine);
+    o.faults.link_bandwidth[1] = {sim::Window{0.05, INFINITY, 0.5}};
+    EXPECT_NEAR(sim::engines().make(engine)->run(g, net, o).makespan_s, 0.15, 1e-6);
+    o.faults.link_bandwidth[1] = {sim::Window{0.05, 0.07, 0.5}};  // 0.02 s at half: 0.01 s lost
+    EXPECT_NEAR(sim::engines().make(engine)->run(g, net, o).makespan_s, 0.11, 1e-6);
+  }
+}
+
 TEST(Faults, AFailStopStopsTheIterationAndSaysWhatWasLost) {
   const Job j;
   for (const std::string engine : {"analytic", "simgrid"}) {
