@@ -102,17 +102,19 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
   double best = -1;
   for (size_t k = 0; k < result.link_bytes.size(); ++k) {
     const sim::Link& link = cluster.network.link(static_cast<int>(k / 2));
-    const double util = T > 0 ? result.link_bytes[k] / (link.bandwidth_Bps * T) : 0;
-    if (util > best) {
-      best = util;
+    const double demand = T > 0 ? result.link_bytes[k] / (link.bandwidth_Bps * T) : 0;
+    if (demand > best) {
+      best = demand;
       const bool forward = k % 2 == 0;
       const std::string& a = cluster.network.node(forward ? link.a : link.b).name;
       const std::string& b = cluster.network.node(forward ? link.b : link.a).name;
-      r.busiest_link = LinkReport{link.name, a + " -> " + b, result.link_bytes[k], util};
+      r.busiest_link = LinkReport{link.name, a + " -> " + b, result.link_bytes[k], demand, busy_fraction(demand)};
     }
   }
   return r;
 }
+
+double busy_fraction(double demand) { return std::min(demand, 1.0); }
 
 void write_json(std::ostream& out, const Report& r) {
   nlohmann::ordered_json j;
@@ -137,7 +139,8 @@ void write_json(std::ostream& out, const Report& r) {
   j["busiest_link"] = {{"name", r.busiest_link.name},
                        {"direction", r.busiest_link.direction},
                        {"bytes", r.busiest_link.bytes},
-                       {"utilization", r.busiest_link.utilization}};
+                       {"utilization", r.busiest_link.utilization},
+                       {"demand", r.busiest_link.demand}};
   auto& sims = j["simulated_devices"] = nlohmann::ordered_json::array();
   for (const auto& s : r.simulated) {
     nlohmann::ordered_json parts;
@@ -228,6 +231,13 @@ void write_summary(std::ostream& out, const Report& r) {
                 r.busiest_link.name.c_str(), r.busiest_link.direction.c_str(),
                 units::format_bytes(r.busiest_link.bytes).c_str(), 100 * r.busiest_link.utilization);
   out << buf;
+  if (r.busiest_link.demand > 1) {
+    std::snprintf(buf, sizeof buf,
+                  "                     its traffic needs %.2fx the link in this time: this engine gave every "
+                  "transfer the whole link (--engine simgrid shares it)\n",
+                  r.busiest_link.demand);
+    out << buf;
+  }
   out << "  device (stage)        GPUs   compute     exposed comm   idle        bubble   peak memory\n";
   for (const auto& s : r.simulated) {
     char bubble[16];

@@ -38,8 +38,16 @@ struct LinkReport {
   std::string name;
   std::string direction;  // "a->b"
   double bytes = 0;
-  double utilization = 0;  // bytes / (bandwidth * iteration time)
+  // What its traffic needs, bytes / (bandwidth * iteration time), and the fraction of the
+  // iteration it was busy: the same, except that no link is busy more than all the time.
+  // An engine that gives every transfer the whole link (analytic) can price more traffic
+  // than a link carries; the report then says so rather than claim more than 100%.
+  double demand = 0;
+  double utilization = 0;
 };
+
+// A link's busy fraction from its demand (bytes / (bandwidth * time)): at most 1.
+double busy_fraction(double demand);
 
 struct Report {
   std::string platform, workload, plan, engine;

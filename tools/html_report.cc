@@ -175,11 +175,13 @@ std::string links_svg(const strategies::Simulation& s, const platforms::Cluster&
     const auto& [bytes, dir] = order[k];
     const sim::Link& l = net.link(dir / 2);
     const std::string a = net.node(dir % 2 == 0 ? l.a : l.b).name, b = net.node(dir % 2 == 0 ? l.b : l.a).name;
-    const double util = bytes / (l.bandwidth_Bps * T);
+    const double demand = bytes / (l.bandwidth_Bps * T), util = strategies::busy_fraction(demand);
     o << "<text x=\"4\" y=\"" << y + 12 << "\"" << (k == 0 ? " font-weight=\"bold\"" : "") << ">" << esc(a + " -> " + b)
-      << "</text>\n<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << fmt("%.1f", (W - left - 160) * std::min(1.0, util))
+      << "</text>\n<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << fmt("%.1f", (W - left - 160) * util)
       << "\" height=\"" << bar << "\" fill=\"" << (k == 0 ? "#e15759" : "#76b7b2") << "\"/>\n<text x=\"" << W - 150
-      << "\" y=\"" << y + 12 << "\">" << esc(units::format_bytes(bytes) + fmt(", %.1f%% busy", 100 * util)) << "</text>\n";
+      << "\" y=\"" << y + 12 << "\">" << esc(units::format_bytes(bytes) + fmt(", %.1f%% busy", 100 * util) +
+                                        (demand > 1 ? fmt(" (needs %.2fx: not shared)", demand) : ""))
+      << "</text>\n";
     y += 22;
   }
   o << "</svg>\n";

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/config_node.h"
 #include "strategies/simulate.h"
 #include "workloads/generator.h"
 
@@ -61,6 +62,61 @@ TEST_F(DataParallelFixture, GossipIsSeededAndSendsTheWholeGradientToEachPeer) {
   EXPECT_NEAR(total / (8 * 2 * S * 2), 1.0, 1e-9);  // 16 transfers of S, each leaving one link and entering one
   p.data_parallel.step = 1;
   EXPECT_NE(gpu_link_bytes(p), a);  // partners are drawn afresh each step
+}
+
+// Eight servers of one GPU behind a 100 Gbps NIC each, no latency anywhere: every
+// exchange is limited by the NICs, B = 12.5 GB/s.
+struct EightNics : ::testing::Test {
+  workloads::ModelGraph model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
+  platforms::Cluster cluster = platforms::load_cluster(ConfigNode::load_string(
+      "servers:\n  - count: 8\n    gpu: A100-SXM-80GB\n    gpus_per_server: 1\n"
+      "    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 0 us}\n"
+      "    nic: {bandwidth: 100 Gbps, latency: 0 us}\nnetwork: {kind: fat-tree, latency: 0 us}\n",
+      "eight.yaml"));
+  const double B = 12.5e9, S = model.parameter_count() * 2;  // bf16 gradients
+  // The time from the first gradient exchange's start to the last one's end.
+  double exchange_s(const std::string& sync, int peers, const std::string& engine) {
+    Plan p;
+    p.dp = 8;
+    p.global_batch_size = 8;
+    p.data_parallel.sync = sync;
+    p.data_parallel.peers = peers;
+    const Simulation s = simulate(model, cluster, p, engine);
+    double from = 1e300, to = 0;
+    for (size_t i = 0; i < s.job.graph.size(); ++i)
+      if (s.job.graph.task(static_cast<sim::TaskId>(i)).kind != sim::TaskKind::Compute) {
+        from = std::min(from, s.result.start_s[i]);
+        to = std::max(to, s.result.end_s[i]);
+      }
+    return to - from;
+  }
+};
+
+TEST_F(EightNics, ExchangeTimesAreTheBusiestNicsBytesOverItsBandwidth) {
+  // One parameter server: 7 workers push S through its NIC, then pull S back: 14 S / B.
+  // Rolling: each GPU serves an eighth and sends 7 eighths: 2 · 7/8 S / B, as a ring
+  // all-reduce. Gossip with 7 peers: every GPU sends S to each other one: 7 S / B.
+  // (SimGrid shares a link among the flows crossing it; these are its hand-worked values.)
+  const std::string engine = "simgrid";
+  EXPECT_NEAR(exchange_s("parameter-server", 1, engine), 14 * S / B, 1e-6 * 14 * S / B);
+  EXPECT_NEAR(exchange_s("rolling-parameter-server", 1, engine), 2 * 7 * S / 8 / B, 1e-6 * S / B);
+  EXPECT_NEAR(exchange_s("all-reduce", 1, engine), 2 * 7 * S / 8 / B, 1e-6 * S / B);
+  EXPECT_NEAR(exchange_s("gossip", 7, engine), 7 * S / B, 1e-6 * 7 * S / B);
+}
+
+TEST_F(EightNics, TheReportNeverCallsALinkMoreThanBusyAndSaysWhatItsTrafficNeeds) {
+  // Gossip with 7 peers sends 7 S through every NIC; the analytic engine gives each of the
+  // 7 transfers the whole NIC, so in its iteration time T the NIC would need 7 S / (B T).
+  Plan p;
+  p.dp = 8;
+  p.global_batch_size = 8;
+  p.data_parallel.sync = "gossip";
+  p.data_parallel.peers = 7;
+  const Simulation s = simulate(model, cluster, p);
+  const double T = s.report.iteration_time_s;
+  EXPECT_NEAR(s.report.busiest_link.demand, 7 * S / (B * T), 1e-9 * 7 * S / (B * T));
+  EXPECT_GT(s.report.busiest_link.demand, 1);
+  EXPECT_EQ(s.report.busiest_link.utilization, 1.0);
 }
 
 TEST(Compression, WireBytesFollowTheEncodings) {
