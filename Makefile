@@ -5,7 +5,7 @@ DEMO  = --platform platforms/presets/dgx-a100-4x8.yaml \
         --workload workloads/presets/gpt3-13b.yaml \
         --plan strategies/presets/tp4-pp2-dp4-1f1b.yaml
 
-.PHONY: deps build demo test bench validate python snapshots clean
+.PHONY: deps build demo test bench validate python snapshots docs clean
 
 deps:
 	@tools/install-deps.sh
@@ -21,6 +21,9 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+docs: build
+	tools/docs.sh $(BUILD)/tools/dejavu
 
 snapshots: build
 	tools/snapshots.sh $(BUILD)/tools/dejavu
