@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,6 +73,8 @@ Result run_in_child(const std::function<Result()>& simulate, double timeout_s) {
   const pid_t pid = ::fork();
   if (pid < 0) throw Error("cannot fork a simulation child");
   if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a parent killed (a sweep's timeout) takes it along
+    if (::getppid() == 1) ::_exit(3);    // ... even one killed before the line above ran
     ::close(fds[0]);
     std::string out;
     try {

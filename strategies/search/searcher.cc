@@ -30,6 +30,12 @@ Tracker::Tracker(std::string algorithm, Evaluator& evaluator, const SearchOption
   evaluations_at_start_ = evaluator.evaluations();
   simulations_at_start_ = evaluator.simulations();
   start_ = last_progress_ = std::chrono::steady_clock::now();
+  budget_start_ = now_s();
+}
+
+double Tracker::now_s() const {
+  if (options_.clock) return options_.clock();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 Score Tracker::evaluate(const Plan& plan) {
@@ -51,8 +57,7 @@ Score Tracker::evaluate(const Plan& plan) {
 
 bool Tracker::out_of_time() {
   if (options_.budget_s <= 0) return false;
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  if (elapsed >= options_.budget_s) result_.budget_exhausted = true;
+  if (now_s() - budget_start_ >= options_.budget_s) result_.budget_exhausted = true;
   return result_.budget_exhausted;
 }
 

@@ -21,6 +21,9 @@ struct Progress {
 
 struct SearchOptions {
   double budget_s = 0;             // wall-clock cap; 0: none. A search cut short says so.
+  // What the budget is measured on: seconds since any fixed moment. Empty: the steady
+  // clock. (Tests give a clock that advances with the work, so the budget bounds work.)
+  std::function<double()> clock;
   unsigned long long seed = 1;     // every random choice (mcmc, diff)
   int top = 5;                     // how many of the best plans to keep
   long iterations = 0;             // mcmc proposals, diff steps; 0: the searcher's default
@@ -69,6 +72,8 @@ class Tracker {
   SearchOptions options_;
   long evaluations_at_start_, simulations_at_start_;
   std::chrono::steady_clock::time_point start_, last_progress_;
+  double budget_start_ = 0;
+  double now_s() const;
 };
 
 }  // namespace dejavu::strategies::search

@@ -143,7 +143,15 @@ TEST(Sweep, SearchModeFindsAPlanPerPoint) {
 }
 
 TEST(Sweep, APointPastItsTimeoutIsRecordedAsFailed) {
-  const fs::path file = write_sweep("timeout", "timeout: 1 us\naxes:\n  plan.micro_batch_size: [1, 2]\n");
+  // Slow by construction: GPT-3 175B on 1024 GPUs on SimGrid takes tens of seconds, a
+  // hundred times the 0.3 s timeout, however fast the machine.
+  const fs::path dir = scratch() / "timeout";
+  fs::create_directories(dir);
+  const fs::path file = dir / "sweep.yaml";
+  std::ofstream(file) << "name: timeout\nplatform: " << src("platforms/presets/dgx-a100-128x8.yaml")
+                      << "\nworkload: " << src("workloads/presets/gpt3-175b.yaml")
+                      << "\nplan: " << src("strategies/presets/tp8-pp16-dp8-1f1b.yaml")
+                      << "\nengine: simgrid\ntimeout: 300 ms\naxes:\n  plan.micro_batch_size: [1, 2]\n";
   const fs::path out = file.parent_path() / "out";
   fs::remove_all(out);
   const CliRun r = run_dejavu("sweep " + file.string() + " -o " + out.string());
