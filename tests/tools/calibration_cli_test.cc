@@ -17,15 +17,19 @@ namespace fs = std::filesystem;
 using namespace dejavu::testing;  // src, slurp, scratch, run_dejavu(), CliRun
 
 TEST(Validation, ShippedSuitesStayWithinTheirRecordedError) {
-  for (const char* suite : {"strategies/validation/megatron_seqpar_selective_a100.yaml",
-                            "strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml",
-                            "platforms/validation/nccl_allreduce_busbw.yaml"}) {
-    SCOPED_TRACE(suite);
-    const dejavu::tools::ValidationReport r = dejavu::tools::run_validation_suite(src(suite));
+  // The bounds live here, not in the suites they check: the geometric mean of |error| each
+  // suite reached when it was last measured (README), which a change may only improve.
+  struct Bound {
+    const char* suite;
+    double geomean_abs_error;
+  };
+  for (const Bound& b : {Bound{"strategies/validation/megatron_seqpar_selective_a100.yaml", 0.0745},
+                         Bound{"strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml", 0.0963},
+                         Bound{"platforms/validation/nccl_allreduce_busbw.yaml", 0.0173}}) {
+    SCOPED_TRACE(b.suite);
+    const dejavu::tools::ValidationReport r = dejavu::tools::run_validation_suite(src(b.suite));
     EXPECT_GT(r.rows.size(), 7u);
-    EXPECT_GT(r.recorded_error, 0);
-    EXPECT_FALSE(r.regressed()) << "geometric-mean error " << r.geomean_abs_error << " grew past the recorded "
-                                << r.recorded_error;
+    EXPECT_LE(r.geomean_abs_error, b.geomean_abs_error);
   }
 }
 
