@@ -1,9 +1,9 @@
-// A zero-bubble schedule in the manner of ZB-H1 (Qi et al. 2023): 1F1B's warm-up and
-// forward/backward alternation, with each backward split into B (input gradient, sent
-// upstream at once) and W (weight gradient). In the steady state W follows its B; in the
-// drain a stage runs its pending W while it waits for the next B's gradient. The gradient
-// chain to the first stage carries B alone, so the drain shortens, and no stage holds more
-// activations than under 1F1B (p - i on stage i).
+// ZB-H1 (Qi et al. 2023): 1F1B's warm-up and forward/backward alternation, with each
+// backward split into B (input gradient, sent upstream at once) and W (weight gradient).
+// Stage i holds back its first i weight passes, so the gradient chain to the first stage
+// carries B alone, and runs them in the drain, where 1F1B idles: the bubble is
+// (p-1)(F+B-W), a third of 1F1B's with F = B = W. Stage 0 holds p microbatches'
+// activations, as under 1F1B; later stages hold more than under 1F1B, never more than p.
 #pragma once
 
 #include "strategies/schedules/schedule.h"
