@@ -1,12 +1,13 @@
 #include "sim/simgrid_engine.h"
 
+#include <simgrid/kernel/ProfileBuilder.hpp>
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <algorithm>
 #include <deque>
 #include <map>
 #include <set>
@@ -16,9 +17,6 @@
 #include "sim/collective.h"
 #include "sim/error.h"
 #include "sim/fork_runner.h"
-#include <simgrid/kernel/ProfileBuilder.hpp>
-#include <cmath>
-#include <set>
 #include "sim/stream_scheduler.h"
 
 namespace dejavu::sim {
@@ -78,23 +76,25 @@ class Run {
         h->set_state_profile(profile("state-" + net_.node(i).name, {Window{it->second, INFINITY, 0}}, 1, true));
       host_[i] = h->seal();
     }
+    // A full-duplex link is two SimGrid links, one per direction, each with its own
+    // profiles (3.32's split-duplex links mishandle a state profile: "Unknown event!").
     for (int id = 0; id < net_.link_count(); ++id) {
       const Link& l = net_.link(id);
-      sg::Link* link = zone->create_split_duplex_link(l.name, l.bandwidth_Bps)->set_latency(l.latency_s);
-      if (auto it = faults_.link_bandwidth.find(id); it != faults_.link_bandwidth.end()) {
-        // Bandwidth profiles are absolute (SIMGRID.md); a factor of 0 is the link down.
-        link->set_bandwidth_profile(profile("bw-" + l.name, it->second, l.bandwidth_Bps, false));
-        bool down = false;
-        for (const Window& w : it->second) down = down || w.factor <= 0;
-        if (down) link->set_state_profile(profile("state-" + l.name, it->second, 1, true));
+      for (const char* dir : {"_UP", "_DOWN"}) {
+        sg::Link* link = zone->create_link(l.name + dir, l.bandwidth_Bps)->set_latency(l.latency_s);
+        if (auto it = faults_.link_bandwidth.find(id); it != faults_.link_bandwidth.end()) {
+          // Bandwidth profiles are absolute (SIMGRID.md); a factor of 0 is the link down.
+          link->set_bandwidth_profile(profile("bw-" + l.name + dir, it->second, l.bandwidth_Bps, false));
+          bool down = false;
+          for (const Window& w : it->second) down = down || w.factor <= 0;
+          if (down) link->set_state_profile(profile("state-" + l.name + dir, it->second, 1, true));
+        }
+        link_.push_back(link->seal());
       }
-      link_.push_back(link->seal());
     }
     for (auto [a, b] : used_pairs()) {
       std::vector<sg::LinkInRoute> route;
-      for (const Hop& h : net_.route(a, b))
-        route.emplace_back(link_[h.link], h.forward ? sg::LinkInRoute::Direction::UP
-                                                    : sg::LinkInRoute::Direction::DOWN);
+      for (const Hop& h : net_.route(a, b)) route.emplace_back(link_[2 * h.link + (h.forward ? 0 : 1)]);
       zone->add_route(host_[a]->get_netpoint(), host_[b]->get_netpoint(), nullptr, nullptr, route, false);
     }
     zone->seal();
@@ -231,6 +231,7 @@ class Run {
           where = h;
           break;
         }
+      if (!host_[where]->is_on()) return fail(id);
       e->set_host(host_[where]);
       e->set_flops_amount(t.duration_s * kHostSpeed);
       e->start();
@@ -279,6 +280,8 @@ class Run {
       simgrid::kernel::timer::Timer::set(now(), [this, id, f] { flow_done(id, f); });
       return;
     }
+    // SimGrid asserts on a transfer to or from a host that is off: that is a fail-stop.
+    if (!host_[spec.src]->is_on() || !host_[spec.dst]->is_on()) return fail(id);
     sg::CommPtr c = sg::Comm::sendto_init(host_[spec.src], host_[spec.dst]);
     c->set_payload_size(static_cast<uint64_t>(std::llround(spec.bytes)));
     c->start();
@@ -306,25 +309,29 @@ class Run {
     Slot slot = std::move(slots_[token - 1]);
     free_slots_.push_back(token - 1);
     graveyard_.push_back(std::move(slot.handle));
-    if (a.get_state() == sg::Activity::State::FAILED) {
-      if (failure_.empty()) {
-        failure_ = "activity of task \"" + g_.labels().at(g_.task(slot.task).label) + "\" failed";
-        failed_at_ = now();
-        // Name the fault: a failed GPU of this task, or else a link that is down.
-        for (const auto& [host, at] : faults_.host_fail_s)
-          if (at <= now()) failure_ = "GPU " + net_.node(host).name + " failed; " + failure_;
-      }
-      return;
-    }
+    if (a.get_state() == sg::Activity::State::FAILED) return fail(slot.task);
     if (slot.flow < 0)
       finish(slot.task);
     else
       flow_done(slot.task, slot.flow);
   }
 
+  // A fault stopped task `id` (its GPU failed, or a link on its way went down): the
+  // iteration stops here; what runs goes on, nothing new starts.
+  void fail(TaskId id) {
+    if (!failure_.empty()) return;
+    failure_ = "\"" + g_.labels().at(g_.task(id).label) + "\" could not go on";
+    failed_at_ = now();
+    // Name the fault: a GPU that failed by now, or else a link that is down.
+    for (const auto& [host, at] : faults_.host_fail_s)
+      if (at <= now()) failure_ = "GPU " + net_.node(host).name + " failed; " + failure_;
+    if (failure_[0] == '"') failure_ += ": a link on its way is down";
+  }
+
   // Never re-entered: start() only schedules timers and activities, it finishes nothing.
   void finish(TaskId id) {
     result_.end_s[id] = now();
+    if (!failure_.empty()) return;  // stopped: nothing new starts
     startable_.clear();
     sched_.finish(id, startable_);
     for (TaskId next : startable_) start(next);

@@ -22,11 +22,14 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
   r.gpus = cluster.gpu_count();
   r.tasks = static_cast<int>(g.size());
   r.iteration_time_s = result.makespan_s;
+  r.stopped = result.stopped();
+  r.stopped_at_s = result.stopped_at_s;
+  r.stop_cause = result.stop_cause;
   r.model_flops = job.model_flops;
   r.hardware_flops = job.hardware_flops;
   for (const auto& slot : cluster.gpus) r.peak_flops_total += slot.spec->peak_flops(model.dtype);
   const double T = r.iteration_time_s;
-  if (T > 0) {
+  if (T > 0 && !r.stopped) {
     r.tflops_per_gpu = r.model_flops / T / r.gpus / 1e12;
     r.hardware_tflops_per_gpu = r.hardware_flops / T / r.gpus / 1e12;
     r.mfu = r.model_flops / T / r.peak_flops_total;
@@ -124,11 +127,14 @@ void write_json(std::ostream& out, const Report& r) {
   j["engine"] = r.engine;
   j["gpus"] = r.gpus;
   j["tasks"] = r.tasks;
-  j["iteration_time_s"] = r.iteration_time_s;
-  j["tflops_per_gpu"] = r.tflops_per_gpu;
-  j["hardware_tflops_per_gpu"] = r.hardware_tflops_per_gpu;
-  j["mfu"] = r.mfu;
-  j["hfu"] = r.hfu;
+  // A stopped iteration has no time or throughput: null, and what stopped it.
+  auto unless_stopped = [&](double x) { return r.stopped ? nlohmann::ordered_json() : nlohmann::ordered_json(x); };
+  j["iteration_time_s"] = unless_stopped(r.iteration_time_s);
+  if (r.stopped) j["stopped"] = {{"at_s", r.stopped_at_s}, {"cause", r.stop_cause}};
+  j["tflops_per_gpu"] = unless_stopped(r.tflops_per_gpu);
+  j["hardware_tflops_per_gpu"] = unless_stopped(r.hardware_tflops_per_gpu);
+  j["mfu"] = unless_stopped(r.mfu);
+  j["hfu"] = unless_stopped(r.hfu);
   j["model_flops"] = r.model_flops;
   j["bubble_fraction"] = r.bubble_fraction;
   j["oom"] = r.oom;
@@ -191,12 +197,18 @@ void write_summary(std::ostream& out, const Report& r) {
   char buf[256];
   out << "dejavu: " << r.workload << " on " << r.platform << ", plan " << r.plan << " ("
       << r.engine << " engine)\n";
-  std::snprintf(buf, sizeof buf, "  iteration time     %s\n", units::format_time(r.iteration_time_s).c_str());
-  out << buf;
-  std::snprintf(buf, sizeof buf,
-                "  model TFLOP/s/GPU  %.1f   MFU %.1f%%   (hardware %.1f TFLOP/s/GPU, HFU %.1f%%)\n",
-                r.tflops_per_gpu, 100 * r.mfu, r.hardware_tflops_per_gpu, 100 * r.hfu);
-  out << buf;
+  if (r.stopped) {
+    std::snprintf(buf, sizeof buf, "  iteration time     none: the iteration stopped at %s (%s)\n",
+                  units::format_time(r.stopped_at_s).c_str(), r.stop_cause.c_str());
+    out << buf;
+  } else {
+    std::snprintf(buf, sizeof buf, "  iteration time     %s\n", units::format_time(r.iteration_time_s).c_str());
+    out << buf;
+    std::snprintf(buf, sizeof buf,
+                  "  model TFLOP/s/GPU  %.1f   MFU %.1f%%   (hardware %.1f TFLOP/s/GPU, HFU %.1f%%)\n",
+                  r.tflops_per_gpu, 100 * r.mfu, r.hardware_tflops_per_gpu, 100 * r.hfu);
+    out << buf;
+  }
   std::snprintf(buf, sizeof buf, "  pipeline bubble    %.1f%%\n", 100 * r.bubble_fraction);
   out << buf;
   if (r.delayed_averaging > 0) {

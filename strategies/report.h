@@ -53,7 +53,12 @@ struct Report {
   std::string platform, workload, plan, engine;
   int gpus = 0;
   int tasks = 0;
-  double iteration_time_s = 0;
+  double iteration_time_s = 0;  // a stopped iteration: when it stopped (it has no time)
+  // A fault stopped the iteration before its end: it has no iteration time, throughput or
+  // MFU (the summary says so; the JSON writes them as null).
+  bool stopped = false;
+  double stopped_at_s = 0;
+  std::string stop_cause;
   double model_flops = 0, hardware_flops = 0;
   double tflops_per_gpu = 0, hardware_tflops_per_gpu = 0;
   double mfu = 0, hfu = 0;

@@ -199,8 +199,12 @@ void write_html_report(std::ostream& out, const strategies::Simulation& s, const
   out << "<h1>" << esc(r.workload) << " on " << esc(r.platform) << ", plan " << esc(r.plan) << "</h1>\n<table>\n";
   auto row = [&](const std::string& k, const std::string& v) { out << "<tr><th>" << esc(k) << "</th><td>" << esc(v) << "</td></tr>\n"; };
   row("engine", r.engine);
-  row("iteration time", units::format_time(r.iteration_time_s));
-  row("model TFLOP/s per GPU", fmt("%.1f (MFU %.1f%%)", r.tflops_per_gpu, 100 * r.mfu));
+  if (r.stopped) {
+    row("iteration time", "none: the iteration stopped at " + units::format_time(r.stopped_at_s) + " (" + r.stop_cause + ")");
+  } else {
+    row("iteration time", units::format_time(r.iteration_time_s));
+    row("model TFLOP/s per GPU", fmt("%.1f (MFU %.1f%%)", r.tflops_per_gpu, 100 * r.mfu));
+  }
   row("pipeline bubble", fmt("%.1f%%", 100 * r.bubble_fraction));
   row("GPUs", std::to_string(r.gpus) + " simulated as " + std::to_string(r.simulated.size()) + " devices, " +
                   std::to_string(r.tasks) + " tasks");

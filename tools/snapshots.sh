@@ -10,6 +10,15 @@ while IFS= read -r line; do
   [[ -z "$line" || "$line" == \#* ]] && continue
   name=${line%%:*}
   args=${line#*: }
-  "$bin" ${args//\{out\}/$dir/$name} >/dev/null
+  tmp=$(mktemp -d)
+  args=${args//\{out\}/$dir/$name}
+  args=${args//\{tmp\}/$tmp/run}
+  while [ -n "$args" ]; do
+    one=${args%% ;; *}
+    [ "$one" = "$args" ] && args="" || args=${args#* ;; }
+    # shellcheck disable=SC2086
+    "$bin" $one >/dev/null
+  done
+  rm -rf "$tmp"
   echo "$dir/$name"
 done < "$dir/cases.txt"

@@ -1,5 +1,5 @@
 // Chakra execution traces: written here through the protobuf API, and the real ones
-// ASTRA-sim ships (shared/traces).
+// ASTRA-sim ships (tests/fixtures/chakra).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -104,8 +104,8 @@ TEST(Chakra, TwoRankTraceSimulatesToTheHandWorkedTime) {
 TEST(Chakra, EveryShippedTraceLoadsAndSimulates) {
   // ASTRA-sim's microbenchmarks: 1 MB (2^20 bytes) collectives over 4, 8, 16 ranks, here on
   // a switch with 50 GiB/s and 500 ns per GPU pair (README: a ring of such links).
-  const fs::path root = fs::path(DEJAVU_SOURCE_DIR) / ".." / "shared" / "traces" / "astra-sim-microbenchmarks";
-  if (!fs::exists(root)) GTEST_SKIP() << "shared/traces is not beside the checkout";
+  const fs::path root = fs::path(DEJAVU_SOURCE_DIR) / "tests" / "fixtures" / "chakra" / "astra-sim-microbenchmarks";
+  ASSERT_TRUE(fs::exists(root)) << root;
   const double S = 1048576, B = 50 * 1073741824.0, a = 500e-9;
   int simulated = 0;
   for (const char* op : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"})

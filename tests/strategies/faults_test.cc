@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 
 #include "sim/analytic_engine.h"
 #include "sim/error.h"
@@ -105,6 +106,59 @@ TEST(Faults, ALinkDegradedMidTransferSlowsTheRestOfIt) {
     EXPECT_NEAR(sim::engines().make(engine)->run(g, net, o).makespan_s, 0.15, 1e-6);
     o.faults.link_bandwidth[1] = {sim::Window{0.05, 0.07, 0.5}};  // 0.02 s at half: 0.01 s lost
     EXPECT_NEAR(sim::engines().make(engine)->run(g, net, o).makespan_s, 0.11, 1e-6);
+  }
+}
+
+TEST(Faults, ALinkGoingDownUnderATransferStopsTheIterationThenOnBothEngines) {
+  // 1 GB over 10 GB/s (0.1 s); the link is down from 0.05 s to 0.07 s: the transfer fails
+  // at 0.05 s, and with it the iteration, on either engine (SimGrid used to abort here).
+  sim::Network net;
+  const int sw = net.add_switch("switch");
+  const int a = net.add_host("gpu0"), b = net.add_host("gpu1");
+  net.add_link("gpu0/up", a, sw, 10e9, 0);
+  net.add_link("gpu1/up", b, sw, 10e9, 0);
+  sim::TaskGraph g;
+  const int d0 = g.add_device("gpu0", {a});
+  g.add_device("gpu1", {b});
+  g.add_transfer(d0, g.stream("comm"), g.add_comm_set({{{a, b}}}), 1e9, g.label("send"), 0);
+  g.finalize();
+  for (const std::string engine : {"analytic", "simgrid"}) {
+    SCOPED_TRACE(engine);
+    sim::EngineOptions o = options_for(engine);
+    o.faults.link_bandwidth[1] = {sim::Window{0.05, 0.07, 0}};
+    const sim::Result r = sim::engines().make(engine)->run(g, net, o);
+    ASSERT_TRUE(r.stopped());
+    EXPECT_NEAR(r.stopped_at_s, 0.05, 1e-9);
+    EXPECT_NE(r.stop_cause.find("down"), std::string::npos) << r.stop_cause;
+  }
+}
+
+TEST(Faults, AFailStopInAPipelineStopsBothEnginesAndTheReportHasNoIterationTime) {
+  // tp 4, pp 2 on one DGX A100: GPU 4 (stage 1) fails 10 ms in. SimGrid used to abort on
+  // the transfer to the GPU that is off; both engines now stop there, and the report
+  // gives no iteration time, throughput or MFU for an iteration that did not finish.
+  const Job j;
+  Plan plan;
+  plan.tp = 4;
+  plan.pp = 2;
+  plan.global_batch_size = 8;
+  const FaultScenario s = scenario("events:\n  - {kind: gpu_fail, device: 4, at: 10 ms}\n", j.cluster);
+  for (const std::string engine : {"analytic", "simgrid"}) {
+    SCOPED_TRACE(engine);
+    const FaultSimulation f = simulate_with_faults(j.model, j.cluster, plan, s, engine, options_for(engine));
+    ASSERT_TRUE(f.faults.stopped);
+    EXPECT_DOUBLE_EQ(f.faults.stopped_at_s, 0.01);
+    EXPECT_NE(f.faults.cause.find("server0/gpu4"), std::string::npos) << f.faults.cause;
+    const Report& r = f.simulation.report;
+    EXPECT_TRUE(r.stopped);
+    EXPECT_EQ(r.mfu, 0);
+    std::ostringstream json, summary;
+    write_json(json, r);
+    write_summary(summary, r);
+    EXPECT_NE(json.str().find("\"iteration_time_s\": null"), std::string::npos);
+    EXPECT_NE(summary.str().find("iteration time     none: the iteration stopped at 10 ms"), std::string::npos)
+        << summary.str();
+    EXPECT_EQ(summary.str().find("MFU"), std::string::npos);
   }
 }
 

@@ -160,6 +160,27 @@ TEST(Sweep, APointPastItsTimeoutIsRecordedAsFailed) {
   for (const auto& [name, text] : point_files(out)) EXPECT_NE(text.find("timed out after"), std::string::npos) << text;
 }
 
+TEST(Sweep, TheSlurmArrayScriptsTasksTogetherMakeTheWholeTable) {
+  // strategies/presets/sweeps/slurm-array.sh as Slurm runs it: two array tasks, each its
+  // shard, then one merge; the same table as one unsharded sweep.
+  const fs::path dir = scratch() / "slurm";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string sweep = src("strategies/presets/sweeps/gpu-vs-network-2d.yaml");
+  for (int task : {0, 1}) {
+    const std::string cmd = "cd " + src("") + " && DEJAVU=" + DEJAVU_BINARY + " SLURM_ARRAY_TASK_COUNT=2 SLURM_ARRAY_TASK_ID=" +
+                            std::to_string(task) + " bash strategies/presets/sweeps/slurm-array.sh " + sweep + " " +
+                            (dir / "sharded").string() + " >/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  ASSERT_EQ(run_dejavu("sweep-merge " + (dir / "sharded").string() + " -o " + (dir / "sharded.csv").string()).code, 0);
+  ASSERT_EQ(run_dejavu("sweep " + sweep + " --no-progress -o " + (dir / "whole").string()).code, 0);
+  ASSERT_EQ(run_dejavu("sweep-merge " + (dir / "whole").string() + " -o " + (dir / "whole.csv").string()).code, 0);
+  const std::string whole = slurp(dir / "whole.csv");
+  EXPECT_EQ(slurp(dir / "sharded.csv"), whole);
+  EXPECT_EQ(std::count(whole.begin(), whole.end(), '\n'), 1 + 8);  // a header and 2 x 4 points
+}
+
 TEST(Sweep, BadSweepsAreOneLineExitTwo) {
   struct Case {
     const char *axes, *expected;
