@@ -127,6 +127,7 @@ std::string format_time(double s) {
   static const char* names[] = {"ns", "us", "ms", "s"};
   static const double scales[] = {1e-9, 1e-6, 1e-3, 1.0};
   char buf[32];
+  if (std::fabs(s) < 1e-12) return "0 ns";  // below a picosecond: rounding, not time
   if (std::isfinite(s) && s >= 2 * 86400) {  // training runs: days and hours read better
     std::snprintf(buf, sizeof buf, "%.3g days", s / 86400);
     return buf;

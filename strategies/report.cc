@@ -74,7 +74,8 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
     s.communication_s = times[d].communication_s;
     s.exposed_communication_s = times[d].exposed_communication_s;
     s.idle_s = times[d].idle_s;
-    s.bubble_fraction = pipeline_end > 0 ? 1.0 - microbatch_busy[d] / pipeline_end : 0;
+    // (rounding can leave a device that never waits a hair below zero)
+    s.bubble_fraction = pipeline_end > 0 ? std::max(0.0, 1.0 - microbatch_busy[d] / pipeline_end) : 0;
     bubble_sum += s.bubble_fraction * s.gpus;
     r.simulated.push_back(s);
   }
