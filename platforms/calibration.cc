@@ -9,6 +9,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "sim/csv.h"
 #include "sim/error.h"
 #include "sim/units.h"
 
@@ -49,60 +50,47 @@ std::pair<double, double> line_fit(const std::vector<double>& x, const std::vect
   return {(sy - slope * sx) / n, slope};
 }
 
+// A fit the performance model cannot take (rows too alike to tell a slope from an
+// intercept, or too few) is brought into the ranges a calibration file may hold, and
+// says so: better a warning beside a usable file than a file that will not load.
+OpEfficiency within_model_ranges(OpEfficiency e, std::vector<std::string>& warnings) {
+  char buf[200];
+  auto clamp = [&](double& v, double lo, double hi, const char* what) {
+    if (v >= lo && v <= hi) return;
+    const double was = v;
+    v = std::min(std::max(v, lo), hi);
+    std::snprintf(buf, sizeof buf, "the fitted %s %.3g is outside %.3g to %.3g; kept %.3g (rows too alike to fit it?)", what, was,
+                  lo, hi, v);
+    warnings.push_back(buf);
+  };
+  clamp(e.compute_max, 1e-3, 1, "compute efficiency");
+  clamp(e.memory, 1e-3, 1, "memory efficiency");
+  clamp(e.half_time_s, 0, 1, "half time (s)");
+  clamp(e.launch_s, 0, 1, "launch time (s)");
+  return e;
+}
+
 }  // namespace
 
 std::vector<Measurement> load_measurements(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(SourceLoc{path, 0, 0}, "", "cannot open the file");
-  std::string line;
-  int no = 0;
-  std::vector<std::string> header;
-  while (header.empty() && std::getline(in, line)) {
-    ++no;
-    if (line.empty() || line[0] == '#') continue;
-    header = split_csv_line(line);
-  }
-  const char* needed[] = {"op_class", "flops", "bytes", "dtype", "seconds"};
-  std::map<std::string, size_t> col;
-  for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
-  for (const char* c : needed)
-    if (!col.count(c))
-      throw ConfigError(SourceLoc{path, no, 1}, c,
-                        "missing column; the header needs op_class, flops, bytes, dtype, seconds (in any order)");
+  const CsvTable table = CsvTable::load_file(path);
+  table.expect_columns({"op_class", "flops", "bytes", "dtype", "seconds"});
   std::vector<Measurement> rows;
-  while (std::getline(in, line)) {
-    ++no;
-    if (line.empty() || line[0] == '#' || line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::vector<std::string> f = split_csv_line(line);
-    if (f.size() < header.size())
-      throw ConfigError(SourceLoc{path, no, 1}, "", "expected " + std::to_string(header.size()) + " columns, got " +
-                                                        std::to_string(f.size()));
+  for (const CsvRow& c : table.rows()) {
     Measurement m;
-    m.line = no;
-    auto at = [&](const char* c) { return f[col[c]]; };
-    auto column_of = [&](const char* c) { return static_cast<int>(col[c]) + 1; };
-    if (!parse_class(at("op_class"), &m.op_class))
-      throw ConfigError(SourceLoc{path, no, column_of("op_class")}, "op_class",
-                        "unknown op class \"" + at("op_class") +
-                            "\"; valid: gemm (matmul, conv), attention, elementwise (softmax, dropout, gelu), norm "
-                            "(layernorm, rmsnorm), embedding, optimizer");
-    if (!sim::parse_dtype(at("dtype"), &m.dtype))
-      throw ConfigError(SourceLoc{path, no, column_of("dtype")}, "dtype",
-                        "unknown dtype \"" + at("dtype") + "\"; valid: " + sim::dtype_names());
-    for (auto [name, field] : {std::pair<const char*, double*>{"flops", &m.flops}, {"bytes", &m.bytes}, {"seconds", &m.seconds}}) {
-      const std::string text = at(name);
-      char* end = nullptr;
-      const double v = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !std::isfinite(v))
-        throw ConfigError(SourceLoc{path, no, column_of(name)}, name, "\"" + text + "\" is not a number");
-      if (v < 0 || (v == 0 && std::string(name) == "seconds"))
-        throw ConfigError(SourceLoc{path, no, column_of(name)}, name,
-                          "expected a positive value, got " + text + (std::string(name) == "seconds" ? " (a measured time)" : ""));
-      *field = v;
-    }
+    m.line = c.line();
+    if (!parse_class(c.text("op_class"), &m.op_class))
+      c.fail("op_class", "unknown op class \"" + c.text("op_class") +
+                             "\"; valid: gemm (matmul, conv), attention, elementwise (softmax, dropout, gelu), norm "
+                             "(layernorm, rmsnorm), embedding, optimizer");
+    if (!sim::parse_dtype(c.text("dtype"), &m.dtype))
+      c.fail("dtype", "unknown dtype \"" + c.text("dtype") + "\"; valid: " + sim::dtype_names());
+    m.flops = c.as_double("flops", 0, 1e21);
+    m.bytes = c.as_double("bytes", 0, 1e18);
+    m.seconds = c.as_double("seconds", 1e-12, 1e6);  // a measured kernel time
     rows.push_back(m);
   }
-  if (rows.empty()) throw ConfigError(SourceLoc{path, no, 1}, "", "no measurements after the header");
+  if (rows.empty()) throw ConfigError(SourceLoc{path, table.header_line(), 1}, "", "no measurements after the header");
   return rows;
 }
 
@@ -167,7 +155,7 @@ std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& all, cons
       if (fit.memory_rows == 0) e.launch_s = std::min(e.launch_s, std::max(0.0, fit.compute_intercept_s));
       e.half_time_s = std::max(0.0, (fit.compute_intercept_s - e.launch_s) * e.compute_max);
     }
-    fit.efficiency = e;
+    fit.efficiency = within_model_ranges(e, fit.warnings);
     out.push_back(fit);
   }
   return out;
@@ -185,17 +173,11 @@ Calibration load_calibration(const ConfigNode& root) {
     const ConfigNode n = root.child(name);
     n.expect_map({"compute_efficiency", "half_time", "memory_efficiency", "launch"});
     OpEfficiency& e = c.efficiency.per_class[k];
-    auto fraction = [&](const char* key, double& v) {
-      if (!n.has(key)) return;
-      v = n.child(key).as_double();
-      if (!(v > 0 && v <= 1)) n.child(key).fail("expected a fraction in (0, 1] of the datasheet peak");
-    };
-    fraction("compute_efficiency", e.compute_max);
-    fraction("memory_efficiency", e.memory);
-    e.half_time_s = n.get_quantity("half_time", units::Dimension::Time, e.half_time_s);
-    e.launch_s = n.get_quantity("launch", units::Dimension::Time, e.launch_s);
-    if (e.half_time_s < 0) n.child("half_time").fail("expected 0 s or more");
-    if (e.launch_s < 0) n.child("launch").fail("expected 0 s or more");
+    // Fractions of the datasheet peak; times a kernel cannot take a second of.
+    e.compute_max = n.get_double("compute_efficiency", e.compute_max, 1e-3, 1);
+    e.memory = n.get_double("memory_efficiency", e.memory, 1e-3, 1);
+    e.half_time_s = n.get_quantity("half_time", units::Dimension::Time, e.half_time_s, 0, 1);
+    e.launch_s = n.get_quantity("launch", units::Dimension::Time, e.launch_s, 0, 1);
   }
   return c;
 }

@@ -53,6 +53,7 @@ struct ClassFit {
   double heldout_mean_abs_error = 0;  // relative, on the held-out rows
   double train_mean_abs_error = 0;
   OpEfficiency efficiency;            // what the performance model takes
+  std::vector<std::string> warnings;  // a fitted value brought into the model's range, and why
 };
 
 // Fits every op class present; `gpu` gives the peaks the efficiencies are relative to.

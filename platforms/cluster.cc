@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/limits.h"
+
 namespace dejavu::platforms {
 
 int Cluster::server_count() const {
@@ -98,45 +100,37 @@ void build_network(Cluster& c) {
 
 namespace {
 
-int positive_int(const ConfigNode& n, const char* key, long long fallback, bool required) {
+int positive_int(const ConfigNode& n, const char* key, long long fallback, bool required, long long max) {
   if (!required && !n.has(key)) return static_cast<int>(fallback);
-  const ConfigNode v = n.child(key);
-  const long long x = v.as_int();
-  if (x <= 0 || x > 1000000) v.fail("expected a positive whole number, got " + std::to_string(x));
-  return static_cast<int>(x);
+  return static_cast<int>(n.child(key).as_int(1, max));
 }
 
-double efficiency(const ConfigNode& n) {
-  if (!n.has("efficiency")) return 1;
-  const ConfigNode v = n.child("efficiency");
-  const double e = v.as_double();
-  if (!(e > 0 && e <= 1)) v.fail("expected a fraction in (0, 1], got \"" + v.as_string() + "\"");
-  return e;
-}
+double efficiency(const ConfigNode& n) { return n.get_double("efficiency", 1, 1e-3, 1); }
 
 double positive_rate(const ConfigNode& n, const char* key) {
-  const ConfigNode v = n.child(key);
-  const double r = v.as_quantity(units::Dimension::Rate);
-  if (!(r > 0)) v.fail("expected a positive rate such as \"400 Gbps\", got \"" + v.as_string() + "\"");
-  return r;
+  return n.get_quantity(key, units::Dimension::Rate, limits::kMinBandwidth, limits::kMaxBandwidth);
+}
+
+double latency(const ConfigNode& n, const char* key) {
+  return n.get_quantity(key, units::Dimension::Time, 0, limits::kMaxLatency);
 }
 
 ServerGroup load_group(const ConfigNode& n) {
   n.expect_map({"count", "gpu", "gpus_per_server", "intra", "nic", "step_latency", "reserved_memory"});
   ServerGroup g;
-  g.count = positive_int(n, "count", 1, false);
+  g.count = positive_int(n, "count", 1, false, limits::kMaxGpus);
   const ConfigNode gpu = n.child("gpu");
   g.gpu = gpu.as_string();
   if (!has_gpu(g.gpu)) gpu.fail("unknown GPU type \"" + g.gpu + "\"; valid: " + gpu_names());
-  g.gpus_per_server = positive_int(n, "gpus_per_server", 8, false);
+  g.gpus_per_server = positive_int(n, "gpus_per_server", 8, false, limits::kMaxGpusPerServer);
   const ConfigNode intra = n.child("intra");
   intra.expect_map({"kind", "bandwidth", "latency", "efficiency", "gpus_per_switch", "switch_uplink"});
   g.intra.efficiency = efficiency(intra);
   g.intra.kind = intra.child("kind").as_choice({"nvswitch", "pcie"});
   g.intra.bandwidth_Bps = positive_rate(intra, "bandwidth");
-  g.intra.latency_s = intra.get_quantity("latency", units::Dimension::Time);
+  g.intra.latency_s = latency(intra, "latency");
   if (g.intra.kind == "pcie") {
-    g.intra.gpus_per_switch = positive_int(intra, "gpus_per_switch", g.gpus_per_server, false);
+    g.intra.gpus_per_switch = positive_int(intra, "gpus_per_switch", g.gpus_per_server, false, limits::kMaxGpusPerServer);
     if (intra.has("switch_uplink")) g.intra.switch_uplink_Bps = positive_rate(intra, "switch_uplink");
   } else {
     for (const char* key : {"gpus_per_switch", "switch_uplink"})
@@ -146,11 +140,10 @@ ServerGroup load_group(const ConfigNode& n) {
   nic.expect_map({"bandwidth", "latency", "per_gpu", "efficiency"});
   g.nic.efficiency = efficiency(nic);
   g.nic.bandwidth_Bps = positive_rate(nic, "bandwidth");
-  g.nic.latency_s = nic.get_quantity("latency", units::Dimension::Time);
+  g.nic.latency_s = latency(nic, "latency");
   g.nic.per_gpu = nic.get_bool("per_gpu", true);
-  g.step_latency_s = n.get_quantity("step_latency", units::Dimension::Time, 0);
-  g.reserved_bytes = n.get_quantity("reserved_memory", units::Dimension::Bytes, 0);
-  if (g.reserved_bytes < 0) n.child("reserved_memory").fail("expected 0 B or more, e.g. 1 GB");
+  g.step_latency_s = n.get_quantity("step_latency", units::Dimension::Time, 0, 0, limits::kMaxLatency);
+  g.reserved_bytes = n.get_quantity("reserved_memory", units::Dimension::Bytes, 0, 0, limits::kMaxMemory);
   return g;
 }
 
@@ -163,17 +156,23 @@ Cluster load_cluster(const ConfigNode& root) {
   if (root.has("storage")) {
     const ConfigNode st = root.child("storage");
     st.expect_map({"bandwidth"});
-    c.storage_bandwidth_Bps = st.get_quantity("bandwidth", units::Dimension::Rate);
-    if (c.storage_bandwidth_Bps <= 0) st.child("bandwidth").fail("expected a positive rate, e.g. 10 GB/s");
+    c.storage_bandwidth_Bps = positive_rate(st, "bandwidth");
   }
   const ConfigNode servers = root.child("servers");
-  for (const ConfigNode& g : servers.items()) c.groups.push_back(load_group(g));
+  double gpus = 0;
+  for (const ConfigNode& g : servers.items()) {
+    c.groups.push_back(load_group(g));
+    gpus += static_cast<double>(c.groups.back().count) * c.groups.back().gpus_per_server;
+    if (gpus > limits::kMaxGpus)
+      g.fail("the platform would have " + std::to_string(static_cast<long long>(gpus)) + " GPUs; at most " +
+             std::to_string(limits::kMaxGpus));
+  }
   if (c.groups.empty()) servers.fail("expected at least one server group");
   const ConfigNode net = root.child("network");
   net.expect_map({"kind", "latency", "oversubscription", "servers_per_leaf"});
   c.fabric.kind = net.has("kind") ? net.child("kind").as_choice({"fat-tree", "leaf-spine", "rail-optimized"})
                                   : "fat-tree";
-  c.fabric.servers_per_leaf = positive_int(net, "servers_per_leaf", 1, false);
+  c.fabric.servers_per_leaf = positive_int(net, "servers_per_leaf", 1, false, limits::kMaxGpus);
   if (c.fabric.kind == "rail-optimized") {
     if (net.has("servers_per_leaf"))
       net.child("servers_per_leaf").fail("not for rail-optimized (every server joins every rail)");
@@ -181,13 +180,8 @@ Cluster load_cluster(const ConfigNode& root) {
       if (!c.groups[i].nic.per_gpu)
         servers.items()[i].child("nic").fail("rail-optimized needs one NIC per GPU (per_gpu: true)");
   }
-  c.fabric.latency_s = net.get_quantity("latency", units::Dimension::Time);
-  if (net.has("oversubscription")) {
-    const ConfigNode o = net.child("oversubscription");
-    c.fabric.oversubscription = o.as_double();
-    if (!(c.fabric.oversubscription >= 1))
-      o.fail("expected a ratio of at least 1 (1 is non-blocking), got \"" + o.as_string() + "\"");
-  }
+  c.fabric.latency_s = latency(net, "latency");
+  c.fabric.oversubscription = net.get_double("oversubscription", 1, 1, limits::kMaxFactor);  // 1: non-blocking
   build_network(c);
   return c;
 }

@@ -5,12 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/json_text.h"
 #include "sim/memory.h"
 
 namespace dejavu::sim {
 
 namespace {
-std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string quoted(const std::string& s) { return json_text(nlohmann::json(s)); }
 
 // A device standing for several GPUs says so: "stage0.dp0 (16 GPUs)".
 std::string process_name(const Device& d) {

@@ -43,23 +43,26 @@ class ConfigNode {
   SourceLoc key_loc(const std::string& key) const;  // where the key itself is written
 
   std::string as_string() const;
-  long long as_int() const;
-  double as_double() const;
   bool as_bool() const;
-  double as_quantity(units::Dimension dim) const;
   std::string as_choice(const std::vector<std::string>& choices) const;
+  // Numbers are checked here, once, at the edge: whole where they must be, finite, and
+  // within [min, max]; the error names the range (sim/limits.h holds the ceilings).
+  long long as_int(long long min, long long max) const;
+  double as_double(double min, double max) const;
+  double as_quantity(units::Dimension dim, double min, double max) const;
 
-  // Convenience readers for a key of this mapping. get_* throw when the key is missing.
+  // Convenience readers for a key of this mapping. Without a fallback they throw when the
+  // key is missing.
   std::string get_string(const std::string& key) const { return child(key).as_string(); }
-  long long get_int(const std::string& key) const { return child(key).as_int(); }
-  double get_quantity(const std::string& key, units::Dimension d) const {
-    return child(key).as_quantity(d);
+  long long get_int(const std::string& key, long long min, long long max) const { return child(key).as_int(min, max); }
+  double get_quantity(const std::string& key, units::Dimension d, double min, double max) const {
+    return child(key).as_quantity(d, min, max);
   }
-  long long get_int(const std::string& key, long long fallback) const;
-  double get_double(const std::string& key, double fallback) const;
+  long long get_int(const std::string& key, long long fallback, long long min, long long max) const;
+  double get_double(const std::string& key, double fallback, double min, double max) const;
   bool get_bool(const std::string& key, bool fallback) const;
   std::string get_string(const std::string& key, const std::string& fallback) const;
-  double get_quantity(const std::string& key, units::Dimension d, double fallback) const;
+  double get_quantity(const std::string& key, units::Dimension d, double fallback, double min, double max) const;
 
   [[noreturn]] void fail(const std::string& problem) const;
 
@@ -68,6 +71,11 @@ class ConfigNode {
   std::string file_;
   std::string path_;
 };
+
+// The text of an input file, checked first: a regular file (not a directory, device or
+// FIFO), at most limits::kMaxInputBytes, without a UTF-8 byte-order mark. Throws a
+// ConfigError naming the file.
+std::string read_input_file(const std::string& path);
 
 std::string join(const std::vector<std::string>& items, const std::string& sep);
 // One line of a simple CSV (no quoting) into its cells, each trimmed of spaces.

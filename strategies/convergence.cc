@@ -103,16 +103,34 @@ ConvergenceData parse_data_spec(const std::string& spec) {
     const double x = std::strtod(v.c_str(), &end);
     if (v.empty() || *end != '\0')
       throw ConfigError(SourceLoc{"--data", 0, 0}, k, "expected key=number, got \"" + kv + "\"");
-    if (k == "classes" && x >= 2) d.classes = static_cast<int>(x);
-    else if (k == "dim" && x >= 1) d.dim = static_cast<int>(x);
-    else if (k == "samples" && x >= 1) d.samples_per_worker = static_cast<int>(x);
-    else if (k == "separation" && x > 0) d.separation = x;
-    else if (k == "skew" && x >= 0 && x <= 1) d.skew = x;
-    else if (k == "imbalance" && x >= 1) d.imbalance = x;
-    else if (k == "seed") d.seed = static_cast<unsigned long long>(x);
-    else
+    // Each key's range, and whether it must be whole; the data fit in memory (check_config).
+    struct Key {
+      const char* name;
+      double min, max;
+      bool whole;
+    };
+    static const Key keys[] = {{"classes", 2, 1000, true},   {"dim", 1, 100000, true},   {"samples", 1, 1000000, true},
+                               {"separation", 1e-6, 1e6, false}, {"skew", 0, 1, false}, {"imbalance", 1, 1e6, false},
+                               {"seed", 0, 9007199254740992.0, true}};
+    const Key* key = nullptr;
+    for (const Key& c : keys)
+      if (k == c.name) key = &c;
+    if (!key)
       throw ConfigError(SourceLoc{"--data", 0, 0}, k,
-                        "\"" + kv + "\"; valid: classes >= 2, dim >= 1, samples >= 1, separation > 0, skew in [0, 1], imbalance >= 1, seed");
+                        "unknown key in \"" + kv + "\"; valid: classes, dim, samples, separation, skew, imbalance, seed");
+    if (!std::isfinite(x) || x < key->min || x > key->max || (key->whole && x != std::floor(x))) {
+      char range[128];
+      std::snprintf(range, sizeof range, "expected %s from %g to %g, got %s", key->whole ? "a whole number" : "a number",
+                    key->min, key->max, v.c_str());
+      throw ConfigError(SourceLoc{"--data", 0, 0}, k, range);
+    }
+    if (k == "classes") d.classes = static_cast<int>(x);
+    else if (k == "dim") d.dim = static_cast<int>(x);
+    else if (k == "samples") d.samples_per_worker = static_cast<int>(x);
+    else if (k == "separation") d.separation = x;
+    else if (k == "skew") d.skew = x;
+    else if (k == "imbalance") d.imbalance = x;
+    else d.seed = static_cast<unsigned long long>(x);
   }
   return d;
 }
@@ -583,7 +601,26 @@ class Trainer {
 
 }  // namespace
 
+void check_config(const ConvergenceConfig& c) {
+  auto bad = [](const char* option, const std::string& problem) { throw ConfigError(SourceLoc{option, 0, 0}, "", problem); };
+  const double elements = static_cast<double>(c.workers) * c.data.samples_per_worker * c.data.dim;
+  if (elements > 1e8)
+    bad("--data", "workers x samples x dim = " + std::to_string(static_cast<long long>(elements)) +
+                      " numbers of training data; at most 1e8 (fewer samples or a smaller dim)");
+  if (c.batch > c.data.samples_per_worker)
+    bad("--batch", std::to_string(c.batch) + " samples per step from a shard of " + std::to_string(c.data.samples_per_worker) +
+                       "; valid: 1 to the shard's samples (--data samples=N)");
+  const int n = c.workers, b = c.trim;
+  if (c.aggregator == "trimmed" && 2 * b >= n)
+    bad("--trim", std::to_string(b) + " dropped from each end of " + std::to_string(n) + " workers; valid: 0 to " + std::to_string((n - 1) / 2));
+  if (c.aggregator == "krum" && n <= 2 * b + 2)
+    bad("--trim", "Krum needs more than 2b + 2 workers; with " + std::to_string(n) + ", b is at most " + std::to_string((n - 3) / 2));
+  if (c.aggregator == "zeno" && b >= n)
+    bad("--trim", std::to_string(b) + " suspects among " + std::to_string(n) + " workers; valid: 0 to " + std::to_string(n - 1));
+}
+
 ConvergenceResult train_to_target(const ConvergenceConfig& c, const WorkerTiming& timing, const std::string& name) {
+  check_config(c);
   return Trainer(c, timing, name).run();
 }
 

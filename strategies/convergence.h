@@ -116,6 +116,9 @@ struct ConvergenceResult {
   int chosen_init = 0;               // the candidate all workers went on from
 };
 
+// Throws a ConfigError naming the option when the configuration cannot train: training data
+// past 1e8 numbers, a batch larger than a shard, an aggregator's b out of its range.
+void check_config(const ConvergenceConfig& config);
 ConvergenceResult train_to_target(const ConvergenceConfig& config, const WorkerTiming& timing, const std::string& name);
 
 // The largest relative difference between the model's analytic gradient and central finite

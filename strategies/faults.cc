@@ -1,9 +1,12 @@
 #include "strategies/faults.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <set>
+
+#include "sim/limits.h"
 
 namespace dejavu::strategies {
 
@@ -11,8 +14,9 @@ namespace {
 constexpr double kForever = std::numeric_limits<double>::infinity();
 
 int gpu_index_of(const ConfigNode& e, const char* key, const platforms::Cluster& c) {
+  // A GPU's index in the platform: from 0 to its GPU count - 1.
   const ConfigNode n = e.child(key);
-  const long long g = n.as_int();
+  const long long g = n.as_int(-limits::kMaxGpus, limits::kMaxGpus);
   if (g < 0 || g >= c.gpu_count())
     n.fail("GPU " + std::to_string(g) + " does not exist; valid: 0 to " + std::to_string(c.gpu_count() - 1) +
            " (platform " + c.name + " has " + std::to_string(c.gpu_count()) + " GPUs)");
@@ -36,14 +40,12 @@ double time_of(const ConfigNode& e, const char* key, double fallback) {
   const std::string text = n.as_string();
   if (text.find_first_not_of(" \t") != std::string::npos && text[text.find_first_not_of(" \t")] == '-')
     n.fail("a time in the past (" + text + "); valid: 0 s or later, from the start of the run");
-  const double t = n.as_quantity(units::Dimension::Time);
-  if (t < 0) n.fail("a time in the past (" + n.as_string() + "); valid: 0 s or later, from the start of the run");
-  return t;
+  return n.as_quantity(units::Dimension::Time, 0, limits::kMaxTime);
 }
 
 double positive_factor(const ConfigNode& e, const char* key) {
   const ConfigNode n = e.child(key);
-  const double f = n.as_double();
+  const double f = n.as_double(-limits::kMaxFactor, limits::kMaxFactor);
   if (!(f > 0)) n.fail("expected a factor above 0, got " + n.as_string() + " (to take a link down use kind: link_down)");
   return f;
 }
@@ -63,7 +65,7 @@ FaultScenario load_fault_scenario(const ConfigNode& root, const platforms::Clust
   root.expect_map({"seed", "events", "recovery"});
   FaultScenario s;
   s.file = root.file();
-  s.seed = static_cast<unsigned long long>(root.get_int("seed", 1));
+  s.seed = static_cast<unsigned long long>(root.get_int("seed", 1, 0, limits::kMaxSeed));
   if (root.has("events")) {
     for (const ConfigNode& e : root.child("events").items()) {
       const std::string kind = e.child("kind").as_choice(
@@ -88,24 +90,18 @@ FaultScenario load_fault_scenario(const ConfigNode& root, const platforms::Clust
         ev.at_s = time_of(e, "at", 0);
       } else if (kind == "server_fail") {
         e.expect_map({"kind", "server", "at"});
-        const ConfigNode n = e.child("server");
-        const long long sv = n.as_int();
-        if (sv < 0 || sv >= c.server_count())
-          n.fail("server " + std::to_string(sv) + " does not exist; valid: 0 to " + std::to_string(c.server_count() - 1));
-        ev.server = static_cast<int>(sv);
+        ev.server = static_cast<int>(e.child("server").as_int(0, c.server_count() - 1));
         ev.at_s = time_of(e, "at", 0);
       } else if (kind == "random_failures") {
         e.expect_map({"kind", "mtbf"});
-        const ConfigNode n = e.child("mtbf");
-        s.mtbf_s = n.as_quantity(units::Dimension::Time);
-        if (!(s.mtbf_s > 0)) n.fail("expected a positive mean time between failures, e.g. 50000 h");
+        s.mtbf_s = e.child("mtbf").as_quantity(units::Dimension::Time, 1, limits::kMaxTime * 1e3);  // per GPU
         continue;
       } else {  // byzantine
         e.expect_map({"kind", "device", "mode", "factor"});
         ByzantineWorker w;
         w.gpu = gpu_index_of(e, "device", c);
         if (e.has("mode")) w.mode = e.child("mode").as_choice({"sign_flip", "scale", "random"});
-        w.factor = e.get_double("factor", w.mode == "scale" ? 10 : -1);
+        w.factor = e.get_double("factor", w.mode == "scale" ? 10 : -1, -1e6, 1e6);
         s.byzantine.push_back(w);
         continue;
       }
@@ -122,14 +118,10 @@ FaultScenario load_fault_scenario(const ConfigNode& root, const platforms::Clust
     const ConfigNode r = root.child("recovery");
     r.expect_map({"policy", "interval", "restart", "spares", "swap"});
     if (r.has("policy")) s.recovery.policy = r.child("policy").as_choice({"checkpoint", "spares", "elastic"});
-    s.recovery.interval_s = r.get_quantity("interval", units::Dimension::Time, 0);
-    if (s.recovery.interval_s < 0) r.child("interval").fail("expected a positive interval, e.g. 30 min");
-    s.recovery.restart_s = r.get_quantity("restart", units::Dimension::Time, s.recovery.restart_s);
-    if (s.recovery.restart_s < 0) r.child("restart").fail("expected a time of 0 s or more");
-    s.recovery.swap_s = r.get_quantity("swap", units::Dimension::Time, s.recovery.swap_s);
-    if (s.recovery.swap_s < 0) r.child("swap").fail("expected a time of 0 s or more");
-    s.recovery.spares = static_cast<int>(r.get_int("spares", 0));
-    if (s.recovery.spares < 0) r.child("spares").fail("expected 0 or more spare GPUs");
+    s.recovery.interval_s = r.get_quantity("interval", units::Dimension::Time, 0, 1e-3, limits::kMaxTime);
+    s.recovery.restart_s = r.get_quantity("restart", units::Dimension::Time, s.recovery.restart_s, 0, limits::kMaxTime);
+    s.recovery.swap_s = r.get_quantity("swap", units::Dimension::Time, s.recovery.swap_s, 0, limits::kMaxTime);
+    s.recovery.spares = static_cast<int>(r.get_int("spares", 0, 0, limits::kMaxGpus));
   }
   return s;
 }

@@ -8,6 +8,8 @@
 #include <limits>
 #include <random>
 
+#include "sim/error.h"
+#include "sim/json_text.h"
 #include "sim/units.h"
 
 namespace dejavu::strategies {
@@ -47,6 +49,28 @@ double best_checkpoint_interval_s(double rate, double checkpoint_s, double downt
   return (a + b) / 2;
 }
 
+namespace {
+// The Monte Carlo steps once per checkpoint interval and once per failure: a run that
+// would need more steps than a laptop plays in seconds (failures far more frequent than
+// a checkpoint interval can finish, or astronomically many intervals) is refused before
+// it starts, with what would make it feasible.
+void check_feasible(const HorizonInputs& in, double rate, double interval_s, double checkpoint_s, double downtime_s,
+                    long per_checkpoint) {
+  constexpr double kMaxSteps = 1e8;
+  const double intervals = std::ceil(static_cast<double>(in.iterations) / per_checkpoint);
+  const double expected_wall = intervals * expected_interval_s(rate, interval_s, checkpoint_s, downtime_s);
+  const double failures = rate * expected_wall;
+  if (!(intervals + failures <= kMaxSteps)) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.3g checkpoint intervals and %.3g failures", intervals, failures);
+    throw ConfigError(SourceLoc{in.scenario.file, 0, 0}, "",
+                      std::string("the run would take ") + buf + " to play (at most 1e8); valid: a longer mtbf, fewer "
+                      "iterations or a longer checkpoint interval (failures every " +
+                          units::format_time(rate > 0 ? 1 / rate : kInf) + ", an interval of " + units::format_time(interval_s) + ")");
+  }
+}
+}  // namespace
+
 HorizonResult run_horizon(const HorizonInputs& in) {
   const FaultScenario& sc = in.scenario;
   const Recovery& rec = sc.recovery;
@@ -74,6 +98,7 @@ HorizonResult run_horizon(const HorizonInputs& in) {
   r.interval_s = k * T;
   // Steady state: every interval checkpointed (a long run's last interval hardly counts).
   r.expected_goodput = r.interval_s / expected_interval_s(r.failure_rate_per_s, r.interval_s, C, downtime0);
+  check_feasible(in, r.failure_rate_per_s, r.interval_s, C, downtime0, k);
 
   // Monte Carlo: failures as a Poisson process of the current GPU count's rate (seeded),
   // plus the scenario's timed fail-stops; time runs on the wall clock.
@@ -187,7 +212,7 @@ void write_horizon_json(std::ostream& out, const HorizonResult& r) {
                               {"stopped", r.stopped}};
   j["byzantine"] = nlohmann::ordered_json::array();
   for (const ByzantineWorker& w : r.byzantine) j["byzantine"].push_back({{"gpu", w.gpu}, {"mode", w.mode}, {"factor", w.factor}});
-  out << j.dump(2) << "\n";
+  out << json_text(j, 2) << "\n";
 }
 
 }  // namespace dejavu::strategies

@@ -1,18 +1,17 @@
 #include "strategies/plan.h"
 
+#include "sim/limits.h"
 #include "strategies/data_parallel.h"
 #include "strategies/schedules/schedule.h"
 
 namespace dejavu::strategies {
 
 namespace {
-int positive(const ConfigNode& n, const char* key, int fallback, Plan& plan) {
+int positive(const ConfigNode& n, const char* key, int fallback, Plan& plan, long long max = limits::kMaxDegree) {
   if (!n.has(key)) return fallback;
   const ConfigNode v = n.child(key);
   plan.where[key] = v.loc();
-  const long long x = v.as_int();
-  if (x <= 0 || x > (1LL << 24)) v.fail("expected a positive whole number, got " + std::to_string(x));
-  return static_cast<int>(x);
+  return static_cast<int>(v.as_int(1, max));
 }
 
 [[noreturn]] void fail_at(const Plan& p, const std::string& key, const std::string& problem) {
@@ -41,9 +40,9 @@ Plan load_plan(const ConfigNode& root) {
   p.ep = positive(root, "ep", 1, p);
   p.cp = positive(root, "cp", 1, p);
   if (root.has("cp_comm")) p.cp_comm = root.child("cp_comm").as_choice({"all-gather", "ring"});
-  p.micro_batch_size = positive(root, "micro_batch_size", 1, p);
+  p.micro_batch_size = positive(root, "micro_batch_size", 1, p, limits::kMaxBatch);
   const ConfigNode gb = root.child("global_batch_size");
-  p.global_batch_size = positive(root, "global_batch_size", 1, p);
+  p.global_batch_size = positive(root, "global_batch_size", 1, p, limits::kMaxBatch);
   if (root.has("schedule")) {
     const ConfigNode s = root.child("schedule");
     if (!schedules().has(s.as_string()))
@@ -52,31 +51,26 @@ Plan load_plan(const ConfigNode& root) {
     p.where["schedule"] = s.loc();
   }
   if (root.has("recompute")) p.recompute = root.child("recompute").as_choice({"none", "selective", "full"});
-  p.virtual_stages = positive(root, "virtual_stages", 1, p);
+  p.virtual_stages = positive(root, "virtual_stages", 1, p, limits::kMaxLayers);
   if (p.virtual_stages > 1 && p.schedule != "interleaved-1f1b")
     root.child("virtual_stages").fail("more than one model chunk per GPU needs schedule: interleaved-1f1b");
   if (root.has("stages")) {
     const ConfigNode st = root.child("stages");
     p.where["stages"] = st.loc();
     for (const ConfigNode& n : st.items()) {
-      const long long layers = n.as_int();
-      if (layers <= 0) n.fail("expected a positive number of layers, got " + std::to_string(layers));
-      p.stages.push_back(static_cast<int>(layers));
+      p.stages.push_back(static_cast<int>(n.as_int(1, limits::kMaxLayers)));
     }
   }
   p.sequence_parallel = root.get_bool("sequence_parallel", false);
   if (root.has("zero")) {
     const ConfigNode z = root.child("zero");
     p.where["zero"] = z.loc();
-    const long long stage = z.as_int();
-    if (stage < 0 || stage > 3) z.fail("expected 0, 1, 2 or 3, got " + z.as_string());
-    p.zero = static_cast<int>(stage);
+    p.zero = static_cast<int>(z.as_int(0, 3));
   }
   if (root.has("zero_prefetch")) {
     const ConfigNode z = root.child("zero_prefetch");
     p.where["zero_prefetch"] = z.loc();
-    const long long depth = z.as_int();
-    if (depth < 0 || depth > 64) z.fail("expected how many blocks to gather ahead, 0 to 64, got " + z.as_string());
+    const long long depth = z.as_int(0, 64);  // blocks gathered ahead
     if (p.zero < 3) z.fail("prefetching gathers weights that only zero: 3 shards; use zero: 3 or drop zero_prefetch");
     p.zero_prefetch = static_cast<int>(depth);
   }
@@ -91,33 +85,27 @@ Plan load_plan(const ConfigNode& root) {
         s.fail("unknown sync topology \"" + s.as_string() + "\"; valid: " + sync_topologies().names_joined());
       c.sync = s.as_string();
     }
-    c.servers = static_cast<int>(dp.get_int("servers", 1));
-    c.peers = static_cast<int>(dp.get_int("peers", 1));
-    c.step = static_cast<int>(dp.get_int("step", 0));
-    c.seed = static_cast<unsigned long long>(dp.get_int("seed", 1));
+    c.servers = static_cast<int>(dp.get_int("servers", 1, 1, limits::kMaxDegree));
+    c.peers = static_cast<int>(dp.get_int("peers", 1, 1, limits::kMaxDegree));
+    c.step = static_cast<int>(dp.get_int("step", 0, 0, 1 << 30));
+    c.seed = static_cast<unsigned long long>(dp.get_int("seed", 1, 0, limits::kMaxSeed));
     if (dp.has("compression")) c.compression = dp.child("compression").as_choice({"none", "topk", "powersgd", "1bit", "terngrad"});
-    c.density = dp.get_double("density", 0.01);
-    c.rank = static_cast<int>(dp.get_int("rank", 4));
-    if (c.servers < 1) dp.child("servers").fail("expected at least one server");
-    if (c.peers < 1) dp.child("peers").fail("expected at least one peer");
-    if (!(c.density > 0 && c.density <= 1)) dp.child("density").fail("expected a fraction in (0, 1]");
-    if (c.rank < 1) dp.child("rank").fail("expected a rank of at least 1");
-    c.bucket_bytes = dp.get_quantity("bucket", units::Dimension::Bytes, 0);
+    c.density = dp.get_double("density", 0.01, 1e-9, 1);
+    c.rank = static_cast<int>(dp.get_int("rank", 4, 1, limits::kMaxWidth));
+    c.bucket_bytes = dp.get_quantity("bucket", units::Dimension::Bytes, 0, 1, limits::kMaxMemory);
     if (c.bucket_bytes > 0 && p.zero >= 3)
       dp.child("bucket").fail("zero: 3 reduce-scatters each layer's gradients as its backward ends; drop bucket");
     if (c.bucket_bytes > 0 && (c.sync != "all-reduce" || c.compression != "none"))
       dp.child("bucket").fail("buckets overlap an uncompressed all-reduce with the backward; use sync: all-reduce, compression: none");
     if (p.zero > 0 && c.sync != "all-reduce")
       dp.child("sync").fail("ZeRO shards over an all-reduce group; use sync: all-reduce with zero > 0");
-    c.delay = static_cast<int>(dp.get_int("delay", 0));
-    if (dp.has("delay")) {
-      p.where["data_parallel.delay"] = dp.child("delay").loc();
-      if (c.delay < 0) dp.child("delay").fail("expected 0 (average every step) or more steps");
-    }
+    c.delay = static_cast<int>(dp.get_int("delay", 0, 0, 1 << 16));  // 0: average every step
+    if (dp.has("delay")) p.where["data_parallel.delay"] = dp.child("delay").loc();
   }
-  if (p.global_batch_size % (p.micro_batch_size * p.dp) != 0)
+  const long long per_step = static_cast<long long>(p.micro_batch_size) * p.dp;  // no int overflow
+  if (p.global_batch_size % per_step != 0)
     gb.fail(std::to_string(p.global_batch_size) + " is not a multiple of micro_batch_size x dp = " +
-            std::to_string(p.micro_batch_size * p.dp) + "; valid: any multiple of it");
+            std::to_string(per_step) + "; valid: any multiple of it");
   return p;
 }
 
@@ -129,6 +117,10 @@ void validate(const Plan& p, const workloads::ModelGraph& model,
     fail_at(p, "tp",
             std::to_string(p.tp) + " does not divide the " + std::to_string(model.heads) +
                 " attention heads of model " + model.name + "; valid: " + divisors(model.heads));
+  if (p.microbatches() > limits::kMaxMicrobatches)
+    fail_at(p, "global_batch_size", std::to_string(p.microbatches()) + " microbatches per replica; at most " +
+                                        std::to_string(limits::kMaxMicrobatches) +
+                                        " (a larger micro_batch_size or dp takes the batch in fewer)");
   if (p.gpus() != cluster.gpu_count())
     fail_at(p, "dp",
             "tp x pp x dp" + std::string(p.cp > 1 ? " x cp" : "") + " = " + std::to_string(p.tp) + " x " +
@@ -136,13 +128,14 @@ void validate(const Plan& p, const workloads::ModelGraph& model,
                 " = " + std::to_string(p.gpus()) + " GPUs, but platform " +
                 cluster.name + " has " + std::to_string(cluster.gpu_count()) +
                 "; valid: degrees whose product is " + std::to_string(cluster.gpu_count()));
-  if (p.total_stages() > model.layers)
+  const long long stages = static_cast<long long>(p.pp) * p.virtual_stages;
+  if (stages > model.layers)
     fail_at(p, p.virtual_stages > 1 ? "virtual_stages" : "pp",
-            std::to_string(p.total_stages()) + " stages for " + std::to_string(model.layers) +
+            std::to_string(stages) + " stages for " + std::to_string(model.layers) +
                 " layers of model " + model.name + "; valid: pp x virtual_stages from 1 to " +
                 std::to_string(model.layers));
   if (!p.stages.empty()) {
-    int sum = 0;
+    long long sum = 0;
     for (int l : p.stages) sum += l;
     if (static_cast<int>(p.stages.size()) != p.total_stages() || sum != model.layers)
       fail_at(p, "stages",

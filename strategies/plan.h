@@ -64,8 +64,11 @@ struct Plan {
   std::string file;                        // where it was read from
   std::map<std::string, SourceLoc> where;  // key -> position, for checks against the model
 
-  int gpus() const { return tp * cp * pp * dp; }
-  int microbatches() const { return global_batch_size / (micro_batch_size * dp); }
+  // In 64 bits: degrees each up to limits::kMaxDegree multiply past an int.
+  long long gpus() const { return static_cast<long long>(tp) * cp * pp * dp; }
+  int microbatches() const {
+    return static_cast<int>(global_batch_size / (static_cast<long long>(micro_batch_size) * dp));
+  }
   int total_stages() const { return pp * virtual_stages; }
 };
 

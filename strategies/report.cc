@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/json_text.h"
 #include "sim/device_time.h"
 #include "sim/memory.h"
 #include "sim/units.h"
@@ -191,7 +192,7 @@ void write_json(std::ostream& out, const Report& r) {
   }
   j["pipeline"] = pipe;
   if (!r.faults_json.empty()) j["faults"] = nlohmann::ordered_json::parse(r.faults_json);
-  out << j.dump(2) << "\n";
+  out << json_text(j, 2) << "\n";
 }
 
 void write_summary(std::ostream& out, const Report& r) {

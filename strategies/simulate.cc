@@ -1,5 +1,6 @@
 #include "strategies/simulate.h"
 
+#include "sim/json_text.h"
 #include "strategies/schedules/schedule.h"
 #include "strategies/trace_lowering.h"
 
@@ -241,7 +242,7 @@ void write_fault_json(std::ostream& out, const FaultReport& f) {
   j["byzantine"] = nlohmann::json::array();
   for (const ByzantineWorker& w : f.byzantine)
     j["byzantine"].push_back({{"gpu", w.gpu}, {"mode", w.mode}, {"factor", w.factor}});
-  out << j.dump(2);
+  out << json_text(j, 2);
 }
 
 }  // namespace dejavu::strategies

@@ -1,43 +1,57 @@
 #include "tools/collective_sweep.h"
 
-#include <cmath>
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "sim/collective.h"
+#include "sim/csv.h"
 #include "sim/error.h"
+#include "sim/limits.h"
 #include "sim/units.h"
 
 namespace dejavu::tools {
 
-double parse_message_size(const std::string& text) {
+namespace {
+constexpr double kMaxRows = 1000;
+}
+
+double parse_message_size(const std::string& option, const std::string& text) {
   static const std::pair<char, double> binary[] = {{'K', 1024.0}, {'M', 1048576.0}, {'G', 1073741824.0}};
-  if (!text.empty()) {
-    for (auto [suffix, factor] : binary) {
-      if (text.back() != suffix) continue;
-      try {
-        size_t used = 0;
-        const double v = std::stod(text.substr(0, text.size() - 1), &used);
-        if (used == text.size() - 1 && v >= 0) return v * factor;
-      } catch (const std::exception&) {
-      }
+  const std::string valid = "expected nccl-tests' form such as 1M or 8G, or a size such as \"64 MiB\", from 1 B to 1 PB";
+  double v = -1;
+  for (auto [suffix, factor] : binary)
+    if (!text.empty() && text.back() == suffix) {
+      double x = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size() - 1, x);
+      if (ec == std::errc() && end == text.data() + text.size() - 1) v = x * factor;
+    }
+  if (v < 0) {
+    try {
+      v = units::parse_bytes(text);
+    } catch (const units::UnitError&) {
+      throw ConfigError(SourceLoc{option, 0, 0}, "", "\"" + text.substr(0, 40) + "\": " + valid);
     }
   }
-  try {
-    return units::parse_bytes(text);
-  } catch (const units::UnitError&) {
-    throw Error("message size \"" + text + "\": expected nccl-tests' form such as 1M or 8G, or a size such as \"64 MiB\"");
-  }
+  if (!std::isfinite(v) || v < 1 || v > 1e15) throw ConfigError(SourceLoc{option, 0, 0}, "", "\"" + text.substr(0, 40) + "\": " + valid);
+  return v;
 }
 
 std::vector<SweepRow> run_sweep(const platforms::Cluster& cluster, const SweepOptions& o) {
   if (o.gpus < 2 || o.gpus > cluster.gpu_count())
-    throw Error("--gpus " + std::to_string(o.gpus) + ": platform " + cluster.name + " has " +
-                std::to_string(cluster.gpu_count()) + " GPUs; valid: 2 to " + std::to_string(cluster.gpu_count()));
-  if (!(o.min_bytes > 0) || o.max_bytes < o.min_bytes || !(o.factor > 1))
-    throw Error("sizes: expected 0 < min <= max and a factor above 1");
+    throw ConfigError(SourceLoc{"--gpus", 0, 0}, "", std::to_string(o.gpus) + ": platform " + cluster.name + " has " +
+                      std::to_string(cluster.gpu_count()) + " GPUs; valid: 2 to " + std::to_string(cluster.gpu_count()));
+  if (!(o.min_bytes > 0) || o.max_bytes < o.min_bytes)
+    throw ConfigError(SourceLoc{"--max", 0, 0}, "", "below --min; expected min <= max");
+  // How many rows, before making any.
+  const double rows_wanted = 1 + std::floor(std::log(o.max_bytes / o.min_bytes) / std::log(o.factor) + 1e-9);
+  if (!(o.factor > 1) || rows_wanted > kMaxRows)
+    throw ConfigError(SourceLoc{"--factor", 0, 0}, "",
+                      "the sweep would have " + std::to_string(static_cast<long long>(std::min(rows_wanted, 1e18))) +
+                          " rows; at most " + std::to_string(static_cast<int>(kMaxRows)) + " (a larger --factor or a narrower --min/--max)");
   std::vector<int> group;
   for (int i = 0; i < o.gpus; ++i) group.push_back(cluster.gpus[i].host);
   const auto algo = sim::collective_algorithms().make(o.algorithm);
@@ -67,37 +81,17 @@ std::vector<SweepRow> run_sweep(const platforms::Cluster& cluster, const SweepOp
 
 int attach_measurements(const std::string& path, const std::string& gpu_type, int gpus,
                         std::vector<SweepRow>& rows) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(SourceLoc{path, 0, 0}, "", "cannot open the file");
-  std::string line;
-  int line_no = 0, joined = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line_no == 1 || line.empty()) continue;  // header
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    std::string cell;
-    while (f.size() < 6 && std::getline(ss, cell, ',')) f.push_back(cell);
-    if (f.size() < 6)
-      throw ConfigError(SourceLoc{path, line_no, 1}, "",
-                        "expected gpu,gpus,servers,interconnect,message_bytes,busbw_GBps,source");
-    if (f[0] != gpu_type || f[1] != std::to_string(gpus)) continue;
-    double busbw = 0;
-    try {
-      busbw = std::stod(f[5]) * 1e9;
-    } catch (const std::exception&) {
-      throw ConfigError(SourceLoc{path, line_no, 1}, "busbw_GBps", "expected a number, got \"" + f[5] + "\"");
-    }
+  const CsvTable table = CsvTable::load_file(path);
+  table.expect_columns({"gpu", "gpus", "message_bytes", "busbw_GBps"});
+  int joined = 0;
+  for (const CsvRow& c : table.rows()) {
+    if (c.text("gpu") != gpu_type || c.as_int("gpus", 1, limits::kMaxGpus) != gpus) continue;
+    const double busbw = c.as_double("busbw_GBps", 0, 1e6) * 1e9;
     SweepRow* target = nullptr;
-    if (f[4] == "large") {
+    if (c.text("message_bytes") == "large") {
       if (!rows.empty() && rows.back().bytes >= 1073741824.0) target = &rows.back();
     } else {
-      double bytes = 0;
-      try {
-        bytes = std::stod(f[4]);
-      } catch (const std::exception&) {
-        throw ConfigError(SourceLoc{path, line_no, 1}, "message_bytes", "expected bytes or \"large\", got \"" + f[4] + "\"");
-      }
+      const double bytes = c.as_double("message_bytes", 0, 1e18);
       for (auto& r : rows)
         if (std::fabs(r.bytes - bytes) < 0.5) target = &r;
     }

@@ -45,8 +45,9 @@ std::vector<SweepRow> run_sweep(const platforms::Cluster& cluster, const SweepOp
 int attach_measurements(const std::string& csv_path, const std::string& gpu_type, int gpus,
                         std::vector<SweepRow>& rows);
 
-// nccl-tests sizes: "1M", "8G" (binary multiples), or a size with a unit ("64 MiB").
-double parse_message_size(const std::string& text);
+// nccl-tests sizes: "1M", "8G" (binary multiples), or a size with a unit ("64 MiB"), from
+// 1 B to 1 PB; a ConfigError naming `option` otherwise.
+double parse_message_size(const std::string& option, const std::string& text);
 
 void write_sweep_table(std::ostream& out, const std::vector<SweepRow>& rows);
 void write_sweep_csv(std::ostream& out, const std::vector<SweepRow>& rows);

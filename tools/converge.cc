@@ -20,6 +20,8 @@ namespace dejavu::tools {
 
 namespace {
 
+constexpr long long kMaxSteps = 10000000, kMaxWorkers = 1 << 16;
+
 struct Entry {
   std::string name, plan, rule, aggregator;
   int staleness = -1, delay = -1, init_candidates = -1, probe_steps = -1, keep = -1;
@@ -59,6 +61,9 @@ strategies::WorkerTiming timing_of(const workloads::ModelGraph& model, const pla
     faulted = std::move(f.simulation);
   }
   const strategies::Report& r = scenario ? faulted.report : base.report;
+  if (r.stopped)  // a downed link or a fail-stop left in the timing: no step time to train on
+    throw ConfigError(SourceLoc{scenario ? scenario->file : "", 0, 0}, "",
+                      "no step can finish under this scenario (" + r.stop_cause + "); converge needs a step time");
   strategies::WorkerTiming t;
   t.iteration_s = r.iteration_time_s;
   t.compute_s.assign(plan.dp, 0.0);
@@ -78,7 +83,9 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
   if (!a.compare.empty()) {
     const ConfigNode root = ConfigNode::load_file(a.compare);
     root.expect_map({"strategies"});
-    for (const ConfigNode& e : root.child("strategies").items()) {
+    const std::vector<ConfigNode> listed = root.child("strategies").items();
+    if (listed.empty()) root.child("strategies").fail("expected at least one strategy");
+    for (const ConfigNode& e : listed) {
       e.expect_map({"name", "plan", "rule", "aggregator", "staleness", "delay", "init_candidates", "probe_steps", "keep", "resample"});
       Entry x;
       x.name = e.get_string("name");
@@ -90,16 +97,13 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
       if (!x.rule.empty()) e.child("rule").as_choice({"sync", "ps-async", "gossip", "pipedream", "delayed"});
       x.aggregator = e.get_string("aggregator", "");
       if (!x.aggregator.empty()) e.child("aggregator").as_choice({"mean", "median", "trimmed", "krum", "zeno"});
-      x.staleness = static_cast<int>(e.get_int("staleness", -1));
-      x.delay = static_cast<int>(e.get_int("delay", -1));
-      x.init_candidates = static_cast<int>(e.get_int("init_candidates", -1));
-      if (e.has("init_candidates") && x.init_candidates < 1) e.child("init_candidates").fail("expected 1 or more initialisations");
-      x.probe_steps = static_cast<int>(e.get_int("probe_steps", -1));
-      if (e.has("probe_steps") && x.probe_steps < 1) e.child("probe_steps").fail("expected 1 or more steps");
-      x.keep = static_cast<int>(e.get_int("keep", -1));
-      if (e.has("keep") && x.keep < 1) e.child("keep").fail("expected 1 or more candidates");
-      x.resample = e.get_double("resample", -1);
-      if (e.has("resample") && x.resample < 0) e.child("resample").fail("expected a noise scale of 0 or more");
+      // -1: not given (the command line's or the plan's value stands).
+      x.staleness = static_cast<int>(e.get_int("staleness", -1, 1, kMaxSteps));
+      x.delay = static_cast<int>(e.get_int("delay", -1, 1, kMaxSteps));
+      x.init_candidates = static_cast<int>(e.get_int("init_candidates", -1, 1, kMaxWorkers));
+      x.probe_steps = static_cast<int>(e.get_int("probe_steps", -1, 1, kMaxSteps));
+      x.keep = static_cast<int>(e.get_int("keep", -1, 1, kMaxWorkers));
+      x.resample = e.get_double("resample", -1, 0, 1e3);
       entries.push_back(x);
     }
   } else {

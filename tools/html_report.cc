@@ -231,13 +231,15 @@ void write_html_report(std::ostream& out, const strategies::Simulation& s, const
          "  document.body.setAttribute('data-rendered','yes');\n})();\n</script>\n</body></html>\n";
 }
 
-void write_report_svgs(const std::string& dir, const strategies::Simulation& s, const platforms::Cluster& cluster) {
-  std::filesystem::create_directories(dir);
+std::vector<std::string> report_svg_names() { return {"timeline.svg", "memory.svg", "breakdown.svg", "links.svg"}; }
+
+void write_report_svgs(OutputSet& out, const std::string& dir, const strategies::Simulation& s,
+                       const platforms::Cluster& cluster) {
   const std::filesystem::path d(dir);
-  write_file_atomically((d / "timeline.svg").string(), [&](std::ostream& o) { o << timeline_svg(s); });
-  write_file_atomically((d / "memory.svg").string(), [&](std::ostream& o) { o << memory_svg(s); });
-  write_file_atomically((d / "breakdown.svg").string(), [&](std::ostream& o) { o << breakdown_svg(s.report); });
-  write_file_atomically((d / "links.svg").string(), [&](std::ostream& o) { o << links_svg(s, cluster); });
+  out.write((d / "timeline.svg").string(), [&](std::ostream& o) { o << timeline_svg(s); });
+  out.write((d / "memory.svg").string(), [&](std::ostream& o) { o << memory_svg(s); });
+  out.write((d / "breakdown.svg").string(), [&](std::ostream& o) { o << breakdown_svg(s.report); });
+  out.write((d / "links.svg").string(), [&](std::ostream& o) { o << links_svg(s, cluster); });
 }
 
 }  // namespace dejavu::tools

@@ -5,9 +5,11 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "platforms/cluster.h"
 #include "strategies/simulate.h"
+#include "tools/output_file.h"
 
 namespace dejavu::tools {
 
@@ -15,6 +17,9 @@ void write_html_report(std::ostream& out, const strategies::Simulation& s, const
 
 // The same views as separate SVG files in `dir` (timeline.svg, memory.svg, breakdown.svg,
 // links.svg), for papers.
-void write_report_svgs(const std::string& dir, const strategies::Simulation& s, const platforms::Cluster& cluster);
+// The SVG files --plot writes, and writing them into `dir` as outputs of `out`.
+std::vector<std::string> report_svg_names();
+void write_report_svgs(OutputSet& out, const std::string& dir, const strategies::Simulation& s,
+                       const platforms::Cluster& cluster);
 
 }  // namespace dejavu::tools

@@ -1,9 +1,8 @@
 #include "tools/megatron_validation.h"
 
-#include <fstream>
-#include <sstream>
-
+#include "sim/csv.h"
 #include "sim/error.h"
+#include "sim/limits.h"
 #include "tools/platform_input.h"
 #include "strategies/simulate.h"
 #include "workloads/transformer.h"
@@ -11,51 +10,63 @@
 namespace dejavu::tools {
 
 std::vector<MegatronRow> load_megatron_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(SourceLoc{path, 0, 0}, "", "cannot open the file");
+  const CsvTable table = CsvTable::load_file(path);
+  table.expect_columns({"model", "heads", "hidden", "layers", "seq_len", "vocab", "tp", "pp", "gpus", "global_batch",
+                        "micro_batch", "interleave", "full_recompute_s", "seqpar_selective_s", "mfu_seqpar_selective"});
   std::vector<MegatronRow> rows;
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    if (++line_no == 1 || line.empty()) continue;
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) f.push_back(cell);
-    if (f.size() != 15)
-      throw ConfigError(SourceLoc{path, line_no, 1}, "",
-                        "expected 15 columns: model,heads,hidden,layers,seq_len,vocab,tp,pp,gpus,global_batch,"
-                        "micro_batch,interleave,full_recompute_s,seqpar_selective_s,mfu_seqpar_selective");
-    try {
-      MegatronRow r;
-      r.model = f[0];
-      r.heads = std::stoi(f[1]);
-      r.hidden = std::stoi(f[2]);
-      r.layers = std::stoi(f[3]);
-      r.seq_len = std::stoi(f[4]);
-      r.vocab = std::stoi(f[5]);
-      r.tp = std::stoi(f[6]);
-      r.pp = std::stoi(f[7]);
-      r.gpus = std::stoi(f[8]);
-      r.global_batch = std::stoi(f[9]);
-      r.micro_batch = std::stoi(f[10]);
-      r.interleave = std::stoi(f[11]);
-      r.full_recompute_s = std::stod(f[12]);
-      r.seqpar_selective_s = std::stod(f[13]);
-      r.mfu_seqpar_selective = std::stod(f[14]);
-      rows.push_back(r);
-    } catch (const std::exception&) {
-      throw ConfigError(SourceLoc{path, line_no, 1}, "", "a column is not a number");
-    }
+  for (const CsvRow& c : table.rows()) {
+    MegatronRow r;
+    r.model = c.text("model");
+    r.heads = static_cast<int>(c.as_int("heads", 1, limits::kMaxHeads));
+    r.hidden = static_cast<int>(c.as_int("hidden", 1, limits::kMaxWidth));
+    r.layers = static_cast<int>(c.as_int("layers", 1, limits::kMaxLayers));
+    r.seq_len = static_cast<int>(c.as_int("seq_len", 1, limits::kMaxSequence));
+    r.vocab = static_cast<int>(c.as_int("vocab", 1, 1 << 30));
+    r.tp = static_cast<int>(c.as_int("tp", 1, r.heads));
+    r.pp = static_cast<int>(c.as_int("pp", 1, r.layers));
+    r.gpus = static_cast<int>(c.as_int("gpus", 1, limits::kMaxGpus));
+    r.global_batch = static_cast<int>(c.as_int("global_batch", 1, limits::kMaxBatch));
+    r.micro_batch = static_cast<int>(c.as_int("micro_batch", 1, r.global_batch));
+    r.interleave = static_cast<int>(c.as_int("interleave", 1, r.layers / r.pp));
+    r.full_recompute_s = c.as_double("full_recompute_s", 1e-9, limits::kMaxTime);
+    r.seqpar_selective_s = c.as_double("seqpar_selective_s", 1e-9, limits::kMaxTime);
+    r.mfu_seqpar_selective = c.as_double("mfu_seqpar_selective", 0, 1);
+    if (r.hidden % r.heads != 0) c.fail("heads", std::to_string(r.heads) + " does not divide hidden " + std::to_string(r.hidden));
+    if (r.heads % r.tp != 0) c.fail("tp", std::to_string(r.tp) + " does not divide the " + std::to_string(r.heads) + " heads");
+    if (r.gpus % (r.tp * r.pp) != 0) c.fail("gpus", std::to_string(r.gpus) + " is not a multiple of tp x pp");
+    r.line = c.line();
+    r.file = path;
+    rows.push_back(r);
   }
+  if (rows.empty()) throw ConfigError(SourceLoc{path, table.header_line(), 1}, "", "no rows after the header");
   return rows;
+}
+
+namespace {
+MegatronPrediction predict_row(const MegatronRow& row, const std::string& platform,
+                               const std::vector<std::string>& calibrations);
 }
 
 MegatronPrediction predict(const MegatronRow& row, const std::string& platform,
                            const std::vector<std::string>& calibrations) {
+  // What the row asks that cannot be simulated is an error about the row.
+  try {
+    return predict_row(row, platform, calibrations);
+  } catch (const ConfigError& e) {
+    if (!e.where().file.empty() || row.file.empty()) throw;
+    throw ConfigError(SourceLoc{row.file, row.line, 1}, e.key(), e.problem());
+  } catch (const ModelError& e) {
+    if (row.file.empty()) throw;
+    throw ConfigError(SourceLoc{row.file, row.line, 1}, "", e.what());
+  }
+}
+
+namespace {
+MegatronPrediction predict_row(const MegatronRow& row, const std::string& platform,
+                               const std::vector<std::string>& calibrations) {
   platforms::Cluster cluster = load_platform(platform, calibrations);
   if (cluster.groups.size() != 1 || row.gpus % cluster.groups[0].gpus_per_server != 0)
-    throw Error("validation platform " + platform + " must be one group of servers dividing " + std::to_string(row.gpus) + " GPUs");
+    throw ConfigError(SourceLoc{}, "gpus", "validation platform " + platform + " must be one group of servers dividing " + std::to_string(row.gpus) + " GPUs");
   cluster.groups[0].count = row.gpus / cluster.groups[0].gpus_per_server;
   cluster.network = sim::Network();
   platforms::build_network(cluster);
@@ -83,5 +94,6 @@ MegatronPrediction predict(const MegatronRow& row, const std::string& platform,
   out.oom = s.report.oom;
   return out;
 }
+}  // namespace
 
 }  // namespace dejavu::tools

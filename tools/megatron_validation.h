@@ -13,6 +13,8 @@ struct MegatronRow {
   int heads = 0, hidden = 0, layers = 0, seq_len = 0, vocab = 0;
   int tp = 1, pp = 1, gpus = 1, global_batch = 1, micro_batch = 1, interleave = 1;
   double full_recompute_s = 0, seqpar_selective_s = 0, mfu_seqpar_selective = 0;
+  std::string file;  // where the row was read, for errors about it
+  int line = 0;
 };
 
 struct MegatronPrediction {

@@ -1,4 +1,5 @@
 #include "tools/plan_search.h"
+#include "sim/json_text.h"
 #include "tools/platform_input.h"
 
 #include <unistd.h>
@@ -69,7 +70,8 @@ SearchRun run_search(const SearchArgs& a) {
     } catch (const Error& e) {
       throw ConfigError(SourceLoc{"--budget", 0, 0}, "", std::string(e.what()) + " (e.g. 30s, 2 min)");
     }
-    if (options.budget_s <= 0) throw ConfigError(SourceLoc{"--budget", 0, 0}, "", "expected a positive time, e.g. 30s");
+    if (!(options.budget_s >= 1e-3 && options.budget_s <= 1e6))
+      throw ConfigError(SourceLoc{"--budget", 0, 0}, "", "expected 1 ms to 1e6 s, e.g. 30s");
   }
   const bool bar = a.progress && isatty(STDERR_FILENO);
   SearchRun run;
@@ -204,7 +206,7 @@ void write_search_json(std::ostream& out, const SearchRun& run) {
     j["searches"].push_back(s);
   }
   j["best"] = run.best() ? candidate_json(*run.best()) : nlohmann::json();
-  out << j.dump(2) << "\n";
+  out << json_text(j, 2) << "\n";
 }
 
 void write_search_html(std::ostream& out, const SearchRun& run) {

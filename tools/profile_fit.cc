@@ -7,63 +7,30 @@
 #include <map>
 #include <sstream>
 
-#include "sim/config_node.h"
+#include "sim/csv.h"
 #include "sim/error.h"
+#include "sim/limits.h"
 #include "strategies/lowering.h"
 
 namespace dejavu::tools {
 
 std::vector<StageMeasurement> load_stage_measurements(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(SourceLoc{path, 0, 0}, "", "cannot open the file");
-  const std::vector<std::string> names = {"tp", "micro_batch", "recompute", "sequence_parallel", "layers", "seconds"};
-  std::string line;
-  int no = 0;
-  std::map<std::string, size_t> col;
+  const CsvTable table = CsvTable::load_file(path);
+  table.expect_columns({"tp", "micro_batch", "recompute", "sequence_parallel", "layers", "seconds"});
   std::vector<StageMeasurement> rows;
-  while (std::getline(in, line)) {
-    ++no;
-    if (line.empty() || line[0] == '#') continue;
-    const std::vector<std::string> f = split_csv_line(line);
-    if (col.empty()) {
-      for (size_t i = 0; i < f.size(); ++i) col[f[i]] = i;
-      for (const std::string& n : names)
-        if (!col.count(n))
-          throw ConfigError(SourceLoc{path, no, 1}, n,
-                            "missing column; the header needs tp, micro_batch, recompute, sequence_parallel, layers, seconds");
-      continue;
-    }
-    if (f.size() < col.size())
-      throw ConfigError(SourceLoc{path, no, 1}, "", "expected " + std::to_string(col.size()) + " columns");
+  for (const CsvRow& c : table.rows()) {
     StageMeasurement m;
     m.file = path;
-    m.line = no;
-    auto where = [&](const std::string& n) { return SourceLoc{path, no, static_cast<int>(col[n]) + 1}; };
-    auto positive_int = [&](const std::string& n) {
-      const std::string& t = f[col[n]];
-      char* end = nullptr;
-      const long v = std::strtol(t.c_str(), &end, 10);
-      if (t.empty() || *end != '\0' || v <= 0) throw ConfigError(where(n), n, "expected a positive whole number, got \"" + t + "\"");
-      return static_cast<int>(v);
-    };
-    m.tp = positive_int("tp");
-    m.micro_batch = positive_int("micro_batch");
-    m.layers = positive_int("layers");
-    m.recompute = f[col["recompute"]];
-    if (m.recompute != "none" && m.recompute != "selective" && m.recompute != "full")
-      throw ConfigError(where("recompute"), "recompute", "\"" + m.recompute + "\"; valid: none, selective, full");
-    const std::string& sp = f[col["sequence_parallel"]];
-    if (sp != "true" && sp != "false")
-      throw ConfigError(where("sequence_parallel"), "sequence_parallel", "\"" + sp + "\"; valid: true, false");
-    m.sequence_parallel = sp == "true";
-    const std::string& t = f[col["seconds"]];
-    char* end = nullptr;
-    m.seconds = std::strtod(t.c_str(), &end);
-    if (t.empty() || *end != '\0' || !(m.seconds > 0))
-      throw ConfigError(where("seconds"), "seconds", "expected a positive measured time, got \"" + t + "\"");
+    m.line = c.line();
+    m.tp = static_cast<int>(c.as_int("tp", 1, limits::kMaxHeads));
+    m.micro_batch = static_cast<int>(c.as_int("micro_batch", 1, limits::kMaxBatch));
+    m.layers = static_cast<int>(c.as_int("layers", 1, limits::kMaxLayers));
+    m.recompute = c.as_choice("recompute", {"none", "selective", "full"});
+    m.sequence_parallel = c.as_choice("sequence_parallel", {"true", "false"}) == "true";
+    m.seconds = c.as_double("seconds", 1e-12, limits::kMaxTime);
     rows.push_back(m);
   }
-  if (rows.empty()) throw ConfigError(SourceLoc{path, no, 1}, "", "no measurements");
+  if (rows.empty()) throw ConfigError(SourceLoc{path, table.header_line(), 1}, "", "no measurements");
   return rows;
 }
 

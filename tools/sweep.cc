@@ -17,9 +17,11 @@
 #include <sstream>
 #include <thread>
 
+#include "sim/json_text.h"
 #include "platforms/cluster.h"
 #include "sim/config_node.h"
 #include "sim/error.h"
+#include "sim/limits.h"
 #include "sim/units.h"
 #include "strategies/search/searcher.h"
 #include "strategies/search/space.h"
@@ -32,6 +34,8 @@ namespace dejavu::tools {
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr double kMaxAxisValues = 10000, kMaxPoints = 1e6;
 
 struct Step {
   std::string key;
@@ -127,6 +131,12 @@ SweepSpec load_sweep(const std::string& path) {
   SweepSpec s;
   s.file = path;
   s.name = root.get_string("name", root.file_stem());
+  // The name prefixes every point file: it must stay inside -o.
+  if (s.name.empty() || s.name[0] == '.' || s.name.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos) {
+    if (root.has("name")) root.child("name").fail("\"" + s.name + "\"; valid: letters, digits, '.', '_' and '-', not starting with '.'");
+    root.fail("the file's name \"" + s.name + "\" cannot name a sweep; give name: with letters, digits, '.', '_' and '-'");
+  }
   const fs::path dir = fs::path(path).parent_path();
   auto file = [&](const char* key) {
     const ConfigNode n = root.child(key);
@@ -145,14 +155,16 @@ SweepSpec load_sweep(const std::string& path) {
   }
   if (root.has("plan")) s.plan = file("plan");
   if (s.plan.empty() && s.search.empty()) root.fail("needs a plan, or search: grid (or another searcher)");
-  s.global_batch = static_cast<int>(root.get_int("global_batch", 0));
+  s.global_batch = static_cast<int>(root.get_int("global_batch", 0, 1, limits::kMaxBatch));
   if (root.has("engine")) s.engine = root.child("engine").as_choice({"analytic", "simgrid"});
-  s.timeout_s = root.get_quantity("timeout", units::Dimension::Time, 0);
+  s.timeout_s = root.get_quantity("timeout", units::Dimension::Time, 0, 1e-3, limits::kMaxTime);
   const ConfigNode axes = root.child("axes");
   if (!axes.is_map() || axes.yaml().size() == 0) axes.fail("expected a mapping of field paths to values");
-  std::map<std::string, YAML::Node> bases = {{"platform", YAML::LoadFile(s.platform)},
-                                             {"workload", YAML::LoadFile(s.workload)}};
-  if (!s.plan.empty()) bases["plan"] = YAML::LoadFile(s.plan);
+  // The base files are read as any input is (a malformed one is a line naming it).
+  std::map<std::string, YAML::Node> bases = {{"platform", ConfigNode::load_file(s.platform).yaml()},
+                                             {"workload", ConfigNode::load_file(s.workload).yaml()}};
+  if (!s.plan.empty()) bases["plan"] = ConfigNode::load_file(s.plan).yaml();
+  double points = 1;
   for (const auto& kv : axes.yaml()) {
     const std::string key = kv.first.as<std::string>();
     const ConfigNode n = axes.child(key);
@@ -172,16 +184,27 @@ SweepSpec load_sweep(const std::string& path) {
       for (const ConfigNode& v : n.items()) axis.values.push_back(v.as_string());
     } else if (n.is_map()) {
       n.expect_map({"from", "to", "step", "factor"});
-      const double from = n.child("from").as_double(), to = n.child("to").as_double();
-      const double step = n.get_double("step", 0), factor = n.get_double("factor", 0);
+      const double from = n.child("from").as_double(-1e15, 1e15), to = n.child("to").as_double(-1e15, 1e15);
+      const double step = n.get_double("step", 0, 0, 1e15), factor = n.get_double("factor", 0, 0, 1e6);
       if ((step > 0) == (factor > 1)) n.fail("a range takes from, to and either step > 0 or factor > 1");
       if (to < from) n.child("to").fail("below from");
-      for (double x = from; x <= to * (1 + 1e-12) && axis.values.size() < 10000; x = step > 0 ? x + step : x * factor)
+      if (factor > 1 && !(from > 0)) n.child("from").fail("a range by factor starts above 0");
+      // How many values, before making any: each must differ from the last.
+      const double count = 1 + std::floor(step > 0 ? (to - from) / step : std::log(to / from) / std::log(factor));
+      if (count > kMaxAxisValues)
+        n.fail("a range of " + number(count) + " values; an axis takes at most " + number(kMaxAxisValues));
+      for (double x = from; x <= to * (1 + 1e-12) + 1e-12 && axis.values.size() < count; x = step > 0 ? x + step : x * factor) {
+        if (!axis.values.empty() && number(x) == axis.values.back())
+          n.fail("the step is too fine: " + number(x) + " repeats; valid: a step that changes the value");
         axis.values.push_back(number(x));
+      }
     } else {
       n.fail("expected a list of values or a range {from, to, step | factor}");
     }
     if (axis.values.empty()) n.fail("an axis needs at least one value");
+    points *= static_cast<double>(axis.values.size());
+    if (points > kMaxPoints)
+      n.fail("the sweep would have " + number(points) + " points; at most " + number(kMaxPoints) + " (fewer values or axes)");
     s.axes.push_back(axis);
   }
   return s;
@@ -279,7 +302,7 @@ std::string run_point(const SweepSpec& spec, const SweepPoint& point) {
     j["error"] = e.what();
   }
   j["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return j.dump() + "\n";
+  return json_text(j) + "\n";
 }
 
 SweepSummary run_sweep_points(const SweepSpec& spec, const SweepRunOptions& o) {
@@ -305,7 +328,7 @@ SweepSummary run_sweep_points(const SweepSpec& spec, const SweepRunOptions& o) {
     nlohmann::ordered_json j = point_record(spec, p);
     j["status"] = "failed";
     j["error"] = why;
-    write_file_atomically(point_file(spec, o.out_dir, p).string(), [&](std::ostream& out) { out << j.dump() << "\n"; });
+    write_file_atomically(point_file(spec, o.out_dir, p).string(), [&](std::ostream& out) { out << json_text(j) << "\n"; });
   };
   size_t next = 0;
   while (next < pending.size() || !running.empty()) {

@@ -27,7 +27,7 @@ ValidationReport run_validation_suite(const std::string& path) {
   ValidationReport r;
   r.name = root.get_string("name", root.file_stem());
   r.kind = root.child("kind").as_choice({"megatron", "nccl"});
-  r.recorded_error = root.get_double("recorded_error", 0);
+  r.recorded_error = root.get_double("recorded_error", 0, 0, 10);
   const std::string measurements = beside(path, root.child("measurements"));
   std::vector<std::string> calibrations;
   if (root.has("calibration")) calibrations.push_back(beside(path, root.child("calibration")));
@@ -41,14 +41,12 @@ ValidationReport run_validation_suite(const std::string& path) {
     }
   } else {
     r.unit = "GB/s";
-    const double min_bytes = root.get_quantity("min_bytes", units::Dimension::Bytes, 16 * 1048576.0);
+    const double min_bytes = root.get_quantity("min_bytes", units::Dimension::Bytes, 16 * 1048576.0, 1, 1e15);
     for (const ConfigNode& run : root.child("runs").items()) {
       run.expect_map({"gpu", "gpus", "platform"});
       const platforms::Cluster cluster = load_platform(beside(path, run.child("platform")), calibrations);
       SweepOptions o;
-      o.gpus = static_cast<int>(run.get_int("gpus"));
-      if (o.gpus < 2 || o.gpus > cluster.gpu_count())
-        run.child("gpus").fail("expected 2 to " + std::to_string(cluster.gpu_count()) + " GPUs of the platform");
+      o.gpus = static_cast<int>(run.get_int("gpus", 2, cluster.gpu_count()));  // GPUs of the platform
       o.min_bytes = min_bytes;
       o.max_bytes = 8.0 * (1ULL << 30);
       std::vector<SweepRow> rows = run_sweep(cluster, o);

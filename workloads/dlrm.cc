@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/limits.h"
 #include "workloads/op_builders.h"
 
 namespace dejavu::workloads {
@@ -12,9 +13,7 @@ namespace {
 std::vector<int> widths(const ConfigNode& list) {
   std::vector<int> out;
   for (const ConfigNode& w : list.items()) {
-    const long long v = w.as_int();
-    if (v <= 0) w.fail("expected a positive layer width, got " + std::to_string(v));
-    out.push_back(static_cast<int>(v));
+    out.push_back(static_cast<int>(w.as_int(1, limits::kMaxWidth)));
   }
   if (out.empty()) list.fail("expected at least one layer");
   return out;
@@ -28,7 +27,7 @@ ModelGraph DlrmGenerator::generate(const ConfigNode& n) const {
   g.dtype = dtype_key(n, sim::DType::FP32);
   g.heads = 1;  // no tensor parallelism
   const double e = sim::dtype_bytes(g.dtype);
-  const int dense = positive_key(n, "dense_features", 13, false);
+  const int dense = positive_key(n, "dense_features", 13, false, limits::kMaxWidth);
   const std::vector<int> bottom = widths(n.child("bottom_mlp")), top = widths(n.child("top_mlp"));
   const std::string sharding = n.has("sharding")
                                    ? n.child("sharding").as_choice({"table-wise", "row-wise", "column-wise", "data-parallel"})
@@ -37,8 +36,8 @@ ModelGraph DlrmGenerator::generate(const ConfigNode& n) const {
   int dim = 0;
   for (const ConfigNode& t : n.child("tables").items()) {
     t.expect_map({"count", "rows", "dim", "pooling"});
-    const int count = positive_key(t, "count", 1, false), rows = positive_key(t, "rows", 0, true);
-    const int d = positive_key(t, "dim", 0, true), pooling = positive_key(t, "pooling", 1, false);
+    const int count = positive_key(t, "count", 1, false, limits::kMaxCount), rows = positive_key(t, "rows", 0, true, 1 << 30);
+    const int d = positive_key(t, "dim", 0, true, limits::kMaxWidth), pooling = positive_key(t, "pooling", 1, false, 1 << 20);
     if (dim != 0 && d != dim) t.child("dim").fail("every table needs the same dim for the interaction, got " + std::to_string(d));
     dim = d;
     tables += count;

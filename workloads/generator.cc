@@ -1,5 +1,6 @@
 #include "workloads/generator.h"
 
+#include "sim/limits.h"
 #include "workloads/dlrm.h"
 #include "workloads/llama.h"
 #include "workloads/resnet.h"
@@ -37,9 +38,7 @@ ModelGraph load_workload(const ConfigNode& root) {
   g.topological_order();  // rejects cycles here, at the edge
   if (root.has("global_batch_size")) {
     const ConfigNode b = root.child("global_batch_size");
-    const long long n = b.as_int();
-    if (n <= 0 || n > (1LL << 30)) b.fail("expected a positive number of samples, got " + b.as_string());
-    g.global_batch_size = static_cast<int>(n);
+    g.global_batch_size = static_cast<int>(b.as_int(1, limits::kMaxBatch));
   }
   return g;
 }

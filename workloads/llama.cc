@@ -1,5 +1,6 @@
 #include "workloads/llama.h"
 
+#include "sim/limits.h"
 #include "workloads/op_builders.h"
 
 namespace dejavu::workloads {
@@ -114,22 +115,21 @@ ModelGraph LlamaGenerator::generate(const ConfigNode& n) const {
                 "tie_embeddings", "experts", "top_k", "capacity_factor"});
   LlamaConfig c;
   c.name = n.get_string("name", n.file_stem());
-  c.layers = positive_key(n, "layers", 0, true);
-  c.hidden = positive_key(n, "hidden", 0, true);
-  c.heads = positive_key(n, "heads", 0, true);
-  c.kv_heads = positive_key(n, "kv_heads", c.heads, false);
-  c.ffn_hidden = positive_key(n, "ffn_hidden", 0, true);
-  c.seq_len = positive_key(n, "seq_len", 0, true);
-  c.vocab = positive_key(n, "vocab", 0, true);
+  c.layers = positive_key(n, "layers", 0, true, limits::kMaxLayers);
+  c.hidden = positive_key(n, "hidden", 0, true, limits::kMaxWidth);
+  c.heads = positive_key(n, "heads", 0, true, limits::kMaxHeads);
+  c.kv_heads = positive_key(n, "kv_heads", c.heads, false, limits::kMaxHeads);
+  c.ffn_hidden = positive_key(n, "ffn_hidden", 0, true, limits::kMaxWidth);
+  c.seq_len = positive_key(n, "seq_len", 0, true, limits::kMaxSequence);
+  c.vocab = positive_key(n, "vocab", 0, true, 1 << 30);
   c.tie_embeddings = n.get_bool("tie_embeddings", false);
   c.dtype = dtype_key(n, c.dtype);
   if (n.has("experts")) {
-    c.experts = positive_key(n, "experts", 0, true);
-    c.top_k = positive_key(n, "top_k", 2, false);
+    c.experts = positive_key(n, "experts", 0, true, limits::kMaxCount);
+    c.top_k = positive_key(n, "top_k", 2, false, limits::kMaxCount);
     if (c.top_k > c.experts)
       n.child("top_k").fail("must be at most experts (" + std::to_string(c.experts) + "), got " + std::to_string(c.top_k));
-    c.capacity_factor = n.get_double("capacity_factor", 1.0);
-    if (!(c.capacity_factor >= 1)) n.child("capacity_factor").fail("expected at least 1");
+    c.capacity_factor = n.get_double("capacity_factor", 1.0, 1.0, limits::kMaxCount);
   }
   if (c.hidden % c.heads != 0)
     n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + "), got " + std::to_string(c.heads));

@@ -39,12 +39,9 @@ Op gemm(std::string name, int layer, double s, double k, double n, double e, boo
   return op;
 }
 
-int positive_key(const ConfigNode& n, const char* key, long long fallback, bool required) {
+int positive_key(const ConfigNode& n, const char* key, long long fallback, bool required, long long max) {
   if (!required && !n.has(key)) return static_cast<int>(fallback);
-  const ConfigNode v = n.child(key);
-  const long long x = v.as_int();
-  if (x <= 0 || x > (1LL << 30)) v.fail("expected a positive whole number, got " + std::to_string(x));
-  return static_cast<int>(x);
+  return static_cast<int>(n.child(key).as_int(1, max));
 }
 
 sim::DType dtype_key(const ConfigNode& n, sim::DType fallback) {

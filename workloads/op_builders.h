@@ -35,7 +35,8 @@ class Chain {
 
 // Reads a positive whole number (`required`, or `fallback` when absent) and says which key
 // is wrong otherwise.
-int positive_key(const ConfigNode& n, const char* key, long long fallback, bool required);
+// A whole number from 1 to `max` under `key` (the fallback when it may be left out).
+int positive_key(const ConfigNode& n, const char* key, long long fallback, bool required, long long max);
 sim::DType dtype_key(const ConfigNode& n, sim::DType fallback);
 
 }  // namespace dejavu::workloads

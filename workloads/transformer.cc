@@ -1,5 +1,6 @@
 #include "workloads/transformer.h"
 
+#include "sim/limits.h"
 #include "workloads/op_builders.h"
 
 namespace dejavu::workloads {
@@ -141,10 +142,10 @@ TransformerConfig read_layers(const ConfigNode& n, TransformerConfig::Ends ends)
   TransformerConfig c;
   c.ends = ends;
   c.name = n.get_string("name", n.file_stem());
-  c.layers = positive_key(n, "layers", 0, true);
-  c.hidden = positive_key(n, "hidden", 0, true);
-  c.heads = positive_key(n, "heads", 0, true);
-  c.ffn_hidden = positive_key(n, "ffn_hidden", 4LL * c.hidden, false);
+  c.layers = positive_key(n, "layers", 0, true, limits::kMaxLayers);
+  c.hidden = positive_key(n, "hidden", 0, true, limits::kMaxWidth);
+  c.heads = positive_key(n, "heads", 0, true, limits::kMaxHeads);
+  c.ffn_hidden = positive_key(n, "ffn_hidden", 4LL * c.hidden, false, limits::kMaxWidth);
   c.dtype = dtype_key(n, c.dtype);
   if (c.hidden % c.heads != 0)
     n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + "), got " + std::to_string(c.heads));
@@ -155,17 +156,17 @@ TransformerConfig read_layers(const ConfigNode& n, TransformerConfig::Ends ends)
 ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "dtype", "global_batch_size"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Gpt);
-  c.seq_len = positive_key(n, "seq_len", 0, true);
-  c.vocab = positive_key(n, "vocab", 0, true);
+  c.seq_len = positive_key(n, "seq_len", 0, true, limits::kMaxSequence);
+  c.vocab = positive_key(n, "vocab", 0, true, 1 << 30);
   return make_transformer(c);
 }
 
 ModelGraph BertGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "max_position", "dtype", "global_batch_size"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Bert);
-  c.seq_len = positive_key(n, "seq_len", 0, true);
-  c.vocab = positive_key(n, "vocab", 0, true);
-  c.max_position = positive_key(n, "max_position", 512, false);
+  c.seq_len = positive_key(n, "seq_len", 0, true, limits::kMaxSequence);
+  c.vocab = positive_key(n, "vocab", 0, true, 1 << 30);
+  c.max_position = positive_key(n, "max_position", 512, false, limits::kMaxSequence);
   if (c.seq_len > c.max_position)
     n.child("seq_len").fail("longer than max_position (" + std::to_string(c.max_position) + ")");
   return make_transformer(c);
@@ -174,9 +175,9 @@ ModelGraph BertGenerator::generate(const ConfigNode& n) const {
 ModelGraph VitGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "image_size", "patch", "layers", "hidden", "heads", "ffn_hidden", "classes", "dtype", "global_batch_size"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Vit);
-  c.image_size = positive_key(n, "image_size", 224, false);
-  c.patch = positive_key(n, "patch", 0, true);
-  c.classes = positive_key(n, "classes", 1000, false);
+  c.image_size = positive_key(n, "image_size", 224, false, 1 << 16);
+  c.patch = positive_key(n, "patch", 0, true, 1 << 16);
+  c.classes = positive_key(n, "classes", 1000, false, 1 << 24);
   if (c.image_size % c.patch != 0)
     n.child("patch").fail("must divide image_size (" + std::to_string(c.image_size) + ")");
   const int side = c.image_size / c.patch;

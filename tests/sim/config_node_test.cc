@@ -19,7 +19,7 @@ TEST(ConfigNode, UnknownKeyPointsAtTheKeyAndListsValidOnes) {
 TEST(ConfigNode, QuantityErrorCarriesPositionAndPath) {
   const ConfigNode n = ConfigNode::load_string("links:\n  - bandwidth: fast\n", "p.yaml");
   try {
-    n.child("links").items()[0].get_quantity("bandwidth", units::Dimension::Rate);
+    n.child("links").items()[0].get_quantity("bandwidth", units::Dimension::Rate, 0, 1e16);
     FAIL();
   } catch (const ConfigError& e) {
     const std::string msg = e.what();
@@ -41,7 +41,7 @@ TEST(ConfigNode, MalformedYamlIsAConfigErrorWithPosition) {
 TEST(ConfigNode, MissingRequiredKeyIsNamed) {
   const ConfigNode n = ConfigNode::load_string("a: 1\n", "r.yaml");
   try {
-    n.get_int("layers");
+    n.get_int("layers", 1, 100);
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()), "r.yaml:1:1: layers: missing; this key is required");

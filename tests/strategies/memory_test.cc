@@ -163,7 +163,7 @@ workloads::ModelGraph weighted_layers(int layers, double params, double activati
 platforms::Cluster fast_server(int n) {  // communication takes next to no time
   return platforms::load_cluster(ConfigNode::load_string(
       "servers:\n  - count: 1\n    gpu: A100-SXM-80GB\n    gpus_per_server: " + std::to_string(n) +
-          "\n    intra: {kind: nvswitch, bandwidth: 1e9 GB/s, latency: 0 us}\n"
+          "\n    intra: {kind: nvswitch, bandwidth: 10000 TB/s, latency: 0 us}\n"
           "    nic: {bandwidth: 200 Gbps, latency: 0 us}\nnetwork: {kind: fat-tree, latency: 0 us}\n",
       "fast.yaml"));
 }

@@ -10,10 +10,10 @@ namespace {
 std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
 
 TEST(CollectiveSweep, ParsesNcclTestsSizes) {
-  EXPECT_DOUBLE_EQ(parse_message_size("1M"), 1048576.0);
-  EXPECT_DOUBLE_EQ(parse_message_size("8G"), 8589934592.0);
-  EXPECT_DOUBLE_EQ(parse_message_size("64 MiB"), 64 * 1048576.0);
-  EXPECT_THROW(parse_message_size("lots"), Error);
+  EXPECT_DOUBLE_EQ(parse_message_size("--min", "1M"), 1048576.0);
+  EXPECT_DOUBLE_EQ(parse_message_size("--min", "8G"), 8589934592.0);
+  EXPECT_DOUBLE_EQ(parse_message_size("--min", "64 MiB"), 64 * 1048576.0);
+  EXPECT_THROW(parse_message_size("--min", "lots"), Error);
 }
 
 TEST(CollectiveSweep, RingBusBandwidthEqualsTheLinkBandwidthForLargeMessages) {

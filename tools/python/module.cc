@@ -194,8 +194,8 @@ PYBIND11_MODULE(dejavu, m) {
         tools::SweepOptions o;
         if (!sim::parse_collective_op(op, &o.op)) throw Error("unknown operation " + op + "; valid: " + sim::collective_op_names());
         o.gpus = gpus > 0 ? gpus : cluster.gpu_count();
-        o.min_bytes = tools::parse_message_size(min);
-        o.max_bytes = tools::parse_message_size(max);
+        o.min_bytes = tools::parse_message_size("min", min);
+        o.max_bytes = tools::parse_message_size("max", max);
         o.algorithm = algo;
         py::list rows;
         for (const auto& r : tools::run_sweep(cluster, o)) {

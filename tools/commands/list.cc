@@ -1,0 +1,81 @@
+// `dejavu list`: every registry (GPU types, engines, algorithms, schedules, searchers,
+// workload kinds, sync topologies, commands) and the shipped presets.
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "platforms/cluster.h"
+#include "sim/collective.h"
+#include "sim/engine.h"
+#include "sim/units.h"
+#include "strategies/data_parallel.h"
+#include "strategies/schedules/schedule.h"
+#include "strategies/search/searcher.h"
+#include "tools/commands/command.h"
+#include "workloads/generator.h"
+
+#ifndef DEJAVU_SOURCE_DIR
+#define DEJAVU_SOURCE_DIR "."
+#endif
+
+namespace dejavu::tools {
+
+namespace {
+
+void list_presets(const std::string& folder) {
+  const std::filesystem::path dir = std::filesystem::path(DEJAVU_SOURCE_DIR) / folder / "presets";
+  std::set<std::string> names;  // sorted: the listing is deterministic
+  std::error_code ec;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir, ec))
+    if (e.path().extension() == ".yaml")
+      names.insert((std::filesystem::path(folder) / std::filesystem::relative(e.path(), dir.parent_path())).string());
+  for (const auto& n : names) std::cout << "  " << n << "\n";
+}
+
+template <class R>
+void list_registry(const char* title, const R& registry) {
+  std::cout << title << ":\n";
+  for (const auto& [name, entry] : registry.entries())
+    std::cout << "  " << name << std::string(name.size() < 14 ? 14 - name.size() : 1, ' ') << entry.description << "\n";
+}
+
+std::string tflops(double flops) {
+  if (flops <= 0) return "-";
+  std::ostringstream s;
+  s << flops / 1e12;
+  return s.str();
+}
+
+class ListCommand : public Command {
+ public:
+  void add_options(CLI::App&) override {}
+
+  int run() override {
+    std::cout << "GPU types:\n";
+    for (const auto& g : platforms::gpu_catalog())
+      std::cout << "  " << g.name << std::string(16 - std::min<size_t>(15, g.name.size()), ' ') << "TFLOPS bf16 "
+                << tflops(g.peak_bf16) << ", fp16 " << tflops(g.peak_fp16) << ", fp32 " << tflops(g.peak_fp32) << "; "
+                << g.memory_bytes / (1 << 30) << " GiB, HBM " << units::format_rate(g.memory_bandwidth_Bps) << "\n";
+    list_registry("engines", sim::engines());
+    list_registry("collective algorithms", sim::collective_algorithms());
+    list_registry("pipeline schedules", strategies::schedules());
+    list_registry("data-parallel sync topologies", strategies::sync_topologies());
+    list_registry("plan searchers", strategies::search::searchers());
+    list_registry("workload kinds", workloads::generators());
+    list_registry("commands", commands());
+    std::cout << "platform presets:\n";
+    list_presets("platforms");
+    std::cout << "workload presets:\n";
+    list_presets("workloads");
+    std::cout << "plan presets:\n";
+    list_presets("strategies");
+    return 0;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_list_command() { return std::make_unique<ListCommand>(); }
+
+}  // namespace dejavu::tools

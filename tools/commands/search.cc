@@ -1,0 +1,68 @@
+// `dejavu search`: the best plans of the search space by one searcher or all of them.
+#include <iostream>
+
+#include "sim/limits.h"
+#include "sim/units.h"
+#include "strategies/search/space.h"
+#include "tools/commands/command.h"
+#include "tools/commands/options.h"
+#include "tools/output_file.h"
+#include "tools/plan_search.h"
+
+namespace dejavu::tools {
+
+namespace {
+
+class SearchCommand : public Command {
+ public:
+  void add_options(CLI::App& cmd) override {
+    cmd.add_option("--platform", a_.platform, "cluster YAML")->required();
+    cmd.add_option("--workload", a_.workload, "model YAML")->required();
+    cmd.add_option("--algo", a_.algo, "searcher (grid, dp, mcmc, diff) or all");
+    cmd.add_option("--global-batch", a_.global_batch, "samples per iteration (default: the workload's global_batch_size)")
+        ->check(whole_in(1, limits::kMaxBatch));
+    cmd.add_option("--budget", a_.budget, "wall-clock cap per searcher, e.g. 30s");
+    cmd.add_option("--seed", a_.seed, "seed for mcmc and diff")->check(whole_in(0, limits::kMaxSeed));
+    cmd.add_option("--top", a_.top, "how many plans to list")->check(whole_in(1, 1000));
+    cmd.add_option("--iterations", a_.iterations, "mcmc proposals / diff gradient steps")->check(whole_in(1, 100000000));
+    cmd.add_option("--verify", a_.verify, "re-simulate the top plans on this engine (simgrid)");
+    cmd.add_option("--json", a_.json, "write the results as JSON");
+    cmd.add_option("-o,--output", a_.output, "write the best plan as a plan YAML");
+    cmd.add_option("--report", a_.report, "write the top plans of every searcher as an HTML page");
+    cmd.add_flag("--quiet", quiet_, "print no table");
+    cmd.add_flag("!--no-progress", a_.progress, "no progress bar");
+    add_calibrations(cmd, a_.calibrations);
+  }
+
+  int run() override {
+    OutputSet out;
+    out.add("--output", a_.output);
+    out.add("--json", a_.json);
+    out.add("--report", a_.report);
+    const SearchRun run = run_search(a_);
+    const auto* best = run.best();
+    if (!a_.output.empty() && best)
+      out.write(a_.output, [&](std::ostream& o) {
+        strategies::search::write_plan_yaml(o, best->plan,
+                                            "found by dejavu search (" + a_.algo + ") for " + run.workload + " on " +
+                                                run.platform + ": " + units::format_time(best->score.iteration_time_s) +
+                                                " per iteration");
+      });
+    if (!a_.json.empty()) out.write(a_.json, [&](std::ostream& o) { write_search_json(o, run); });
+    if (!a_.report.empty()) out.write(a_.report, [&](std::ostream& o) { write_search_html(o, run); });
+    if (!best) throw ModelError("no plan of the search space fits in memory on " + run.platform);
+    out.commit();
+    if (!quiet_) write_search_table(std::cout, run);
+    return 0;
+  }
+
+ private:
+  SearchArgs a_;
+  bool quiet_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_search_command() { return std::make_unique<SearchCommand>(); }
+
+}  // namespace dejavu::tools
