@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,7 +23,7 @@ namespace {
 // message or the Result: engine name, makespan, three double vectors. Host byte order:
 // parent and child are the same program.
 void put_bytes(std::string& out, const void* p, size_t n) {
-  out.append(static_cast<const char*>(p), n);
+  if (n > 0) out.append(static_cast<const char*>(p), n);  // an empty vector's data() may be null
 }
 void put_u64(std::string& out, uint64_t v) { put_bytes(out, &v, sizeof v); }
 void put_vec(std::string& out, const std::vector<double>& v) {
@@ -35,6 +36,7 @@ struct Reader {
   size_t at = 0;
   void get(void* p, size_t n) {
     if (at + n > in.size()) throw Error("simulation child sent a truncated result");
+    if (n == 0) return;
     std::memcpy(p, in.data() + at, n);
     at += n;
   }
@@ -66,15 +68,35 @@ void write_all(int fd, const std::string& data) {
 
 }  // namespace
 
+namespace {
+// The last line the child wrote on stderr (SimGrid's assertion, say), for a one-line error.
+std::string last_line(int fd) {
+  std::string text(4096, '\0');
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  const off_t from = size > 4096 ? size - 4096 : 0;
+  const ssize_t n = ::pread(fd, text.data(), text.size(), from);
+  text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  const size_t nl = text.find_last_of('\n');
+  std::string line = nl == std::string::npos ? text : text.substr(nl + 1);
+  if (line.size() > 200) line = line.substr(0, 200) + "...";
+  return line.empty() ? "" : ": " + line;
+}
+}  // namespace
+
 Result run_in_child(const std::function<Result()>& simulate, double timeout_s) {
   int fds[2];
   if (::pipe(fds) != 0) throw Error("cannot create a pipe for the simulation child");
+  // The child's stderr goes to a file of its own: whatever SimGrid prints as it dies is
+  // read back as one line, never shown as it came.
+  const int err = ::memfd_create("dejavu-child-stderr", MFD_CLOEXEC);
   std::fflush(nullptr);  // or the child would write the parent's buffered output again
   const pid_t pid = ::fork();
   if (pid < 0) throw Error("cannot fork a simulation child");
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a parent killed (a sweep's timeout) takes it along
     if (::getppid() == 1) ::_exit(3);    // ... even one killed before the line above ran
+    if (err >= 0) ::dup2(err, STDERR_FILENO);
     ::close(fds[0]);
     std::string out;
     try {
@@ -135,11 +157,13 @@ Result run_in_child(const std::function<Result()>& simulate, double timeout_s) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  const std::string why = err >= 0 ? last_line(err) : "";
+  if (err >= 0) ::close(err);
   if (timed_out)
     throw Error("simulation child did not finish within " + std::to_string(timeout_s) + " s");
   if (WIFSIGNALED(status))
-    throw Error("simulation child crashed (signal " + std::to_string(WTERMSIG(status)) + ")");
-  if (data.empty()) throw Error("simulation child exited without a result");
+    throw Error("simulation child crashed (signal " + std::to_string(WTERMSIG(status)) + ")" + why);
+  if (data.empty()) throw Error("simulation child exited without a result" + why);
   Reader rd{data};
   char tag;
   rd.get(&tag, 1);

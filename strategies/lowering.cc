@@ -10,6 +10,7 @@
 #include "platforms/calibration.h"
 #include "platforms/perf_model.h"
 #include "sim/collective.h"
+#include "sim/limits.h"
 #include "strategies/data_parallel.h"
 #include "strategies/schedules/schedule.h"
 #include "strategies/stage_work.h"
@@ -122,6 +123,28 @@ struct Zero3Exchanges {
   }
 };
 
+// Refuses, before building anything, a plan whose task graph would not fit a laptop's
+// memory (limits::kMaxTasks): an upper bound on the tasks per replica class, each work
+// item's segments with their collectives, times the microbatches.
+void check_task_count(const std::vector<StageWork>& work, const Plan& plan, int classes, bool fused) {
+  const double per_segment = 1 + 2 + (plan.ep > 1 ? 2 : 0) + (plan.cp > 1 ? 2 * plan.cp : 0);
+  double per_microbatch = 0;
+  for (const StageWork& w : work)
+    for (const Block& b : w.blocks) {
+      const double segments = b.fwd.size() + b.bwd.size() + b.recompute.size() + b.bwd_input.size() + b.bwd_weight.size();
+      per_microbatch += fused ? (plan.zero >= 3 ? 4 : 0) : segments * per_segment + (plan.zero >= 3 ? 4 : 0);
+    }
+  if (fused) per_microbatch += 3.0 * work.size();
+  const double tasks = per_microbatch * plan.microbatches() * classes;
+  if (tasks > limits::kMaxTasks) {
+    auto it = plan.where.find("global_batch_size");
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "the plan lowers to about %.3g tasks; dejavu simulates at most %.3g (fewer "
+                  "microbatches per replica, fewer layers per stage, or a larger micro_batch_size)", tasks, limits::kMaxTasks);
+    throw ConfigError(it != plan.where.end() ? it->second : SourceLoc{plan.file, 0, 0}, "global_batch_size", buf);
+  }
+}
+
 }  // namespace
 
 LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
@@ -201,6 +224,7 @@ LoweredJob lower(const ModelGraph& model, const platforms::Cluster& cluster, con
     classes[it->second].push_back(r);
   }
   const int nc = static_cast<int>(classes.size());
+  check_task_count(work, plan, nc, fused);
 
   // Parameters per GPU of each pipeline GPU (all its chunks), and the experts' part.
   std::vector<double> params(p, 0.0), expert_params(p, 0.0);

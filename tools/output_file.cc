@@ -97,7 +97,7 @@ void OutputSet::add_folder(const std::string& option, const std::string& dir, co
   if (dir.empty()) return;
   struct stat st {};
   if (::stat(dir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) refuse(option, dir, std::string("is ") + kind_of(st.st_mode) + "; expected a folder");
+    if (!S_ISDIR(st.st_mode)) refuse(option, dir, S_ISREG(st.st_mode) ? "is a file; expected a folder" : std::string("is ") + kind_of(st.st_mode) + "; expected a folder");
     for (const std::string& name : files) add(option, (fs::path(dir) / name).string());
     return;
   }

@@ -1,6 +1,8 @@
 #include "tools/sweep.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -305,6 +307,17 @@ std::string run_point(const SweepSpec& spec, const SweepPoint& point) {
   return json_text(j) + "\n";
 }
 
+namespace {
+// A point is finished when its file exists and does not record a transient failure.
+bool finished(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) return false;
+  std::string line;
+  std::getline(in, line);
+  return line.find("\"transient\":true") == std::string::npos;
+}
+}  // namespace
+
 SweepSummary run_sweep_points(const SweepSpec& spec, const SweepRunOptions& o) {
   fs::create_directories(fs::path(o.out_dir) / "points");
   SweepSummary sum;
@@ -312,7 +325,7 @@ SweepSummary run_sweep_points(const SweepSpec& spec, const SweepRunOptions& o) {
   for (size_t i = o.shard; i < spec.points(); i += o.shards) {
     ++sum.total;
     SweepPoint p = point_at(spec, i);
-    if (fs::exists(point_file(spec, o.out_dir, p)))
+    if (finished(point_file(spec, o.out_dir, p)))
       ++sum.skipped;  // finished by an earlier run
     else
       pending.push_back(p);
@@ -324,10 +337,13 @@ SweepSummary run_sweep_points(const SweepSpec& spec, const SweepRunOptions& o) {
   std::map<pid_t, Running> running;
   const auto t0 = std::chrono::steady_clock::now();
   const bool bar = o.progress && isatty(STDERR_FILENO);
+  // A worker that crashed, was killed or timed out failed for a reason outside the point:
+  // its record says so, and a rerun tries it again.
   auto record_failure = [&](const SweepPoint& p, const std::string& why) {
     nlohmann::ordered_json j = point_record(spec, p);
     j["status"] = "failed";
     j["error"] = why;
+    j["transient"] = true;
     write_file_atomically(point_file(spec, o.out_dir, p).string(), [&](std::ostream& out) { out << json_text(j) << "\n"; });
   };
   size_t next = 0;
@@ -339,9 +355,13 @@ SweepSummary run_sweep_points(const SweepSpec& spec, const SweepRunOptions& o) {
       if (pid < 0) throw Error("cannot fork a sweep worker");
       if (pid == 0) {
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a killed sweep takes its workers with it
-        // Exit 0: the point simulated; 4: it failed and says why in its file; 3: no file.
+        // Exit 0: the point simulated; 4: it failed and says why in its file; 3: no file;
+        // 5: another sweep on the same folder has it (its lock is held) or has done it.
         int code = 3;
         try {
+          const fs::path file = point_file(spec, o.out_dir, p);
+          const int lock = ::open((file.string() + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+          if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0 || finished(file)) ::_exit(5);
           const std::string line = run_point(spec, p);
           write_file_atomically(point_file(spec, o.out_dir, p).string(), [&](std::ostream& out) { out << line; });
           code = line.find("\"status\":\"failed\"") != std::string::npos ? 4 : 0;
@@ -357,10 +377,13 @@ SweepSummary run_sweep_points(const SweepSpec& spec, const SweepRunOptions& o) {
       const SweepPoint p = running[done].point;
       running.erase(done);
       const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-      if (!fs::exists(point_file(spec, o.out_dir, p)))
+      const bool elsewhere = WIFEXITED(status) && WEXITSTATUS(status) == 5;
+      if (!elsewhere && !finished(point_file(spec, o.out_dir, p)))
         record_failure(p, WIFSIGNALED(status) ? "worker crashed (signal " + std::to_string(WTERMSIG(status)) + ")"
                                               : "worker exited without a result");
-      if (ok) ++sum.done; else ++sum.failed;
+      if (elsewhere) ++sum.skipped;
+      else if (ok) ++sum.done;
+      else ++sum.failed;
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -391,6 +414,28 @@ SweepSummary run_sweep_points(const SweepSpec& spec, const SweepRunOptions& o) {
   return sum;
 }
 
+namespace {
+// A point file as run_sweep_points writes it; anything else is named, not trusted.
+void check_record(const nlohmann::json& j, const std::string& file) {
+  auto bad = [&](const std::string& key, const std::string& problem) {
+    throw ConfigError(SourceLoc{file, 1, 1}, key, problem + "; not a point file of dejavu sweep");
+  };
+  if (!j.is_object()) bad("", "expected a JSON object");
+  if (!j.contains("sweep") || !j["sweep"].is_string()) bad("sweep", "missing or not text");
+  if (!j.contains("index") || !j["index"].is_number_unsigned()) bad("index", "missing or not a whole number");
+  if (!j.contains("status") || !j["status"].is_string()) bad("status", "missing or not text");
+  if (!j.contains("axes") || !j["axes"].is_array()) bad("axes", "missing or not a list");
+  for (const auto& a : j["axes"])
+    if (!a.is_array() || a.size() != 2 || !a[0].is_string() || !a[1].is_string()) bad("axes", "expected [path, value] pairs");
+  for (const char* k : {"plan", "error"})
+    if (j.contains(k) && !j[k].is_string()) bad(k, "not text");
+  if (j["status"] != "ok") return;
+  for (const char* k : {"iteration_time_s", "tflops_per_gpu", "mfu", "peak_memory_bytes"})
+    if (!j.contains(k) || !j[k].is_number() || !std::isfinite(j[k].get<double>())) bad(k, "missing or not a finite number");
+  if (!j.contains("oom") || !j["oom"].is_boolean()) bad("oom", "missing or not true/false");
+}
+}  // namespace
+
 MergedTable merge_results(const std::string& out_dir) {
   const fs::path dir = fs::path(out_dir) / "points";
   if (!fs::is_directory(dir)) throw ConfigError(SourceLoc{out_dir, 0, 0}, "", "no sweep results here (no points/ folder)");
@@ -401,16 +446,16 @@ MergedTable merge_results(const std::string& out_dir) {
   std::sort(files.begin(), files.end());
   std::string name;
   for (const fs::path& f : files) {
-    std::ifstream in(f);
-    std::string line;
-    std::getline(in, line);
+    const std::string text = read_input_file(f.string());
+    const std::string line = text.substr(0, text.find('\n'));
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
     } catch (const std::exception&) {
       throw ConfigError(SourceLoc{f.string(), 1, 1}, "", "not a sweep result (one JSON line)");
     }
-    const std::string n = j.value("sweep", "");
+    check_record(j, f.string());
+    const std::string n = j["sweep"].get<std::string>();
     if (!name.empty() && n != name)
       throw ConfigError(SourceLoc{f.string(), 1, 1}, "sweep",
                         "results of two sweeps (" + name + ", " + n + ") in one folder; merge each on its own");
@@ -423,6 +468,8 @@ MergedTable merge_results(const std::string& out_dir) {
   MergedTable t;
   for (const auto& a : records.front()["axes"]) t.axes.push_back(a[0].get<std::string>());
   for (const auto& r : records) {
+    if (r["axes"].size() != t.axes.size())
+      throw ConfigError(SourceLoc{out_dir, 0, 0}, "axes", "points with different axes in one folder; merge each sweep on its own");
     std::vector<std::string> row;
     for (const auto& a : r["axes"]) row.push_back(a[1].get<std::string>());
     const bool ok = r["status"] == "ok";

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -165,6 +166,51 @@ TEST(Chakra, BadTracesAreClearErrors) {
   } catch (const ModelError& e) {
     EXPECT_NE(std::string(e.what()).find("bad.0.et: node 1 (x) is in a dependency cycle"), std::string::npos) << e.what();
   }
+  fs::remove_all(fs::path(prefix).parent_path());
+}
+
+TEST(Chakra, NumbersAndRanksThatCannotBeAreClearErrors) {
+  const std::string prefix = scratch("nums").string();
+  auto error_of = [&](int ranks) {
+    try {
+      simulate_trace(workloads::load_chakra_trace(prefix), star(ranks, "100 GB/s", "1 us"));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  auto with_double = [](Node n, const std::string& name, double v) {
+    auto* a = n.add_attr();
+    a->set_name(name);
+    a->set_double_val(v);
+    return n;
+  };
+  // NaN, infinite or negative sizes and counts would reach the outputs: refused here.
+  write_rank(prefix, 0, {with_double(node(1, "ar", ChakraProtoMsg::COMM_COLL_NODE), "comm_size", NAN)});
+  EXPECT_NE(error_of(1).find("nums.0.et: node 1 (ar): comm_size: expected 0 to 1e+15, got nan"), std::string::npos)
+      << error_of(1);
+  write_rank(prefix, 0, {with_double(node(1, "g", ChakraProtoMsg::COMP_NODE), "num_ops", -5)});
+  EXPECT_NE(error_of(1).find("node 1 (g): num_ops: expected 0 to 1e+21, got -5"), std::string::npos) << error_of(1);
+  write_rank(prefix, 0, {with_double(node(1, "g", ChakraProtoMsg::COMP_NODE), "tensor_size", INFINITY)});
+  EXPECT_NE(error_of(1).find("tensor_size: expected 0 to 1e+18, got inf"), std::string::npos) << error_of(1);
+
+  // Ranks 0, 1 and 3: a missing file, not a two-rank trace.
+  Node ar = node(1, "ar", ChakraProtoMsg::COMM_COLL_NODE);
+  attr(ar, "comm_type", ChakraProtoMsg::ALL_REDUCE);
+  attr(ar, "comm_size", 1000);
+  for (int r : {0, 1, 3}) write_rank(prefix, r, {ar});
+  EXPECT_NE(error_of(2).find("nums.2.et: missing, but nums.3.et is there"), std::string::npos) << error_of(2);
+  fs::remove(prefix + ".3.et");
+
+  // A collective on one rank of two, and one whose size differs across the ranks.
+  Node gemm = node(1, "gemm", ChakraProtoMsg::COMP_NODE);
+  write_rank(prefix, 1, {gemm});
+  EXPECT_NE(error_of(2).find("node 1 (ar): a collective of process group \"\" on rank(s) 0 only"), std::string::npos)
+      << error_of(2);
+  Node bigger = ar;
+  attr(bigger, "comm_size", 2000);  // the last value of an attribute wins, as in the reader
+  write_rank(prefix, 1, {bigger});
+  EXPECT_NE(error_of(2).find("this collective differs across ranks"), std::string::npos) << error_of(2);
   fs::remove_all(fs::path(prefix).parent_path());
 }
 

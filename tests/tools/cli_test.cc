@@ -97,6 +97,23 @@ TEST(Cli, SimulateWritesReportAndTrace) {
   EXPECT_NE(trace.find("\"thread_name\""), std::string::npos);
 }
 
+TEST(Cli, AnOutputThatIsASymbolicLinkIsWrittenThrough) {
+  // The link stays a link; the file it names gets the report (and an existing one is
+  // replaced whole).
+  const fs::path dir = scratch() / "link";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "real");
+  std::ofstream(dir / "real" / "r.json") << "old";
+  fs::create_symlink(dir / "real" / "r.json", dir / "r.json");
+  const CliRun r = run_dejavu("simulate --platform " + src("platforms/presets/single-a100.yaml") + " --workload " +
+                              src("workloads/presets/gpt3-1.3b.yaml") + " --plan " + src("strategies/presets/single-gpu.yaml") +
+                              " --quiet --json " + (dir / "r.json").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::is_symlink(dir / "r.json"));
+  EXPECT_NE(slurp(dir / "real" / "r.json").find("\"iteration_time_s\""), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "real" / "r.json.partial"));
+}
+
 TEST(Cli, ListNamesGpusEnginesSchedulesAndPresets) {
   const CliRun r = run_dejavu("list");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -181,6 +181,47 @@ TEST(Sweep, TheSlurmArrayScriptsTasksTogetherMakeTheWholeTable) {
   EXPECT_EQ(std::count(whole.begin(), whole.end(), '\n'), 1 + 8);  // a header and 2 x 4 points
 }
 
+TEST(Sweep, APointKilledFromOutsideIsTriedAgainOnResume) {
+  // A timed-out (or killed) worker failed for no fault of its point: the rerun simulates
+  // it rather than keeping the failure, so the resumed table is the uninterrupted one.
+  const fs::path dir = scratch() / "retry";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto write = [&](const std::string& engine_and_timeout) {
+    std::ofstream(dir / "sweep.yaml") << "name: retry\nplatform: " << src("platforms/presets/dgx-a100-128x8.yaml")
+                                      << "\nworkload: " << src("workloads/presets/gpt3-175b.yaml")
+                                      << "\nplan: " << src("strategies/presets/tp8-pp16-dp8-1f1b.yaml") << "\n"
+                                      << engine_and_timeout << "axes:\n  plan.micro_batch_size: [1, 2]\n";
+  };
+  write("engine: simgrid\ntimeout: 300 ms\n");  // slow by construction: both time out
+  const std::string cmd = "sweep " + (dir / "sweep.yaml").string() + " --no-progress -o " + (dir / "out").string();
+  CliRun r = run_dejavu(cmd);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("0 simulated, 2 failed, 0 already done"), std::string::npos) << r.out;
+  write("");  // the analytic engine, no timeout: the same points
+  r = run_dejavu(cmd);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("2 simulated, 0 failed, 0 already done"), std::string::npos) << r.out;
+  r = run_dejavu(cmd);
+  EXPECT_NE(r.out.find("0 simulated, 0 failed, 2 already done"), std::string::npos) << r.out;
+}
+
+TEST(Sweep, TwoSweepsOnOneFolderSimulateEachPointOnce) {
+  const fs::path file = write_sweep("twice", "axes:\n  workload.layers: {from: 2, to: 13, step: 1}\n");
+  const fs::path out = file.parent_path() / "out";
+  fs::remove_all(out);
+  const std::string cmd = std::string(DEJAVU_BINARY) + " sweep " + file.string() + " --no-progress -o " + out.string();
+  const fs::path a = file.parent_path() / "a.txt", b = file.parent_path() / "b.txt";
+  ASSERT_EQ(std::system((cmd + " >" + a.string() + " & " + cmd + " >" + b.string() + "; wait").c_str()), 0);
+  auto simulated = [](const std::string& text) {
+    const size_t at = text.find(" simulated");
+    const size_t from = text.rfind(' ', at - 1) + 1;
+    return std::stoi(text.substr(from, at - from));
+  };
+  EXPECT_EQ(simulated(slurp(a)) + simulated(slurp(b)), 12) << slurp(a) << slurp(b);
+  EXPECT_EQ(point_files(out).size(), 12u);
+}
+
 TEST(Sweep, BadSweepsAreOneLineExitTwo) {
   struct Case {
     const char *axes, *expected;

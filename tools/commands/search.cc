@@ -50,7 +50,10 @@ class SearchCommand : public Command {
       });
     if (!a_.json.empty()) out.write(a_.json, [&](std::ostream& o) { write_search_json(o, run); });
     if (!a_.report.empty()) out.write(a_.report, [&](std::ostream& o) { write_search_html(o, run); });
-    if (!best) throw ModelError("no plan of the search space fits in memory on " + run.platform);
+    if (!best)
+      throw ModelError("no plan of the search space fits on " + run.platform + ": each runs out of memory, or the global batch " +
+                       std::to_string(run.global_batch) + " does not split over the data-parallel replicas into at most " +
+                       std::to_string(limits::kMaxMicrobatches) + " microbatches each");
     out.commit();
     if (!quiet_) write_search_table(std::cout, run);
     return 0;

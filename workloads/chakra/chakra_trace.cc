@@ -3,11 +3,14 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
-#include <filesystem>
-#include <fstream>
-#include <set>
-#include <sstream>
+#include <google/protobuf/stubs/logging.h>
 
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "sim/config_node.h"
 #include "sim/error.h"
 #include "et_def.pb.h"  // generated into the build tree from chakra/et_def.proto
 
@@ -40,14 +43,42 @@ bool number_of(const ChakraProtoMsg::AttributeProto& a, double* out) {
   }
 }
 
+// A numeric attribute the simulator reads, checked: finite and within its range.
+double checked(const std::string& path, const TraceNode& t, const std::string& name, double v, double min, double max) {
+  if (!std::isfinite(v) || v < min || v > max) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s: expected %g to %g, got %g", name.c_str(), min, max, v);
+    bad(path, "node " + std::to_string(t.id) + " (" + t.name + ")", buf);
+  }
+  return v;
+}
+
+void read_attributes(const std::string& path, const ChakraProtoMsg::Node& n, TraceNode& t) {
+  for (const auto& a : n.attr()) {
+    double v = 0;
+    if (a.name() == "pg_name" && a.has_string_val()) t.process_group = a.string_val();
+    if (!number_of(a, &v)) continue;
+    if (a.name() == "comm_type") t.comm_type = static_cast<int>(checked(path, t, "comm_type", v, 0, 9));
+    else if (a.name() == "comm_size") t.comm_bytes = checked(path, t, "comm_size", v, 0, 1e15);
+    else if (a.name() == "comm_src") t.comm_src = static_cast<int>(checked(path, t, "comm_src", v, 0, 1 << 30));
+    else if (a.name() == "comm_dst") t.comm_dst = static_cast<int>(checked(path, t, "comm_dst", v, 0, 1 << 30));
+    else if (a.name() == "comm_tag") t.comm_tag = static_cast<int>(checked(path, t, "comm_tag", v, -2147483648.0, 2147483647.0));
+    else if (a.name() == "num_ops") t.num_ops = checked(path, t, "num_ops", v, 0, 1e21);
+    else if (a.name() == "tensor_size") t.tensor_bytes = checked(path, t, "tensor_size", v, 0, 1e18);
+  }
+}
+
 }  // namespace
 
 RankTrace load_chakra_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) bad(path, "", "cannot open the file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string data = ss.str();
+  // Protobuf would log its own complaints (invalid UTF-8 in a string) on stderr; the
+  // reader's one line says what is wrong.
+  static const bool quiet = [] {
+    google::protobuf::SetLogHandler(nullptr);
+    return true;
+  }();
+  (void)quiet;
+  const std::string data = read_input_file(path);
   if (data.empty()) bad(path, "", "the file is empty; expected a Chakra execution trace (GlobalMetadata, then nodes)");
   if (data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f && static_cast<unsigned char>(data[1]) == 0x8b)
     bad(path, "", "the file is gzip-compressed; decompress it first (gunzip)");
@@ -86,20 +117,8 @@ RankTrace load_chakra_file(const std::string& path) {
     if (n.type() < 0 || n.type() > 7) bad(path, "node " + std::to_string(n.id()), "unknown node type " + std::to_string(n.type()));
     t.deps.assign(n.data_deps().begin(), n.data_deps().end());
     t.deps.insert(t.deps.end(), n.ctrl_deps().begin(), n.ctrl_deps().end());
-    t.duration_s = n.duration_micros() * 1e-6;
-    for (const auto& a : n.attr()) {
-      double v = 0;
-      const bool numeric = number_of(a, &v);
-      if (a.name() == "pg_name" && a.has_string_val()) t.process_group = a.string_val();
-      if (!numeric) continue;
-      if (a.name() == "comm_type") t.comm_type = static_cast<int>(v);
-      else if (a.name() == "comm_size") t.comm_bytes = v;
-      else if (a.name() == "comm_src") t.comm_src = static_cast<int>(v);
-      else if (a.name() == "comm_dst") t.comm_dst = static_cast<int>(v);
-      else if (a.name() == "comm_tag") t.comm_tag = static_cast<int>(v);
-      else if (a.name() == "num_ops") t.num_ops = v;
-      else if (a.name() == "tensor_size") t.tensor_bytes = v;
-    }
+    t.duration_s = checked(path, t, "duration_micros", static_cast<double>(n.duration_micros()), 0, 1e15) * 1e-6;
+    read_attributes(path, n, t);
     if (!ids.insert(t.id).second) bad(path, "node " + std::to_string(t.id), "appears twice");
     trace.nodes.push_back(std::move(t));
   }
@@ -120,6 +139,20 @@ ChakraTrace load_chakra_trace(const std::string& prefix) {
     t.ranks.push_back(load_chakra_file(file));
   }
   if (t.ranks.empty()) bad(prefix + ".0.et", "", "no such trace: expected files <prefix>.<rank>.et from rank 0");
+  // A gap (ranks 0, 1 and 3) is a missing file, not a smaller trace.
+  const std::filesystem::path p(prefix);
+  const std::string stem = p.filename().string() + ".";
+  std::error_code ec;
+  const auto dir = p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(stem, 0) != 0 || name.size() <= stem.size() + 3 || name.substr(name.size() - 3) != ".et") continue;
+    const std::string rank = name.substr(stem.size(), name.size() - stem.size() - 3);
+    if (rank.empty() || rank.find_first_not_of("0123456789") != std::string::npos || rank.size() > 9) continue;
+    if (std::stoi(rank) >= static_cast<int>(t.ranks.size()))
+      bad(prefix + "." + std::to_string(t.ranks.size()) + ".et", "",
+          "missing, but " + name + " is there; valid: one file for every rank from 0");
+  }
   return t;
 }
 
