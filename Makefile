@@ -5,7 +5,7 @@ DEMO  = --platform platforms/presets/dgx-a100-4x8.yaml \
         --workload workloads/presets/gpt3-13b.yaml \
         --plan strategies/presets/tp4-pp2-dp4-1f1b.yaml
 
-.PHONY: deps build demo test bench validate python snapshots docs clean
+.PHONY: deps build demo test asan fuzz bench validate python snapshots docs clean
 
 deps:
 	@tools/install-deps.sh
@@ -21,6 +21,20 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# The whole suite built with AddressSanitizer and UndefinedBehaviorSanitizer.
+asan: deps
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" -DDEJAVU_SANITIZE=ON \
+	  -DDEJAVU_BUILD_BENCH=OFF -DDEJAVU_BUILD_PYTHON=OFF >/dev/null
+	@cmake --build build-asan -j$(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS)
+
+# libFuzzer targets (clang) under both sanitizers; tools/fuzz.sh SECONDS runs them.
+fuzz:
+	@tools/install-deps.sh --with-fuzz
+	@CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEJAVU_SANITIZE=ON -DDEJAVU_FUZZ=ON \
+	  -DDEJAVU_BUILD_BENCH=OFF >/dev/null
+	@cmake --build build-fuzz -j$(JOBS) --target $(addprefix fuzz_,platform workload plan faults csv chakra text sweep)
 
 docs: build
 	tools/docs.sh $(BUILD)/tools/dejavu

@@ -7,6 +7,8 @@ packages=(cmake g++ make pkg-config
   libsimgrid-dev libprotobuf-dev protobuf-compiler libeigen3-dev pybind11-dev)
 # --with-browser: also Chromium, which the HTML report's test renders the report in.
 [ "${1:-}" = "--with-browser" ] && packages+=(chromium)
+# --with-fuzz: clang and its runtimes, for the libFuzzer targets (make fuzz).
+[ "${1:-}" = "--with-fuzz" ] && packages+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

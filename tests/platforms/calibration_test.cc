@@ -90,6 +90,20 @@ TEST(Calibration, RecoversBothRooflineLinesOfOneClass) {
   EXPECT_NEAR(fits[0].launch_s / 4e-6, 1, 0.01);
 }
 
+TEST(Calibration, AFitFromRowsTooAlikeIsKeptInRangeAndSaysSo) {
+  // Two GEMMs 10% apart in size but 0.01% apart in time: the line through them has a tiny
+  // slope (an efficiency of 320x the peak, a half time of seconds). The calibration keeps
+  // values a calibration file may hold and warns.
+  const auto rows = load_measurements(
+      write("alike.csv", "op_class,flops,bytes,dtype,seconds\nmatmul,1e12,1e6,bf16,1e-2\nmatmul,1.1e12,1e6,bf16,1.0001e-2\n").string());
+  const auto fits = fit_measurements(rows, gpu_spec("A100-SXM-80GB"));
+  ASSERT_EQ(fits.size(), 1u);
+  EXPECT_LE(fits[0].efficiency.half_time_s, 1.0);
+  EXPECT_GE(fits[0].efficiency.compute_max, 1e-3);
+  ASSERT_FALSE(fits[0].warnings.empty());
+  EXPECT_NE(fits[0].warnings[0].find("rows too alike"), std::string::npos) << fits[0].warnings[0];
+}
+
 TEST(Calibration, MalformedFilesNameTheLine) {
   struct Case {
     const char *csv, *expected;

@@ -177,7 +177,9 @@ TEST(Collectives, MultiPhaseAlgorithmsAndTheirFidelities) {
     const double ref = run_collective(c.network, group, CollectiveOp::AllReduce, S, algo, "analytic");
     const double step = run_collective(c.network, group, CollectiveOp::AllReduce, S, algo, "simgrid", "step");
     const double flow = run_collective(c.network, group, CollectiveOp::AllReduce, S, algo, "simgrid", "flow");
-    if (std::string(algo) == "hierarchical") EXPECT_NEAR(step / ref, 1.0, 1e-3);
+    if (std::string(algo) == "hierarchical") {
+      EXPECT_NEAR(step / ref, 1.0, 1e-3);
+    }
     EXPECT_LE(step, ref * (1 + 1e-9)) << algo;
     EXPECT_GT(step, 0.9 * ref) << algo;
     EXPECT_LT(flow, step) << algo;
@@ -193,10 +195,11 @@ TEST(Collectives, AutoPicksTheFastestAndSaysWhich) {
     EXPECT_NE(chosen.name(), "auto");
     for (const char* other : {"ring", "tree", "direct", "hierarchical", "halving-doubling"}) {
       const auto alg = collective_algorithms().make(other);
-      if (alg->supports(c.network, group, CollectiveOp::AllReduce))
+      if (alg->supports(c.network, group, CollectiveOp::AllReduce)) {
         EXPECT_LE(chosen.time_s(c.network, group, CollectiveOp::AllReduce, S),
                   alg->time_s(c.network, group, CollectiveOp::AllReduce, S) * (1 + 1e-12))
             << other;
+      }
     }
     EXPECT_DOUBLE_EQ(autopick->time_s(c.network, group, CollectiveOp::AllReduce, S),
                      chosen.time_s(c.network, group, CollectiveOp::AllReduce, S));
