@@ -1,0 +1,180 @@
+#include "strategies/lowering/gradients.h"
+
+#include "platforms/calibration.h"
+#include "platforms/perf_model.h"
+#include "strategies/data_parallel.h"
+
+namespace dejavu::strategies::lowering {
+
+GradientPass::GradientPass(sim::TaskGraph& g, const JobLayout& L, const ItemTasks& items,
+                           const std::vector<Zero3Stage>& zero3)
+    : g_(g), L_(L), items_(items), zero3_(zero3) {}
+
+void GradientPass::emit() {
+  opt_label_ = g_.label("optimizer step");
+  pair_syncs();
+  for (int s = 0; s < L_.p; ++s) emit_stage(s);
+}
+
+double GradientPass::time_s(int s, int c, const sim::Kernel& k) const {
+  const platforms::GpuSpec& spec = *L_.cluster.gpus[L_.gpu(s, L_.classes[c][0], 0)].spec;
+  return platforms::perf_model(L_.cluster, spec).time_s(k);
+}
+
+// Bidirectional pipelines: stage k's weights live on GPU k (down) and GPU p - 1 - k (up)
+// of every replica; GPU s all-reduces its down stage's gradients with the GPUs holding
+// the same stage, and steps once both of its stages' all-reduces are done.
+void GradientPass::pair_syncs() {
+  pair_sync_.assign(L_.pipes > 1 ? L_.p : 0, -1);
+  for (int s = 0; s < static_cast<int>(pair_sync_.size()); ++s) {
+    const int mirror = L_.schedule->gpu_of(L_.Vp + s, L_.p);  // where the up pipeline runs stage s
+    sim::CommSet set;
+    for (int k = 0; k < L_.K; ++k) {
+      std::vector<int> ring;
+      for (int r = 0; r < L_.d; ++r) ring.push_back(L_.host(s, r, k));
+      for (int r = 0; r < L_.d; ++r) ring.push_back(L_.host(mirror, r, k));
+      set.groups.push_back(ring);
+    }
+    std::vector<int> devices = L_.dev[s];
+    if (mirror != s) devices.insert(devices.end(), L_.dev[mirror].begin(), L_.dev[mirror].end());
+    pair_sync_[s] = g_.add_collective(g_.add_participants(devices), L_.streams.dp, sim::CollectiveOp::AllReduce,
+                                      g_.add_comm_set(std::move(set)), L_.work[s].params_per_gpu * L_.element_bytes,
+                                      g_.label("chimera gradient all-reduce (both copies of the stage)"), -1);
+    for (int x : {s, mirror})
+      for (sim::TaskId id : items_.last_backwards[x]) g_.depend(id, pair_sync_[s]);
+  }
+}
+
+// A data-parallel collective over the gradients' holders: the dense part over every
+// replica, the experts' part over the replicas holding the same experts.
+std::vector<sim::TaskId> GradientPass::dp_collective(int s, sim::CollectiveOp op, const std::string& label, double bytes,
+                                                     double expert_bytes) {
+  std::vector<sim::TaskId> out;
+  if (bytes - expert_bytes > 0 && L_.dpc > 1)
+    out.push_back(g_.add_collective(g_.add_participants(L_.dev[s]), L_.streams.dp, op, g_.add_comm_set(L_.dp_rings(s)),
+                                    bytes - expert_bytes, g_.label(label), -1));
+  if (expert_bytes > 0 && L_.dpe > 1)
+    out.push_back(g_.add_collective(g_.add_participants(L_.dev[s]), L_.streams.dp, op, g_.add_comm_set(L_.expert_rings(s)),
+                                    expert_bytes, g_.label("expert " + label), -1));
+  return out;
+}
+
+// Buckets of consecutive blocks, in the order their gradients complete, each all-reduced
+// (or reduce-scattered under ZeRO) as soon as its last block is done, under the
+// remaining backward.
+std::vector<sim::TaskId> GradientPass::buckets(int s) {
+  std::vector<sim::TaskId> synced;
+  const double e = L_.element_bytes, bucket = L_.plan.data_parallel.bucket_bytes;
+  double filled = 0, expert_filled = 0;
+  std::vector<sim::TaskId> waits;
+  auto flush = [&] {
+    if (filled <= 0) return;
+    const auto op = L_.plan.zero >= 1 ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce;
+    for (sim::TaskId id : dp_collective(s, op, "dp gradient bucket", filled, expert_filled)) {
+      for (sim::TaskId w : waits) g_.depend(w, id);
+      synced.push_back(id);
+    }
+    filled = expert_filled = 0;
+    waits.clear();
+  };
+  for (int vs = s + L_.p * (L_.v - 1); vs >= s; vs -= L_.p)
+    for (size_t bi = L_.work[vs].blocks.size(); bi-- > 0;) {
+      filled += L_.work[vs].blocks[bi].params_per_gpu * e;
+      if (L_.plan.ep > 1) expert_filled += L_.work[vs].blocks[bi].expert_params_per_gpu * e;
+      for (int c = 0; c < L_.classes_count(); ++c)
+        if (items_.grads_ready[c][vs][bi] >= 0) waits.push_back(items_.grads_ready[c][vs][bi]);
+      if (filled >= bucket) flush();
+    }
+  flush();
+  for (sim::TaskId id : items_.last_backwards[s])  // and nothing steps before every backward
+    if (!synced.empty()) g_.depend(id, synced.back());
+  return synced;
+}
+
+// The sync topology's exchange of the (possibly compressed) gradients; `compressed` is
+// the buffer the compression holds until the optimizer step.
+std::vector<sim::TaskId> GradientPass::sync_topology(int s, double& compressed) {
+  const Plan& plan = L_.plan;
+  const double e = L_.element_bytes, grad_bytes = L_.params[s] * e;
+  const double expert_grad_bytes = (plan.ep > 1 ? L_.expert_params[s] : 0) * e;
+  std::vector<std::pair<double, double>> matrices;
+  for (int vs = s; vs < L_.V; vs += L_.p) matrices.insert(matrices.end(), L_.work[vs].matrices.begin(), L_.work[vs].matrices.end());
+  const Compression z = compress(plan.data_parallel, grad_bytes, L_.model.dtype, matrices);
+  std::vector<sim::TaskId> ready = items_.last_backwards[s];
+  if (plan.data_parallel.compression != "none") {
+    ready.clear();
+    for (int c = 0; c < L_.classes_count(); ++c) {
+      const sim::TaskId id = g_.add_compute(L_.dev[s][c], L_.streams.compute, time_s(s, c, z.kernel),
+                                            g_.label("compress gradients (" + plan.data_parallel.compression + ")"), -1);
+      g_.add_memory(id, z.wire_bytes, 0);
+      for (sim::TaskId b : items_.last_backwards[s]) g_.depend(b, id);
+      ready.push_back(id);
+    }
+    compressed = z.wire_bytes;
+  }
+  std::vector<std::vector<int>> hosts;  // every (replica, context rank) is a gradient holder
+  for (int r = 0; r < L_.d; ++r)
+    for (int x = 0; x < L_.cp; ++x) {
+      hosts.emplace_back();
+      for (int k = 0; k < L_.t; ++k) hosts.back().push_back(L_.host(s, r, x * L_.t + k));
+    }
+  // The experts' gradients are shared only by the replicas holding the same experts: they
+  // get their own exchange, of the same compression as the rest.
+  const double expert_wire = grad_bytes > 0 ? z.wire_bytes * expert_grad_bytes / grad_bytes : 0;
+  SyncContext ctx{g_, L_.streams.dp, L_.dev[s], hosts, z.wire_bytes - expert_wire, z.sparse, plan.data_parallel};
+  std::vector<sim::TaskId> synced = sync_topologies().make(plan.data_parallel.sync)->emit(ctx, ready);
+  // Gathered (top-k) gradients arrive from every other holder: a receive buffer each.
+  // An all-gather's size is its output, every holder's part: the others' are (n-1)/n.
+  if (z.sparse && plan.data_parallel.sync == "all-reduce")
+    for (sim::TaskId id : synced) {
+      const double in = g_.task(id).bytes * (L_.dpc - 1) / L_.dpc;
+      g_.add_memory(id, in, in);
+    }
+  if (expert_wire > 0 && L_.dpe > 1) {
+    // Top-k values travel gathered, not reduced, as in the dense exchange.
+    const auto op = z.sparse ? sim::CollectiveOp::AllGather : sim::CollectiveOp::AllReduce;
+    const sim::TaskId id = g_.add_collective(g_.add_participants(L_.dev[s]), L_.streams.dp, op, g_.add_comm_set(L_.expert_rings(s)),
+                                             expert_wire, g_.label("expert gradient all-reduce"), -1);
+    for (sim::TaskId r : ready) g_.depend(r, id);
+    synced.push_back(id);
+  }
+  return synced;
+}
+
+void GradientPass::emit_stage(int s) {
+  const Plan& plan = L_.plan;
+  const double e = L_.element_bytes, grad_bytes = L_.params[s] * e;
+  const double expert_grad_bytes = (plan.ep > 1 ? L_.expert_params[s] : 0) * e;
+  std::vector<sim::TaskId> synced = items_.last_backwards[s];
+  double compressed = 0;
+  if (L_.pipes > 1) {
+    synced = {pair_sync_[s], pair_sync_[L_.schedule->gpu_of(L_.Vp + s, L_.p)]};
+  } else if (L_.dpc > 1 && plan.data_parallel.bucket_bytes > 0) {
+    synced = buckets(s);
+  } else if (!zero3_.empty()) {
+    // Reduce-scattered block by block during the backward; the stream runs them in order.
+    for (sim::TaskId id : zero3_[s].last_reduction()) synced.push_back(id);
+  } else if ((L_.dpc > 1 || L_.dpe > 1) && plan.zero >= 1) {
+    synced = dp_collective(s, sim::CollectiveOp::ReduceScatter, "dp gradient reduce-scatter", grad_bytes, expert_grad_bytes);
+    for (sim::TaskId rs : synced)
+      for (sim::TaskId id : items_.last_backwards[s]) g_.depend(id, rs);
+  } else if (L_.dpc > 1) {
+    synced = sync_topology(s, compressed);
+  }
+  // The optimizer steps the shard ZeRO leaves it: dense over dp·cp, experts over dp/ep·cp.
+  const double stepped = plan.zero >= 1 ? (grad_bytes - expert_grad_bytes) / e / L_.dpc + expert_grad_bytes / e / L_.dpe
+                                        : L_.params[s];
+  std::vector<sim::TaskId> steps;
+  for (int c = 0; c < L_.classes_count(); ++c) {
+    const sim::Kernel k{sim::OpClass::Optimizer, 0, stepped * kOptimizerBytesPerParam, L_.model.dtype};
+    const sim::TaskId step = g_.add_compute(L_.dev[s][c], L_.streams.compute, time_s(s, c, k), opt_label_, -1);
+    if (compressed > 0) g_.add_memory(step, 0, compressed);
+    for (sim::TaskId id : synced) g_.depend(id, step);
+    steps.push_back(step);
+  }
+  if (plan.zero == 1 || plan.zero == 2)
+    for (sim::TaskId gather : dp_collective(s, sim::CollectiveOp::AllGather, "dp weight all-gather", grad_bytes, expert_grad_bytes))
+      for (sim::TaskId step : steps) g_.depend(step, gather);
+}
+
+}  // namespace dejavu::strategies::lowering

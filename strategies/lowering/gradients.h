@@ -1,0 +1,40 @@
+// After the backward, per GPU stage: the gradients agree across the replicas that hold
+// them, then the optimizer steps. Chimera's two copies of a stage all-reduce together;
+// buckets all-reduce (or reduce-scatter under ZeRO) as soon as their blocks' gradients are
+// complete; ZeRO-3 has reduce-scattered them block by block already; ZeRO-1/2
+// reduce-scatter, step the shard and all-gather the weights; otherwise the sync topology
+// exchanges the (possibly compressed) gradients. Experts' gradients go over the replicas
+// holding the same experts.
+#pragma once
+
+#include <vector>
+
+#include "strategies/lowering/layout.h"
+#include "strategies/lowering/work_items.h"
+#include "strategies/lowering/zero3.h"
+
+namespace dejavu::strategies::lowering {
+
+class GradientPass {
+ public:
+  GradientPass(sim::TaskGraph& g, const JobLayout& layout, const ItemTasks& items, const std::vector<Zero3Stage>& zero3);
+  void emit();
+
+ private:
+  void emit_stage(int s);
+  std::vector<sim::TaskId> dp_collective(int s, sim::CollectiveOp op, const std::string& label, double bytes,
+                                         double expert_bytes);
+  std::vector<sim::TaskId> buckets(int s);
+  std::vector<sim::TaskId> sync_topology(int s, double& compressed);
+  void pair_syncs();
+  double time_s(int s, int c, const sim::Kernel& k) const;
+
+  sim::TaskGraph& g_;
+  const JobLayout& L_;
+  const ItemTasks& items_;
+  const std::vector<Zero3Stage>& zero3_;
+  std::vector<sim::TaskId> pair_sync_;  // chimera: per GPU stage
+  int opt_label_ = -1;
+};
+
+}  // namespace dejavu::strategies::lowering

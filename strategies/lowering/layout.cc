@@ -1,0 +1,201 @@
+#include "strategies/lowering/layout.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+
+namespace dejavu::strategies::lowering {
+
+namespace {
+std::string exact(double x) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%a", x);
+  return buf;
+}
+}  // namespace
+
+JobLayout::JobLayout(const workloads::ModelGraph& model_, const platforms::Cluster& cluster_, const Plan& plan_,
+                     const LowerOptions& options_)
+    : model(model_), cluster(cluster_), plan(plan_), options(options_), schedule(schedules().make(plan_.schedule)) {
+  p = plan.pp, d = plan.dp, t = plan.tp, m = plan.microbatches(), v = plan.virtual_stages, cp = plan.cp;
+  K = t * cp;
+  // A bidirectional schedule runs `pipes` copies of the model's virtual stages; pipeline c
+  // is virtual stages c·Vp .. c·Vp + Vp - 1, each a copy of the same work.
+  pipes = schedule->pipelines(), Vp = plan.total_stages(), V = Vp * pipes;
+  dpc = d * cp;
+  // Experts (with ep > 1) are held by d / ep replicas only: ZeRO shards their states that way.
+  dpe = plan.ep > 1 ? d / plan.ep * cp : dpc;
+  micro_batch = plan.micro_batch_size;
+  element_bytes = sim::dtype_bytes(model.dtype);
+  fused = options.fuse_items && plan.ep == 1 && cp == 1 && plan.data_parallel.bucket_bytes <= 0;
+  cp_ring = cp > 1 && plan.cp_comm == "ring";
+  work = build_stage_work(model, plan, schedule->splits_backward());
+  for (int c = 1; c < pipes; ++c)
+    for (int vs = 0; vs < Vp; ++vs) work.push_back(work[vs]);
+  classes = fold_replicas();
+  params.assign(p, 0.0);
+  expert_params.assign(p, 0.0);
+  for (int vs = 0; vs < V; ++vs) {
+    params[gpu_stage(vs)] += work[vs].params_per_gpu;
+    expert_params[gpu_stage(vs)] += work[vs].expert_params_per_gpu;
+  }
+}
+
+// Replicas that price the same (GPU types, tensor-parallel ring, pipeline hops) fold into
+// one class; faulty GPUs (options.distinct_gpus) keep their replicas apart.
+std::vector<std::vector<int>> JobLayout::fold_replicas() const {
+  std::map<std::string, int> class_of_signature;
+  std::vector<std::vector<int>> out;
+  const auto& distinct = options.distinct_gpus;
+  for (int r = 0; r < d; ++r) {
+    std::string sig = options.fold_symmetric ? "" : std::to_string(r);
+    for (int s = 0; s < p; ++s) {
+      for (int k = 0; k < K; ++k) {
+        if (std::find(distinct.begin(), distinct.end(), gpu(s, r, k)) != distinct.end()) sig += "!" + std::to_string(gpu(s, r, k));
+        sig += cluster.gpus[gpu(s, r, k)].spec->name + ",";
+        const auto ring = cluster.network.path_cost(host(s, r, k), host(s, r, k / t * t + (k % t + 1) % t));
+        sig += exact(ring.latency_s) + "/" + exact(ring.bottleneck_Bps) + ";";
+      }
+      sig += "|";
+    }
+    for (int vs = 0; vs + 1 < V; ++vs) {
+      if (!has_next(vs)) continue;
+      const int a = host(gpu_stage(vs), r, 0), z = host(gpu_stage(vs + 1), r, 0);
+      for (const auto& c : {cluster.network.path_cost(a, z), cluster.network.path_cost(z, a)})
+        sig += exact(c.latency_s) + "/" + exact(c.bottleneck_Bps) + ";";
+    }
+    auto [it, fresh] = class_of_signature.emplace(sig, static_cast<int>(out.size()));
+    if (fresh) out.emplace_back();
+    out[it->second].push_back(r);
+  }
+  return out;
+}
+
+sim::CommSet JobLayout::dp_rings(int s) const {
+  sim::CommSet set;
+  for (int k = 0; k < t; ++k) {
+    std::vector<int> ring;
+    for (int r = 0; r < d; ++r)
+      for (int c = 0; c < cp; ++c) ring.push_back(host(s, r, c * t + k));
+    set.groups.push_back(ring);
+  }
+  return set;
+}
+
+sim::CommSet JobLayout::expert_rings(int s) const {
+  sim::CommSet set;
+  for (int i = 0; i < plan.ep; ++i)
+    for (int k = 0; k < t; ++k) {
+      std::vector<int> ring;
+      for (int r = i; r < d; r += plan.ep)
+        for (int x = 0; x < cp; ++x) ring.push_back(host(s, r, x * t + k));
+      set.groups.push_back(ring);
+    }
+  return set;
+}
+
+// Expert-parallel groups: ep consecutive replicas, one all-to-all per tensor-parallel rank.
+sim::CommSet JobLayout::ep_groups(int s) const {
+  sim::CommSet set;
+  for (int r0 = 0; r0 < d; r0 += plan.ep)
+    for (int k = 0; k < K; ++k) {
+      std::vector<int> group;
+      for (int i = 0; i < plan.ep; ++i) group.push_back(host(s, r0 + i, k));
+      set.groups.push_back(group);
+    }
+  return set;
+}
+
+// Context groups: per replica and tensor rank, over the cp context ranks.
+sim::CommSet JobLayout::cp_groups(int s) const {
+  sim::CommSet groups;
+  for (int r = 0; r < d; ++r)
+    for (int k = 0; k < t; ++k) {
+      std::vector<int> group;
+      for (int x = 0; x < cp; ++x) group.push_back(host(s, r, x * t + k));
+      groups.groups.push_back(group);
+    }
+  return groups;
+}
+
+void JobLayout::add_devices(LoweredJob& job) {
+  sim::TaskGraph& g = job.graph;
+  streams.compute = g.stream("compute");
+  streams.tp = g.stream("tp-comm");
+  streams.pp = g.stream("pp-comm");
+  streams.dp = g.stream("dp-comm");
+  if (plan.ep > 1) streams.ep = g.stream("ep-comm");
+  if (cp > 1) streams.cp = g.stream("cp-comm");
+  const int nc = classes_count();
+  dev.assign(p, std::vector<int>(nc));
+  self = tp_set = dev;
+  cp_next.assign(p, std::vector<int>(nc, -1));
+  stage_participants.assign(p, -1);
+  ep_set.assign(p, -1);
+  cp_set.assign(p, -1);
+  job.roles.resize(cluster.gpu_count());
+  for (double x : params) job.params_per_gpu_max = std::max(job.params_per_gpu_max, x);
+  for (int s = 0; s < p; ++s)
+    for (int c = 0; c < nc; ++c) add_device(job, s, c);
+}
+
+// One simulated device: the GPUs of a replica class on stage s, its model states (ZeRO
+// shards optimizer state, gradients and weights; experts over the replicas holding them),
+// runtime memory and stashed weight versions, and its communication groups.
+void JobLayout::add_device(LoweredJob& job, int s, int c) {
+  sim::TaskGraph& g = job.graph;
+  std::vector<int> hosts;
+  sim::CommSet rings;
+  double capacity = 0, reserved = 0;
+  for (int r : classes[c]) {
+    for (int k = 0; k < K; ++k) {
+      hosts.push_back(host(s, r, k));
+      const double mem = cluster.gpus[gpu(s, r, k)].spec->memory_bytes;
+      capacity = capacity == 0 ? mem : std::min(capacity, mem);
+      reserved = std::max(reserved, cluster.gpus[gpu(s, r, k)].reserved_bytes);
+    }
+    for (int x = 0; x < cp; ++x) {  // one tensor-parallel ring per context rank
+      std::vector<int> ring;
+      for (int k = 0; k < t; ++k) ring.push_back(host(s, r, x * t + k));
+      rings.groups.push_back(ring);
+    }
+  }
+  std::stable_partition(hosts.begin(), hosts.end(), [&](int h) {
+    for (int x : options.distinct_gpus)
+      if (cluster.gpus[x].host == h) return true;
+    return false;
+  });
+  dev[s][c] = g.add_device("stage" + std::to_string(s) + ".dp" + std::to_string(classes[c][0]), hosts);
+  sim::Device& device = g.device(dev[s][c]);
+  device.capacity_bytes = capacity;
+  const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc);
+  const ModelStateBytes expert_state = model_state_per_param(model.dtype, plan.zero, dpe);
+  const double dense = params[s] - (plan.ep > 1 ? expert_params[s] : 0), experts = params[s] - dense;
+  device.resident = {{"weights", dense * state.weights + experts * expert_state.weights},
+                     {"gradients", dense * state.gradients + experts * expert_state.gradients},
+                     {"optimizer", dense * state.optimizer + experts * expert_state.optimizer}};
+  if (reserved > 0) device.resident.push_back({"runtime (context, workspaces)", reserved});
+  // Asynchronous pipelines keep older weight versions for the backwards in flight.
+  if (const int versions = schedule->weight_versions(s, p); versions > 1)
+    device.resident.push_back({"stashed weights", (versions - 1) * params[s] * state.weights});
+  self[s][c] = g.add_participants({dev[s][c]});
+  tp_set[s][c] = g.add_comm_set(std::move(rings));
+  if (cp_ring) {
+    sim::CommSet next;
+    for (int r : classes[c])
+      for (int x = 0; x < cp; ++x)
+        for (int k = 0; k < t; ++k) next.groups.push_back({host(s, r, x * t + k), host(s, r, (x + 1) % cp * t + k)});
+    cp_next[s][c] = g.add_comm_set(std::move(next));
+  }
+  if ((plan.ep > 1 || cp > 1) && c == classes_count() - 1) {
+    stage_participants[s] = g.add_participants(dev[s]);
+    if (plan.ep > 1) ep_set[s] = g.add_comm_set(ep_groups(s));
+    if (cp > 1) cp_set[s] = g.add_comm_set(cp_groups(s));
+  }
+  job.device_stage.push_back(s);
+  for (int r : classes[c])
+    for (int k = 0; k < K; ++k) job.roles[gpu(s, r, k)] = GpuRole{s, r, k % t, dev[s][c], k / t};
+}
+
+}  // namespace dejavu::strategies::lowering

@@ -1,0 +1,73 @@
+// The job's geometry, worked out once before any task is emitted: which GPU plays which
+// (stage, replica, tensor and context rank), which replicas fold into one simulated device
+// (replica classes), the simulated devices with their model states, the streams, and the
+// communication groups every emitter addresses (tensor-parallel rings, context and expert
+// groups, data-parallel rings). Megatron's rank order: tp innermost, then cp, dp, pp.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "platforms/cluster.h"
+#include "sim/task_graph.h"
+#include "strategies/lowering.h"
+#include "strategies/plan.h"
+#include "strategies/schedules/schedule.h"
+#include "strategies/stage_work.h"
+#include "workloads/model_graph.h"
+
+namespace dejavu::strategies::lowering {
+
+struct Streams {
+  int compute = -1, tp = -1, pp = -1, dp = -1, ep = -1, cp = -1;
+};
+
+class JobLayout {
+ public:
+  JobLayout(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
+            const LowerOptions& options);
+  // Adds the streams, the simulated devices (with their model states) and the per-stage
+  // communication groups to `job`, in the order the engines see them.
+  void add_devices(LoweredJob& job);
+
+  const workloads::ModelGraph& model;
+  const platforms::Cluster& cluster;
+  const Plan& plan;
+  const LowerOptions& options;
+  std::unique_ptr<PipelineSchedule> schedule;
+  int p, d, t, m, v, cp, K;  // K = t * cp: GPUs per replica and stage
+  int pipes, Vp, V;          // pipelines run at once, virtual stages per pipeline, in all
+  int dpc, dpe;              // GPUs sharing each dense / expert gradient
+  double micro_batch, element_bytes;
+  bool fused, cp_ring;
+  std::vector<StageWork> work;               // per virtual stage (pipeline copies included)
+  std::vector<std::vector<int>> classes;     // replica classes: the replicas each stands for
+  std::vector<double> params, expert_params;  // per GPU stage
+
+  int gpu(int s, int r, int k) const { return gpu_index(plan, s, r, k); }
+  int host(int s, int r, int k) const { return cluster.gpus[gpu(s, r, k)].host; }
+  int gpu_stage(int vs) const { return schedule->gpu_of(vs, p); }
+  bool has_next(int vs) const { return (vs + 1) % Vp != 0; }  // within its pipeline
+  bool has_prev(int vs) const { return vs % Vp != 0; }
+  int classes_count() const { return static_cast<int>(classes.size()); }
+
+  // The data-parallel rings of GPU stage s (one per tensor rank, over every replica and
+  // context rank), and the experts' (over the replicas holding the same experts).
+  sim::CommSet dp_rings(int s) const;
+  sim::CommSet expert_rings(int s) const;
+
+  // Filled by add_devices: [stage][class] simulated device, its own participant set, its
+  // tensor-parallel rings and (ring attention) its send to the next context rank; per
+  // stage, every class's devices and the expert and context groups.
+  Streams streams;
+  std::vector<std::vector<int>> dev, self, tp_set, cp_next;
+  std::vector<int> stage_participants, ep_set, cp_set;
+
+ private:
+  std::vector<std::vector<int>> fold_replicas() const;
+  void add_device(LoweredJob& job, int s, int c);
+  sim::CommSet ep_groups(int s) const;
+  sim::CommSet cp_groups(int s) const;
+};
+
+}  // namespace dejavu::strategies::lowering

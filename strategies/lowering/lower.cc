@@ -1,0 +1,122 @@
+// lower(): the job's layout, then the passes: each replica class's work items stage by
+// stage and their dependencies across stages, then the gradient pass; and what the search
+// reads without lowering (block_items, block_costs).
+#include <cstdio>
+
+#include "sim/limits.h"
+#include "strategies/lowering.h"
+#include "strategies/lowering/gradients.h"
+#include "strategies/lowering/labels.h"
+#include "strategies/lowering/layout.h"
+#include "strategies/lowering/prices.h"
+#include "strategies/lowering/work_items.h"
+#include "strategies/lowering/zero3.h"
+
+namespace dejavu::strategies {
+
+namespace {
+
+// Refuses, before building anything, a plan whose task graph would not fit a laptop's
+// memory (limits::kMaxTasks): an upper bound on the tasks per replica class, each work
+// item's segments with their collectives, times the microbatches.
+void check_task_count(const lowering::JobLayout& L) {
+  const Plan& plan = L.plan;
+  const double per_segment = 1 + 2 + (plan.ep > 1 ? 2 : 0) + (plan.cp > 1 ? 2 * plan.cp : 0);
+  double per_microbatch = 0;
+  for (const StageWork& w : L.work)
+    for (const Block& b : w.blocks) {
+      const double segments = b.fwd.size() + b.bwd.size() + b.recompute.size() + b.bwd_input.size() + b.bwd_weight.size();
+      per_microbatch += (L.fused ? 0 : segments * per_segment) + (plan.zero >= 3 ? 4 : 0);
+    }
+  if (L.fused) per_microbatch += 3.0 * L.work.size();
+  const double tasks = per_microbatch * plan.microbatches() * L.classes_count();
+  if (tasks > limits::kMaxTasks) {
+    auto it = plan.where.find("global_batch_size");
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "the plan lowers to about %.3g tasks; dejavu simulates at most %.3g (fewer "
+                  "microbatches per replica, fewer layers per stage, or a larger micro_batch_size)", tasks, limits::kMaxTasks);
+    throw ConfigError(it != plan.where.end() ? it->second : SourceLoc{plan.file, 0, 0}, "global_batch_size", buf);
+  }
+}
+
+// Megatron's FLOP count, and with recomputation the hardware's: one copy of the model,
+// however many pipelines run it.
+void count_flops(LoweredJob& job, const lowering::JobLayout& L) {
+  const double samples = L.plan.global_batch_size;
+  job.model_flops = L.model.model_flops(samples);
+  job.hardware_flops = job.model_flops;
+  for (int vs = 0; vs < L.Vp; ++vs)
+    for (const Block& blk : L.work[vs].blocks)
+      for (const Segment& seg : blk.recompute)
+        for (int op : seg.ops)
+          if (L.model.op(op).counts_as_model_flops) job.hardware_flops += L.model.op(op).fwd_flops * samples;
+}
+
+}  // namespace
+
+LoweredJob lower(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
+                 const LowerOptions& options) {
+  validate(plan, model, cluster);
+  lowering::JobLayout L(model, cluster, plan, options);
+  check_task_count(L);
+  LoweredJob job;
+  sim::TaskGraph& g = job.graph;
+  L.add_devices(job);
+  g.label("send activations to next stage");
+  g.label("send gradients to previous stage");
+  std::vector<lowering::Zero3Stage> zero3;
+  if (lowering::Zero3Stage::applies(L))
+    for (int s = 0; s < L.p; ++s) zero3.emplace_back(g, L, s);
+  lowering::SegmentLabels labels(g);
+  lowering::ItemTasks items(L);
+  for (int c = 0; c < L.classes_count(); ++c) {
+    lowering::ClassItems emit(g, L, labels, zero3, items, c);
+    for (int s = 0; s < L.p; ++s) emit.emit_stage(s);
+    emit.link_stages();
+  }
+  lowering::GradientPass(g, L, items, zero3).emit();
+  g.finalize();
+  count_flops(job, L);
+  return job;
+}
+
+std::vector<BlockItems> block_items(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
+                                    int stage, const std::string& collective_algorithm, bool split_backward) {
+  Plan whole = plan;
+  whole.pp = 1;
+  whole.virtual_stages = 1;
+  whole.stages.clear();
+  lowering::GroupPricer pricer(model, cluster, plan, stage, 0, collective_algorithm);
+  std::vector<BlockItems> out;
+  const std::vector<StageWork> work = build_stage_work(model, whole, split_backward);
+  for (const Block& blk : work.at(0).blocks) out.push_back(pricer.block(blk));
+  return out;
+}
+
+std::vector<BlockCost> block_costs(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
+                                   int stage, const std::string& collective_algorithm) {
+  std::vector<BlockCost> out;
+  for (const BlockItems& blk : block_items(model, cluster, plan, stage, collective_algorithm, false)) {
+    BlockCost c;
+    c.is_layer = blk.is_layer;
+    c.params_per_gpu = blk.params_per_gpu;
+    c.time_s = blk.fwd.duration_s + blk.bwd.duration_s;
+    c.stored_bytes = blk.fwd.level;
+    c.transient_bytes = blk.bwd.peak;
+    out.push_back(c);
+  }
+  return out;
+}
+
+ModelStateBytes model_state_per_param(sim::DType dtype, int zero, double shards) {
+  const double e = sim::dtype_bytes(dtype);
+  const double optimizer = e < 4 ? 12 : 8;  // fp32 master copy (unless the model is fp32), momentum, variance
+  return {e / (zero >= 3 ? shards : 1), e / (zero >= 2 ? shards : 1), optimizer / (zero >= 1 ? shards : 1)};
+}
+
+std::vector<sim::CollectiveOp> tp_sync_ops(const Plan& plan) {
+  if (plan.sequence_parallel) return {sim::CollectiveOp::ReduceScatter, sim::CollectiveOp::AllGather};
+  return {sim::CollectiveOp::AllReduce};
+}
+
+}  // namespace dejavu::strategies

@@ -1,0 +1,187 @@
+#include "strategies/lowering/work_items.h"
+
+#include "strategies/lowering/prices.h"
+#include "strategies/lowering/segment_emitter.h"
+
+namespace dejavu::strategies::lowering {
+
+ItemKind kind_of(const WorkItem& item) {
+  if (!item.backward) return kForward;
+  if (item.part == BackwardPart::Weight) return kBackwardWeight;
+  return item.part == BackwardPart::Input ? kBackwardInput : kBackward;
+}
+
+ItemTasks::ItemTasks(const JobLayout& L) {
+  const int nc = L.classes_count();
+  for (Grid* grid : {&f_first, &f_last, &b_first, &b_last, &f_send, &b_send, &weight_first})
+    grid->assign(nc, std::vector<std::vector<sim::TaskId>>(L.V, std::vector<sim::TaskId>(L.m, -1)));
+  last_backwards.resize(L.p);
+  grads_ready.assign(nc, std::vector<std::vector<sim::TaskId>>(L.V));
+  for (auto& per_class : grads_ready)
+    for (int vs = 0; vs < L.V; ++vs) per_class[vs].assign(L.work[vs].blocks.size(), -1);
+}
+
+namespace {
+std::vector<double> times(const GroupPricer& pricer, const std::vector<Segment>& segs) {
+  std::vector<double> out;
+  for (const Segment& seg : segs) out.push_back(pricer.segment_s(seg));
+  return out;
+}
+}  // namespace
+
+ClassItems::ClassItems(sim::TaskGraph& g, const JobLayout& L, SegmentLabels& labels, std::vector<Zero3Stage>& zero3,
+                       ItemTasks& tasks, int c)
+    : g_(g), L_(L), labels_(labels), zero3_(zero3), tasks_(tasks), c_(c) {
+  const int r0 = L.classes[c][0];
+  fwd_set_.assign(L.V, -1);
+  bwd_set_.assign(L.V, -1);
+  times_.resize(L.V);
+  for (int vs = 0; vs < L.V; ++vs) {
+    // Pipeline sends between consecutive virtual stages, for every replica and TP rank.
+    sim::CommSet to_next, to_prev;
+    for (int r : L.classes[c])
+      for (int k = 0; k < L.K; ++k) {
+        if (L.has_next(vs)) to_next.groups.push_back({L.host(L.gpu_stage(vs), r, k), L.host(L.gpu_stage(vs + 1), r, k)});
+        if (L.has_prev(vs)) to_prev.groups.push_back({L.host(L.gpu_stage(vs), r, k), L.host(L.gpu_stage(vs - 1), r, k)});
+      }
+    if (L.has_next(vs)) fwd_set_[vs] = g.add_comm_set(std::move(to_next));
+    if (L.has_prev(vs)) bwd_set_[vs] = g.add_comm_set(std::move(to_prev));
+    GroupPricer pricer(L.model, L.cluster, L.plan, L.gpu_stage(vs), r0, L.options.collective_algorithm);
+    if (L.fused) {  // each kind of work item priced once, block by block and as a whole
+      blocks_.emplace_back();
+      items_.emplace_back();
+      const auto& blocks = L.work[vs].blocks;
+      for (const Block& blk : blocks) blocks_[vs].push_back(pricer.block(blk));
+      for (size_t i = 0; i < blocks.size(); ++i) {
+        const BlockItems& f = blocks_[vs][i];
+        const BlockItems& b = blocks_[vs][blocks.size() - 1 - i];
+        items_[vs][kForward].append(f.fwd);
+        items_[vs][kBackward].append(b.bwd);
+        items_[vs][kBackwardInput].append(b.bwd_input);
+        items_[vs][kBackwardWeight].append(b.bwd_weight);
+      }
+      continue;
+    }
+    for (const Block& blk : L.work[vs].blocks) {
+      SegmentTimes& t = times_[vs];
+      t.fwd.push_back(times(pricer, blk.fwd));
+      t.bwd.push_back(times(pricer, blk.bwd));
+      t.recompute.push_back(times(pricer, blk.recompute));
+      t.bwd_input.push_back(times(pricer, blk.bwd_input));
+      t.bwd_weight.push_back(times(pricer, blk.bwd_weight));
+    }
+  }
+  fused_label_ = {g.label("forward"), g.label("backward"), g.label("backward (input gradients)"),
+                  g.label("backward (weight gradients)")};
+  send_fwd_label_ = g.label("send activations to next stage");
+  send_bwd_label_ = g.label("send gradients to previous stage");
+}
+
+void ClassItems::emit_stage(int s) {
+  Zero3Device zero3(g_, zero3_.empty() ? nullptr : &zero3_[s]);
+  for (const WorkItem& item : L_.schedule->order(s, L_.p, L_.m, L_.v)) emit_item(item, s, zero3);
+}
+
+void ClassItems::emit_item(const WorkItem& item, int s, Zero3Device& zero3) {
+  const int vs = L_.schedule->virtual_stage(item.chunk, s, L_.p);
+  Chain chain;
+  if (L_.fused) emit_fused(item, vs, s, zero3, chain);
+  else emit_blocks(item, vs, s, zero3, chain);
+  place(item, vs, s, chain);
+}
+
+// Fused: the whole item as one task, or with ZeRO-3 one task per block (between the
+// gathers and reductions). Weight gradients need the layer's inputs, not its weights.
+void ClassItems::emit_fused(const WorkItem& item, int vs, int s, Zero3Device& zero3, Chain& chain) {
+  const ItemKind kind = kind_of(item);
+  const int device = L_.dev[s][c_], j = item.microbatch;
+  auto task = [&](const ItemCost& cost) {
+    const sim::TaskId id = g_.add_compute(device, L_.streams.compute, cost.duration_s, fused_label_[kind], j);
+    g_.add_memory(id, cost.peak, cost.peak - cost.level);
+    chain.add(g_, id);
+  };
+  if (zero3_.empty()) return task(items_[vs][kind]);
+  const auto& blocks = L_.work[vs].blocks;
+  const BackwardPass pass = kind == kBackward ? BackwardPass::Whole : kind == kBackwardInput ? BackwardPass::Input : BackwardPass::Weight;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const size_t bi = item.backward ? blocks.size() - 1 - i : i;
+    const BlockItems& b = blocks_[vs][bi];
+    const ItemCost& cost = kind == kForward ? b.fwd : kind == kBackward ? b.bwd : kind == kBackwardInput ? b.bwd_input : b.bwd_weight;
+    const bool reduces = kind != kForward && completes_gradients(blocks[bi], pass);
+    zero3.block(blocks[bi], j, kind != kBackwardWeight, reduces, chain, [&] { task(cost); });
+  }
+}
+
+// One task per segment (with its collectives): forward first block to last; backward
+// layer by layer from the last, replaying what recomputation dropped just before it (or
+// its input-gradient part, when the schedule splits it); weight gradients sent nowhere.
+void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& zero3, Chain& chain) {
+  SegmentEmitter emit(g_, L_, labels_, s, c_);
+  const auto& blocks = L_.work[vs].blocks;
+  const SegmentTimes& t = times_[vs];
+  const int j = item.microbatch;
+  auto run = [&](const std::vector<Segment>& segs, const std::vector<double>& d) {
+    for (size_t si = 0; si < segs.size(); ++si) emit.emit(segs[si], d[si], j, chain);
+  };
+  if (!item.backward) {
+    for (size_t bi = 0; bi < blocks.size(); ++bi)
+      zero3.block(blocks[bi], j, true, false, chain, [&] { run(blocks[bi].fwd, t.fwd[bi]); });
+    return;
+  }
+  const ItemKind kind = kind_of(item);
+  for (size_t bi = blocks.size(); bi-- > 0;) {
+    const Block& blk = blocks[bi];
+    if (kind == kBackwardWeight) {
+      zero3.block(blk, j, false, completes_gradients(blk, BackwardPass::Weight), chain, [&] { run(blk.bwd_weight, t.bwd_weight[bi]); });
+      if (j == L_.m - 1 && chain.last >= 0) tasks_.grads_ready[c_][vs][bi] = chain.last;
+      continue;
+    }
+    const bool input_only = kind == kBackwardInput;
+    zero3.block(blk, j, true, completes_gradients(blk, input_only ? BackwardPass::Input : BackwardPass::Whole), chain, [&] {
+      run(blk.recompute, t.recompute[bi]);
+      run(input_only ? blk.bwd_input : blk.bwd, input_only ? t.bwd_input[bi] : t.bwd[bi]);
+    });
+    if (j == L_.m - 1 && !input_only) tasks_.grads_ready[c_][vs][bi] = chain.last;
+  }
+}
+
+// An item's place among the others: the send to the neighbouring stage, and where the
+// dependencies across stages and the gradient pass will find it.
+void ClassItems::place(const WorkItem& item, int vs, int s, const Chain& chain) {
+  const int j = item.microbatch, device = L_.dev[s][c_];
+  const double boundary = L_.model.boundary_bytes_per_sample * L_.micro_batch / L_.cp;  // a context rank's tokens
+  ItemTasks& t = tasks_;
+  if (!item.backward) {
+    t.f_first[c_][vs][j] = chain.first;
+    t.f_last[c_][vs][j] = chain.last;
+    if (L_.has_next(vs)) {
+      t.f_send[c_][vs][j] = g_.add_transfer(device, L_.streams.pp, fwd_set_[vs], boundary, send_fwd_label_, j);
+      g_.depend(chain.last, t.f_send[c_][vs][j]);
+    }
+  } else if (item.part == BackwardPart::Weight) {
+    if (chain.first >= 0) t.weight_first[c_][vs][j] = chain.first;
+    if (chain.last >= 0) t.last_backwards[s].push_back(chain.last);
+  } else {
+    t.b_first[c_][vs][j] = chain.first;
+    t.b_last[c_][vs][j] = chain.last;
+    t.last_backwards[s].push_back(chain.last);
+    if (L_.has_prev(vs)) {
+      t.b_send[c_][vs][j] = g_.add_transfer(device, L_.streams.pp, bwd_set_[vs], boundary, send_bwd_label_, j);
+      g_.depend(chain.last, t.b_send[c_][vs][j]);
+    }
+  }
+}
+
+void ClassItems::link_stages() {
+  ItemTasks& t = tasks_;
+  for (int vs = 0; vs < L_.V; ++vs)
+    for (int j = 0; j < L_.m; ++j) {
+      if (t.f_last[c_][vs][j] < 0) continue;  // the microbatch runs in the other pipeline
+      g_.depend(t.f_last[c_][vs][j], t.b_first[c_][vs][j]);
+      if (t.weight_first[c_][vs][j] >= 0) g_.depend(t.b_last[c_][vs][j], t.weight_first[c_][vs][j]);
+      if (L_.has_prev(vs)) g_.depend(t.f_send[c_][vs - 1][j], t.f_first[c_][vs][j]);
+      if (L_.has_next(vs)) g_.depend(t.b_send[c_][vs + 1][j], t.b_first[c_][vs][j]);
+    }
+}
+
+}  // namespace dejavu::strategies::lowering

@@ -1,0 +1,74 @@
+#include "strategies/lowering/zero3.h"
+
+#include <tuple>
+
+#include "sim/error.h"
+
+namespace dejavu::strategies::lowering {
+
+bool completes_gradients(const Block& blk, BackwardPass pass) {
+  if (pass == BackwardPass::Whole) return true;
+  return (pass == BackwardPass::Weight) == !blk.bwd_weight.empty();
+}
+
+bool Zero3Stage::applies(const JobLayout& L) { return L.plan.zero >= 3 && (L.dpc > 1 || L.dpe > 1); }
+
+Zero3Stage::Zero3Stage(sim::TaskGraph& g, const JobLayout& L, int s) : g_(g), L_(L) {
+  participants_ = g.add_participants(L.dev[s]);
+  gather_stream_ = g.stream("param-gather");
+  gather_label_ = g.label("zero-3 gather weights");
+  reduce_label_ = g.label("zero-3 reduce-scatter gradients");
+  dense_set_ = g.add_comm_set(L.dp_rings(s));
+  if (L.plan.ep > 1) expert_set_ = g.add_comm_set(L.expert_rings(s));
+}
+
+void Zero3Stage::add(const Block& blk, bool gather, int microbatch) {
+  const double e = L_.element_bytes;
+  const double experts = L_.plan.ep > 1 ? blk.expert_params_per_gpu * e : 0;
+  const double dense = blk.params_per_gpu * e - experts;
+  Exchange out;
+  for (const auto& [bytes, shards, set] : {std::tuple{dense, L_.dpc, dense_set_}, std::tuple{experts, L_.dpe, expert_set_}}) {
+    if (bytes <= 0 || shards <= 1) continue;
+    const auto op = gather ? sim::CollectiveOp::AllGather : sim::CollectiveOp::ReduceScatter;
+    const sim::TaskId id = g_.add_collective(participants_, gather ? gather_stream_ : L_.streams.dp, op, set, bytes,
+                                             gather ? gather_label_ : reduce_label_, microbatch);
+    const double more = bytes * (shards - 1) / shards;
+    // Gathered weights are held from the gather; the full gradients go with their reduction.
+    g_.add_memory(id, gather ? more : 0, gather ? 0 : more);
+    out.ids.push_back(id);
+    out.bytes += more;
+  }
+  (gather ? gathers_ : reductions_).push_back(std::move(out));
+}
+
+// The n-th gather of this GPU waits for its block n - 1 - prefetch to be done; the
+// block's first task waits for its gather; the gathered weights go at the block's end.
+// A pass that completes the gradients holds them from its start to their reduction.
+void Zero3Device::block(const Block& blk, int j, bool gathers, bool reduces, Chain& chain,
+                        const std::function<void()>& body) {
+  if (!stage_ || blk.params_per_gpu <= 0 || (!gathers && !reduces)) return body();
+  Zero3Stage& z = *stage_;
+  const int prefetch = z.L_.plan.zero_prefetch;
+  const size_t n = block_end_.size();
+  if (gathers) {
+    if (n == z.gathers_.size()) z.add(blk, true, j);  // the first class to get here emits it
+    for (sim::TaskId id : z.gathers_[n].ids)
+      if (n > static_cast<size_t>(prefetch)) g_.depend(block_end_[n - 1 - prefetch], id);
+  }
+  const sim::TaskId begin = static_cast<sim::TaskId>(g_.size());
+  body();
+  if (static_cast<sim::TaskId>(g_.size()) == begin) throw ModelError("a block with weights has no work for ZeRO-3");
+  if (gathers) {
+    for (sim::TaskId id : z.gathers_[n].ids) g_.depend(id, begin);
+    g_.add_memory(chain.last, 0, z.gathers_[n].bytes);
+    block_end_.push_back(chain.last);
+  }
+  if (reduces) {
+    if (reduced_ == z.reductions_.size()) z.add(blk, false, j);
+    g_.add_memory(begin, z.reductions_[reduced_].bytes, 0);
+    for (sim::TaskId id : z.reductions_[reduced_].ids) g_.depend(chain.last, id);
+    ++reduced_;
+  }
+}
+
+}  // namespace dejavu::strategies::lowering

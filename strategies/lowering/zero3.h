@@ -1,0 +1,60 @@
+// ZeRO-3 as FSDP and DeepSpeed run it: per block and pass, an all-gather of its weights
+// before it (on their own stream, `zero_prefetch` blocks ahead, so that the gathers run
+// under the compute) and, after every microbatch's pass that completes the block's
+// gradients, a reduce-scatter of them; dense weights over every replica, the experts'
+// over the replicas holding the same experts. One collective per block and pass stands
+// for every replica class, in the order the stage runs its blocks.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "strategies/lowering/layout.h"
+#include "strategies/lowering/segment_emitter.h"
+
+namespace dejavu::strategies::lowering {
+
+enum class BackwardPass { Whole, Input, Weight };
+
+// Whether a pass over `blk` leaves its weight gradients complete: the whole backward
+// does; split, the weight part does, or the input part where the block has no
+// weight-gradient work (an embedding's gradient is a scatter of the input gradients).
+bool completes_gradients(const Block& blk, BackwardPass pass);
+
+class Zero3Stage {
+ public:
+  // The stage's shared gathers and reductions; none when ZeRO-3 shards nothing here.
+  Zero3Stage(sim::TaskGraph& g, const JobLayout& layout, int stage);
+  static bool applies(const JobLayout& layout);
+  // The last reduction on the gradient stream: the optimizer step waits for it.
+  const std::vector<sim::TaskId>& last_reduction() const { return reductions_.back().ids; }
+
+ private:
+  friend class Zero3Device;
+  struct Exchange {
+    std::vector<sim::TaskId> ids;
+    double bytes = 0;  // what each GPU holds beyond its shard while the block needs it
+  };
+  void add(const Block& blk, bool gather, int microbatch);
+  sim::TaskGraph& g_;
+  const JobLayout& L_;
+  std::vector<Exchange> gathers_, reductions_;
+  int participants_ = -1, gather_stream_ = -1, gather_label_ = -1, reduce_label_ = -1;
+  int dense_set_ = -1, expert_set_ = -1;
+};
+
+// One replica class's view of its stage's exchanges: wraps each block's tasks in their
+// gather and reduction, with the prefetch dependencies and the memory they hold.
+class Zero3Device {
+ public:
+  Zero3Device(sim::TaskGraph& g, Zero3Stage* stage) : g_(g), stage_(stage) {}
+  void block(const Block& blk, int microbatch, bool gathers, bool reduces, Chain& chain, const std::function<void()>& body);
+
+ private:
+  sim::TaskGraph& g_;
+  Zero3Stage* stage_;                  // null: no ZeRO-3
+  std::vector<sim::TaskId> block_end_;  // the last task of each gathered block, in order
+  size_t reduced_ = 0;
+};
+
+}  // namespace dejavu::strategies::lowering
