@@ -5,6 +5,7 @@
 
 #include "sim/engine.h"
 #include "strategies/builtins.h"
+#include "strategies/search/searcher.h"
 #include "workloads/generator.h"
 
 namespace dejavu::bench {
@@ -13,6 +14,7 @@ inline void register_all() {
   sim::register_builtins();
   workloads::register_builtins();
   strategies::register_builtins();
+  strategies::search::register_searchers();
 }
 
 inline std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }

@@ -7,7 +7,6 @@
 #include "strategies/schedules/one_f_one_b.h"
 #include "strategies/schedules/pipedream.h"
 #include "strategies/schedules/zero_bubble_h1.h"
-#include "strategies/search/searcher.h"
 
 namespace dejavu::strategies {
 
@@ -20,7 +19,6 @@ void register_builtins() {
   schedules().add("gpipe", "all forwards, then all backwards (GPipe)",
                   [] { return std::make_unique<GPipe>(); });
   register_sync_topologies();
-  search::register_searchers();
   schedules().add("interleaved-1f1b",
                   "1F1B over v model chunks per GPU (virtual_stages); bubble / v (Megatron-LM)",
                   [] { return std::make_unique<InterleavedOneFOneB>(); });

@@ -2,7 +2,8 @@
 
 namespace dejavu::strategies {
 
-// Fills this folder's registries (pipeline schedules). Safe to call twice.
+// Fills the core's registries (pipeline schedules, sync topologies). Safe to call twice;
+// the searchers' registry is strategies::search::register_searchers().
 void register_builtins();
 
 }  // namespace dejavu::strategies

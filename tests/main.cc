@@ -2,12 +2,14 @@
 
 #include "sim/engine.h"
 #include "strategies/builtins.h"
+#include "strategies/search/searcher.h"
 #include "workloads/generator.h"
 
 int main(int argc, char** argv) {
   dejavu::sim::register_builtins();
   dejavu::workloads::register_builtins();
   dejavu::strategies::register_builtins();
+  dejavu::strategies::search::register_searchers();
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }

@@ -9,7 +9,7 @@
 #include "sim/config_node.h"
 #include "sim/error.h"
 #include "sim/units.h"
-#include "strategies/horizon.h"
+#include "strategies/training/horizon.h"
 #include "strategies/lowering.h"
 #include "strategies/schedules/schedule.h"
 #include "strategies/simulate.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "strategies/convergence.h"
+#include "strategies/training/convergence.h"
 
 namespace dejavu::tools {
 

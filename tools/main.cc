@@ -9,6 +9,7 @@
 
 #include "sim/engine.h"
 #include "strategies/builtins.h"
+#include "strategies/search/searcher.h"
 #include "tools/commands/command.h"
 #include "tools/one_line.h"
 #include "workloads/generator.h"
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   sim::register_builtins();
   workloads::register_builtins();
   strategies::register_builtins();
+  strategies::search::register_searchers();
   tools::register_commands();
 
   CLI::App app{"dejavu: a discrete-event simulator of distributed deep-learning training"};

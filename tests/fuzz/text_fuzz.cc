@@ -1,7 +1,7 @@
 // The small text parsers: quantities with units, nccl-tests sizes, convergence data specs,
 // shards.
 #include "sim/units.h"
-#include "strategies/convergence.h"
+#include "strategies/training/convergence.h"
 #include "tests/fuzz/fuzz_target.h"
 #include "tools/collective_sweep.h"
 #include "tools/sweep.h"

@@ -1,6 +1,6 @@
 // The convergence model: real gradients, update rules that behave as their papers say,
 // robust aggregators that survive Byzantine workers that the mean does not.
-#include "strategies/convergence.h"
+#include "strategies/training/convergence.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "sim/error.h"
-#include "strategies/convergence_model.h"
+#include "strategies/training/convergence_model.h"
 
 namespace dejavu::strategies {
 namespace {

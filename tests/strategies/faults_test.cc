@@ -7,7 +7,7 @@
 #include "sim/analytic_engine.h"
 #include "sim/error.h"
 #include "strategies/faults.h"
-#include "strategies/horizon.h"
+#include "strategies/training/horizon.h"
 #include "strategies/simulate.h"
 #include "workloads/generator.h"
 

@@ -4,8 +4,8 @@
 
 #include "sim/limits.h"
 #include "sim/units.h"
-#include "strategies/elastic.h"
-#include "strategies/horizon.h"
+#include "strategies/training/elastic.h"
+#include "strategies/training/horizon.h"
 #include "strategies/lowering.h"
 #include "strategies/simulate.h"
 #include "tools/commands/command.h"

@@ -10,6 +10,7 @@
 #include "sim/config_node.h"
 #include "sim/engine.h"
 #include "strategies/builtins.h"
+#include "strategies/search/searcher.h"
 #include "strategies/search/searchers.h"
 #include "strategies/search/space.h"
 #include "strategies/simulate.h"
@@ -76,6 +77,7 @@ void ensure_registered() {
   sim::register_builtins();
   workloads::register_builtins();
   strategies::register_builtins();
+  strategies::search::register_searchers();
   done = true;
 }
 

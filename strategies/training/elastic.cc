@@ -1,4 +1,4 @@
-#include "strategies/elastic.h"
+#include "strategies/training/elastic.h"
 
 #include <algorithm>
 #include <limits>

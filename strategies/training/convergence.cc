@@ -1,4 +1,4 @@
-#include "strategies/convergence.h"
+#include "strategies/training/convergence.h"
 
 #include <algorithm>
 #include <climits>
@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "sim/error.h"
-#include "strategies/convergence_model.h"
+#include "strategies/training/convergence_model.h"
 
 namespace dejavu::strategies {
 

@@ -1,4 +1,4 @@
-#include "strategies/horizon.h"
+#include "strategies/training/horizon.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "strategies/convergence_model.h"
+#include "strategies/training/convergence_model.h"
 
 #include <algorithm>
 
