@@ -72,7 +72,6 @@ struct Report {
   std::string fullest_gpu;
   double peak_memory_bytes = 0, capacity_bytes = 0;
   double shortfall_bytes = 0;  // peak - capacity when oom
-  std::string faults_json;     // a fault run's report (an object), written under "faults"
   // The pipeline: until its last microbatch's task ends; an asynchronous schedule's steady
   // state (no flush), its optimizer steps per iteration, and per stage the staleness of the
   // gradients (optimizer steps between the weights they were computed on and the weights
@@ -90,8 +89,5 @@ struct Report {
 
 Report make_report(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
                    const Plan& plan, const LoweredJob& job, const sim::Result& result);
-
-void write_json(std::ostream& out, const Report& r);
-void write_summary(std::ostream& out, const Report& r);
 
 }  // namespace dejavu::strategies

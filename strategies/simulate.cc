@@ -199,50 +199,6 @@ FaultSimulation simulate_with_faults(const workloads::ModelGraph& model, const p
   return out;
 }
 
-void write_fault_summary(std::ostream& out, const FaultReport& f) {
-  char buf[512];
-  out << "faults (" << f.scenario << "):\n";
-  if (f.stopped) {
-    std::snprintf(buf, sizeof buf,
-                  "  stopped at       %s: %s\n  done             %zu of %zu tasks; lost %.4g GPU-seconds of work "
-                  "(the iteration must run again)\n",
-                  units::format_time(f.stopped_at_s).c_str(), f.cause.c_str(), f.tasks_done, f.tasks_total,
-                  f.lost_gpu_seconds);
-  } else {
-    std::snprintf(buf, sizeof buf, "  iteration        %s against %s without faults: %.3fx\n",
-                  units::format_time(f.iteration_s).c_str(), units::format_time(f.baseline_s).c_str(), f.slowdown);
-  }
-  out << buf;
-  std::snprintf(buf, sizeof buf, "  delayed tasks    %zu (%zu of them slowed themselves)\n", f.delayed_tasks,
-                f.slowed_tasks);
-  out << buf;
-  for (const DelayedTask& d : f.most_delayed) {
-    std::snprintf(buf, sizeof buf, "    +%-10s %-16s %s%s\n", units::format_time(d.delay_s).c_str(), d.device.c_str(),
-                  d.label.c_str(), d.slowed ? "  (slowed)" : "");
-    out << buf;
-  }
-  for (const ByzantineWorker& w : f.byzantine)
-    out << "  byzantine        GPU " << w.gpu << " sends corrupted gradients (" << w.mode << "); recorded for convergence\n";
-}
 
-void write_fault_json(std::ostream& out, const FaultReport& f) {
-  nlohmann::json j = {{"scenario", f.scenario},        {"baseline_s", f.baseline_s},
-                      {"iteration_s", f.iteration_s},  {"slowdown", f.slowdown},
-                      {"stopped", f.stopped},          {"tasks_done", f.tasks_done},
-                      {"tasks_total", f.tasks_total},  {"delayed_tasks", f.delayed_tasks},
-                      {"slowed_tasks", f.slowed_tasks}};
-  if (f.stopped) {
-    j["stopped_at_s"] = f.stopped_at_s;
-    j["cause"] = f.cause;
-    j["lost_gpu_seconds"] = f.lost_gpu_seconds;
-  }
-  j["most_delayed"] = nlohmann::json::array();
-  for (const DelayedTask& d : f.most_delayed)
-    j["most_delayed"].push_back({{"label", d.label}, {"device", d.device}, {"delay_s", d.delay_s}, {"slowed", d.slowed}});
-  j["byzantine"] = nlohmann::json::array();
-  for (const ByzantineWorker& w : f.byzantine)
-    j["byzantine"].push_back({{"gpu", w.gpu}, {"mode", w.mode}, {"factor", w.factor}});
-  out << json_text(j, 2);
-}
 
 }  // namespace dejavu::strategies

@@ -64,7 +64,5 @@ FaultSimulation simulate_with_faults(const workloads::ModelGraph& model, const p
                                      const Plan& plan, const FaultScenario& scenario,
                                      const std::string& engine = "analytic", const sim::EngineOptions& options = {});
 
-void write_fault_summary(std::ostream& out, const FaultReport& f);
-void write_fault_json(std::ostream& out, const FaultReport& f);  // a JSON object
 
 }  // namespace dejavu::strategies

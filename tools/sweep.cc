@@ -29,6 +29,7 @@
 #include "strategies/search/space.h"
 #include "strategies/simulate.h"
 #include "tools/output_file.h"
+#include "tools/report/svg.h"
 #include "workloads/generator.h"
 
 namespace dejavu::tools {
@@ -502,10 +503,54 @@ void write_merged_csv(std::ostream& out, const MergedTable& t) {
   }
 }
 
+namespace {
+std::string heat_colour(double f) {  // light (fast) to dark blue (slow)
+  char c[16];
+  std::snprintf(c, sizeof c, "#%02x%02x%02x", static_cast<int>(230 - 200 * f), static_cast<int>(240 - 170 * f),
+                static_cast<int>(255 - 100 * f));
+  return c;
+}
+
+// Two axes: a heatmap of iteration times (light fast, dark slow, grey failed).
+void draw_heatmap(report::Svg& svg, const MergedTable& t, const std::vector<std::string>& xs, const std::vector<std::string>& ys,
+                  double lo, double hi) {
+  const size_t time_col = t.axes.size() + 1;
+  const double cw = 110, ch = 40, left = 170, top = 60;
+  for (size_t i = 0; i < xs.size(); ++i) svg.text(left + i * cw + cw / 2, top - 8, xs[i], "text-anchor=\"middle\"");
+  for (size_t j = 0; j < ys.size(); ++j) svg.text(left - 8, top + j * ch + ch / 2 + 4, ys[j], "text-anchor=\"end\"");
+  for (const auto& r : t.rows) {
+    const size_t i = std::find(xs.begin(), xs.end(), r[1]) - xs.begin(), j = std::find(ys.begin(), ys.end(), r[0]) - ys.begin();
+    const bool ok = !r[time_col].empty();
+    const double f = ok && hi > lo ? (std::stod(r[time_col]) - lo) / (hi - lo) : 0;
+    svg.rect(left + i * cw, top + j * ch, cw, ch, ok ? heat_colour(f) : "#dddddd", "", "stroke=\"white\"");
+    svg.text(left + i * cw + cw / 2, top + j * ch + ch / 2 + 4, ok ? units::format_time(std::stod(r[time_col])) : "failed",
+             std::string("text-anchor=\"middle\" fill=\"") + (f > 0.5 ? "white" : "black") + "\"");
+  }
+}
+
+// One axis: iteration time over its values, a point and a label each.
+void draw_line(report::Svg& svg, const MergedTable& t, double hi, double width) {
+  const size_t time_col = t.axes.size() + 1;
+  const double cw = 110, left = 170, plot_h = 240, base = 60 + plot_h;
+  std::vector<std::pair<double, double>> points;
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    const auto& r = t.rows[i];
+    const double x = left + static_cast<double>(i) * cw + cw / 2;
+    svg.text(x, base + 20, r[0], "text-anchor=\"middle\"");
+    if (r[time_col].empty()) continue;
+    const double v = std::stod(r[time_col]), y = base - plot_h * (hi > 0 ? v / hi : 0);
+    points.push_back({x, y});
+    svg.circle(x, y, 4, "#1f4e9c").text(x, y - 8, units::format_time(v), "text-anchor=\"middle\"");
+  }
+  svg.polyline(points, "#1f4e9c").line(left - 10, base, width - 20, base, "black");
+}
+}  // namespace
+
 void write_merged_svg(std::ostream& out, const MergedTable& t) {
   if (t.axes.empty() || t.axes.size() > 2)
-    throw ConfigError(SourceLoc{"--plot", 0, 0}, "", "a plot takes one axis (a line) or two (a heatmap); this sweep has " + std::to_string(t.axes.size()) +
-                " (the CSV has them all)");
+    throw ConfigError(SourceLoc{"--plot", 0, 0}, "",
+                      "a plot takes one axis (a line) or two (a heatmap); this sweep has " + std::to_string(t.axes.size()) +
+                          " (the CSV has them all)");
   const size_t A = t.axes.size(), time_col = A + 1;
   std::vector<std::string> xs, ys;
   auto add = [](std::vector<std::string>& v, const std::string& s) {
@@ -515,78 +560,14 @@ void write_merged_svg(std::ostream& out, const MergedTable& t) {
   for (const auto& r : t.rows) {
     add(xs, r[A == 2 ? 1 : 0]);
     if (A == 2) add(ys, r[0]);
-    if (!r[time_col].empty()) {
-      lo = std::min(lo, std::stod(r[time_col]));
-      hi = std::max(hi, std::stod(r[time_col]));
-    }
+    if (!r[time_col].empty()) lo = std::min(lo, std::stod(r[time_col])), hi = std::max(hi, std::stod(r[time_col]));
   }
-  auto esc = [](const std::string& s) {
-    std::string o;
-    for (char c : s) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
-    return o;
-  };
-  const int cw = 110, ch = 40, left = 170, top = 60;
-  const int W = left + cw * static_cast<int>(xs.size()) + 40;
-  const int H = A == 2 ? top + ch * static_cast<int>(ys.size()) + 70 : 360;
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
-                "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-                W, H);
-  out << buf;
-  out << "<text x=\"10\" y=\"20\" font-size=\"14\">iteration time (s)" << (A == 2 ? " over " + esc(t.axes[0]) + " and " + esc(t.axes[1]) : " over " + esc(t.axes[0])) << "</text>\n";
-  auto color = [&](double v) {  // light (fast) to dark blue (slow)
-    const double f = hi > lo ? (v - lo) / (hi - lo) : 0;
-    const int r = static_cast<int>(230 - 200 * f), g = static_cast<int>(240 - 170 * f), b = static_cast<int>(255 - 100 * f);
-    char c[16];
-    std::snprintf(c, sizeof c, "#%02x%02x%02x", r, g, b);
-    return std::string(c);
-  };
-  if (A == 2) {
-    for (size_t i = 0; i < xs.size(); ++i) {
-      std::snprintf(buf, sizeof buf, "<text x=\"%zu\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", left + i * cw + cw / 2,
-                    top - 8, esc(xs[i]).c_str());
-      out << buf;
-    }
-    for (size_t j = 0; j < ys.size(); ++j) {
-      std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%zu\" text-anchor=\"end\">%s</text>\n", left - 8,
-                    top + j * ch + ch / 2 + 4, esc(ys[j]).c_str());
-      out << buf;
-    }
-    for (const auto& r : t.rows) {
-      const size_t i = std::find(xs.begin(), xs.end(), r[1]) - xs.begin(), j = std::find(ys.begin(), ys.end(), r[0]) - ys.begin();
-      const bool ok = !r[time_col].empty();
-      const bool dark = ok && hi > lo && (std::stod(r[time_col]) - lo) / (hi - lo) > 0.5;
-      std::snprintf(buf, sizeof buf,
-                    "<rect x=\"%zu\" y=\"%zu\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"white\"/>\n"
-                    "<text x=\"%zu\" y=\"%zu\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n",
-                    left + i * cw, top + j * ch, cw, ch, ok ? color(std::stod(r[time_col])).c_str() : "#dddddd",
-                    left + i * cw + cw / 2, top + j * ch + ch / 2 + 4, dark ? "white" : "black",
-                    ok ? units::format_time(std::stod(r[time_col])).c_str() : "failed");
-      out << buf;
-    }
-  } else {
-    const int plot_h = 240, base = top + plot_h;
-    std::string points;
-    for (size_t i = 0; i < t.rows.size(); ++i) {
-      const auto& r = t.rows[i];
-      const int x = left + static_cast<int>(i) * cw + cw / 2;
-      std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, base + 20,
-                    esc(r[0]).c_str());
-      out << buf;
-      if (r[time_col].empty()) continue;
-      const double v = std::stod(r[time_col]);
-      const int y = base - static_cast<int>(plot_h * (hi > 0 ? v / hi : 0));
-      points += std::to_string(x) + "," + std::to_string(y) + " ";
-      std::snprintf(buf, sizeof buf, "<circle cx=\"%d\" cy=\"%d\" r=\"4\" fill=\"#1f4e9c\"/>\n<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
-                    x, y, x, y - 8, units::format_time(v).c_str());
-      out << buf;
-    }
-    out << "<polyline fill=\"none\" stroke=\"#1f4e9c\" stroke-width=\"2\" points=\"" << points << "\"/>\n";
-    std::snprintf(buf, sizeof buf, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", left - 10, base, W - 20, base);
-    out << buf;
-  }
-  out << "</svg>\n";
+  const double width = 170 + 110.0 * xs.size() + 40, height = A == 2 ? 60 + 40.0 * ys.size() + 70 : 360;
+  report::Svg svg(width, height, 12, "", true);
+  svg.text(10, 20, "iteration time (s) over " + t.axes[0] + (A == 2 ? " and " + t.axes[1] : ""), "font-size=\"14\"");
+  if (A == 2) draw_heatmap(svg, t, xs, ys, lo, hi);
+  else draw_line(svg, t, hi, width);
+  out << svg.str();
 }
 
 }  // namespace dejavu::tools

@@ -650,65 +650,6 @@ double gradient_check(const std::string& kind, int dim, int classes, int hidden,
   return worst;
 }
 
-void write_curves_csv(std::ostream& out, const std::vector<ConvergenceResult>& results) {
-  out << "strategy,time_s,step,loss,accuracy,consensus\n";
-  char buf[160];
-  for (const auto& r : results)
-    for (const auto& p : r.curve) {
-      std::snprintf(buf, sizeof buf, "%s,%.9g,%ld,%.9g,%.6g,%.6g\n", r.name.c_str(), p.time_s, p.step, p.loss, p.accuracy,
-                    p.consensus);
-      out << buf;
-    }
-}
 
-void write_curves_svg(std::ostream& out, const std::vector<ConvergenceResult>& results, double target) {
-  // Two panels: loss against simulated wall-clock time, and against steps.
-  double tmax = 0, smax = 0, lmax = 0;
-  for (const auto& r : results)
-    for (const auto& p : r.curve)
-      tmax = std::max(tmax, p.time_s), smax = std::max(smax, static_cast<double>(p.step)), lmax = std::max(lmax, p.loss);
-  if (tmax <= 0) tmax = 1;
-  if (smax <= 0) smax = 1;
-  if (lmax <= 0) lmax = 1;
-  const int W = 720, panel = 400, L = 60, R = 700;
-  const char* colors[] = {"#1f4e9c", "#c0392b", "#27ae60", "#8e44ad", "#d35400", "#2c3e50"};
-  char buf[1024];
-  std::snprintf(buf, sizeof buf,
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
-                "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-                W, 2 * panel + 20);
-  out << buf;
-  auto draw = [&](int top, const char* title, double xmax, const char* unit, auto x_of) {
-    const int T = top + 40, B = top + 370;
-    auto X = [&](double v) { return L + (R - L) * v / xmax; };
-    auto Y = [&](double l) { return B - (B - T) * std::min(l, lmax) / lmax; };
-    std::snprintf(buf, sizeof buf,
-                  "<text x=\"10\" y=\"%d\" font-size=\"14\">%s</text>\n<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
-                  "stroke=\"black\"/>\n<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n"
-                  "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#999\" stroke-dasharray=\"4 4\"/>\n"
-                  "<text x=\"%d\" y=\"%.1f\" fill=\"#666\">target %.3g</text>\n"
-                  "<text x=\"%d\" y=\"%d\">0</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.4g%s</text>\n"
-                  "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.3g</text>\n",
-                  top + 20, title, L, B, R, B, L, B, L, T, L, Y(target), R, Y(target), R - 80, Y(target) - 4, target, L, B + 16,
-                  R, B + 16, xmax, unit, L - 4, T + 4, lmax);
-    out << buf;
-    for (size_t i = 0; i < results.size(); ++i) {
-      std::string pts;
-      for (const auto& p : results[i].curve) {
-        std::snprintf(buf, sizeof buf, "%.1f,%.1f ", X(x_of(p)), Y(p.loss));
-        pts += buf;
-      }
-      std::string label;
-      for (char ch : results[i].name) label += ch == '<' ? "&lt;" : ch == '&' ? "&amp;" : std::string(1, ch);
-      out << "<polyline fill=\"none\" stroke=\"" << colors[i % 6] << "\" stroke-width=\"2\" points=\"" << pts << "\"/>\n";
-      std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%zu\" fill=\"%s\">%s</text>\n", R - 220, T + 16 + 16 * i,
-                    colors[i % 6], label.c_str());
-      out << buf;
-    }
-  };
-  draw(0, "validation loss against simulated wall-clock time", tmax, " s", [](const CurvePoint& p) { return p.time_s; });
-  draw(panel, "validation loss against steps", smax, " steps", [](const CurvePoint& p) { return static_cast<double>(p.step); });
-  out << "</svg>\n";
-}
 
 }  // namespace dejavu::strategies

@@ -125,7 +125,5 @@ ConvergenceResult train_to_target(const ConvergenceConfig& config, const WorkerT
 // differences, at a seeded random point on seeded random data (a test of the models).
 double gradient_check(const std::string& model, int dim, int classes, int hidden, unsigned long long seed);
 
-void write_curves_csv(std::ostream& out, const std::vector<ConvergenceResult>& results);
-void write_curves_svg(std::ostream& out, const std::vector<ConvergenceResult>& results, double target_loss);
 
 }  // namespace dejavu::strategies

@@ -165,54 +165,6 @@ HorizonResult run_horizon(const HorizonInputs& in) {
   return r;
 }
 
-void write_horizon_summary(std::ostream& out, const HorizonResult& r) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "run-horizon: %ld iterations, policy %s\n"
-                "  time to train      %s (fault-free %s)\n"
-                "  goodput            %.2f%% (closed form at this interval: %.2f%%)\n"
-                "  failures           %d (rate %.3g per hour)%s\n"
-                "  lost work          %s; downtime %s; checkpoints %s\n"
-                "  checkpoint         %s to write; every %s (best %s; Young sqrt(2C/L) %s)\n",
-                r.iterations, r.policy.c_str(), units::format_time(r.wall_s).c_str(),
-                units::format_time(r.fault_free_s).c_str(), 100 * r.goodput, 100 * r.expected_goodput, r.failures,
-                r.failure_rate_per_s * 3600,
-                r.spares_used ? (", " + std::to_string(r.spares_used) + " hot spares used").c_str()
-                : r.servers_lost ? (", " + std::to_string(r.servers_lost) + " servers lost").c_str()
-                                 : "",
-                units::format_time(r.lost_work_s).c_str(), units::format_time(r.downtime_s).c_str(),
-                units::format_time(r.checkpoint_overhead_s).c_str(), units::format_time(r.checkpoint_s).c_str(),
-                units::format_time(r.interval_s).c_str(), units::format_time(r.best_interval_s).c_str(),
-                units::format_time(r.young_interval_s).c_str());
-  out << buf;
-  if (!r.stopped.empty()) out << "  stopped            " << r.stopped << " (" << r.iterations_done << " iterations done)\n";
-  for (const ByzantineWorker& w : r.byzantine)
-    out << "  byzantine          GPU " << w.gpu << " (" << w.mode << "), recorded for the convergence model\n";
-}
 
-void write_horizon_json(std::ostream& out, const HorizonResult& r) {
-  nlohmann::ordered_json j = {{"policy", r.policy},
-                              {"iterations", r.iterations},
-                              {"iterations_done", r.iterations_done},
-                              {"time_to_train_s", r.wall_s},
-                              {"fault_free_s", r.fault_free_s},
-                              {"goodput", r.goodput},
-                              {"expected_goodput", r.expected_goodput},
-                              {"failures", r.failures},
-                              {"failure_rate_per_s", r.failure_rate_per_s},
-                              {"lost_work_s", r.lost_work_s},
-                              {"downtime_s", r.downtime_s},
-                              {"checkpoint_overhead_s", r.checkpoint_overhead_s},
-                              {"checkpoint_s", r.checkpoint_s},
-                              {"checkpoint_interval_s", r.interval_s},
-                              {"best_checkpoint_interval_s", r.best_interval_s},
-                              {"young_interval_s", r.young_interval_s},
-                              {"spares_used", r.spares_used},
-                              {"servers_lost", r.servers_lost},
-                              {"stopped", r.stopped}};
-  j["byzantine"] = nlohmann::ordered_json::array();
-  for (const ByzantineWorker& w : r.byzantine) j["byzantine"].push_back({{"gpu", w.gpu}, {"mode", w.mode}, {"factor", w.factor}});
-  out << json_text(j, 2) << "\n";
-}
 
 }  // namespace dejavu::strategies

@@ -61,7 +61,5 @@ double best_checkpoint_interval_s(double rate, double checkpoint_s, double downt
 
 HorizonResult run_horizon(const HorizonInputs& in);
 
-void write_horizon_summary(std::ostream& out, const HorizonResult& r);
-void write_horizon_json(std::ostream& out, const HorizonResult& r);
 
 }  // namespace dejavu::strategies

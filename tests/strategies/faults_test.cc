@@ -10,6 +10,7 @@
 #include "strategies/training/horizon.h"
 #include "strategies/simulate.h"
 #include "workloads/generator.h"
+#include "tools/report/iteration.h"
 
 namespace dejavu::strategies {
 namespace {
@@ -153,8 +154,8 @@ TEST(Faults, AFailStopInAPipelineStopsBothEnginesAndTheReportHasNoIterationTime)
     EXPECT_TRUE(r.stopped);
     EXPECT_EQ(r.mfu, 0);
     std::ostringstream json, summary;
-    write_json(json, r);
-    write_summary(summary, r);
+    report::write_json(json, r);
+    report::write_summary(summary, r);
     EXPECT_NE(json.str().find("\"iteration_time_s\": null"), std::string::npos);
     EXPECT_NE(summary.str().find("iteration time     none: the iteration stopped at 10 ms"), std::string::npos)
         << summary.str();

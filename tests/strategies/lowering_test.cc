@@ -5,7 +5,8 @@
 #include <sstream>
 
 #include "platforms/perf_model.h"
-#include "sim/chrome_trace.h"
+#include "tools/report/chrome_trace.h"
+#include "tools/report/iteration.h"
 #include "strategies/simulate.h"
 #include "strategies/stage_work.h"
 #include "workloads/generator.h"
@@ -608,8 +609,8 @@ TEST(Simulate, SameInputsGiveTheSameBytes) {
   auto once = [&] {
     const Simulation s = simulate(in.model, in.cluster, in.plan);
     std::ostringstream json, trace;
-    write_json(json, s.report);
-    sim::write_chrome_trace(trace, s.job.graph, s.result);
+    report::write_json(json, s.report);
+    report::write_chrome_trace(trace, s.job.graph, s.result);
     return json.str() + trace.str();
   };
   const std::string first = once();

@@ -8,6 +8,7 @@
 #include "tools/commands/command.h"
 #include "tools/commands/options.h"
 #include "tools/output_file.h"
+#include "tools/report/iteration.h"
 
 namespace dejavu::tools {
 
@@ -55,9 +56,9 @@ class CompareEnginesCommand : public Command {
     if (!json_.empty())
       out.write(json_, [&](std::ostream& o) {
         o << "{\"analytic\":\n";
-        strategies::write_json(o, an.report);
+        report::write_json(o, an.report);
         o << ",\"simgrid\":\n";
-        strategies::write_json(o, sg.report);
+        report::write_json(o, sg.report);
         o << "}\n";
       });
     out.commit();

@@ -7,6 +7,7 @@
 #include "tools/commands/options.h"
 #include "tools/converge.h"
 #include "tools/output_file.h"
+#include "tools/report/training.h"
 
 namespace dejavu::tools {
 
@@ -57,9 +58,9 @@ class ConvergeCommand : public Command {
     const std::vector<ConvergeRow> rows = run_converge(a_);
     std::vector<strategies::ConvergenceResult> results;
     for (const auto& r : rows) results.push_back(r.result);
-    if (!a_.csv.empty()) out.write(a_.csv, [&](std::ostream& o) { strategies::write_curves_csv(o, results); });
+    if (!a_.csv.empty()) out.write(a_.csv, [&](std::ostream& o) { report::write_curves_csv(o, results); });
     if (!a_.plot.empty())
-      out.write(a_.plot, [&](std::ostream& o) { strategies::write_curves_svg(o, results, a_.config.target_loss); });
+      out.write(a_.plot, [&](std::ostream& o) { report::write_curves_svg(o, results, a_.config.target_loss); });
     out.commit();
     write_converge_table(std::cout, rows, a_.config.target_loss);
     return 0;

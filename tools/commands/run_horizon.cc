@@ -11,6 +11,8 @@
 #include "tools/commands/command.h"
 #include "tools/commands/options.h"
 #include "tools/output_file.h"
+#include "tools/report/iteration.h"
+#include "tools/report/training.h"
 
 namespace dejavu::tools {
 
@@ -55,13 +57,13 @@ class RunHorizonCommand : public Command {
     strategies::ElasticPlanner elastic(loaded.model, loaded.cluster, loaded.plan);
     hi.elastic_plan = [&](int lost) { return elastic.after_losing(lost); };
     const strategies::HorizonResult r = strategies::run_horizon(hi);
-    if (!json_.empty()) out.write(json_, [&](std::ostream& o) { strategies::write_json(o, s.report); });
-    if (!horizon_json_.empty()) out.write(horizon_json_, [&](std::ostream& o) { strategies::write_horizon_json(o, r); });
+    if (!json_.empty()) out.write(json_, [&](std::ostream& o) { report::write_json(o, s.report); });
+    if (!horizon_json_.empty()) out.write(horizon_json_, [&](std::ostream& o) { report::write_horizon_json(o, r); });
     out.commit();
     if (!in_.quiet) {
       std::cout << "dejavu: " << s.report.workload << " on " << s.report.platform << ", plan " << s.report.plan << ": "
                 << units::format_time(hi.iteration_s) << " per iteration\n";
-      strategies::write_horizon_summary(std::cout, r);
+      report::write_horizon_summary(std::cout, r);
     }
     return 0;
   }

@@ -4,14 +4,15 @@
 #include <memory>
 #include <sstream>
 
-#include "sim/chrome_trace.h"
 #include "strategies/faults.h"
 #include "strategies/simulate.h"
 #include "tools/commands/command.h"
 #include "tools/commands/options.h"
-#include "tools/html_report.h"
 #include "tools/output_file.h"
 #include "tools/platform_input.h"
+#include "tools/report/chrome_trace.h"
+#include "tools/report/html.h"
+#include "tools/report/iteration.h"
 #include "workloads/chakra/chakra_trace.h"
 
 namespace dejavu::tools {
@@ -34,19 +35,19 @@ class SimulateCommand : public Command {
     out.add("--json", json_);
     out.add("--trace", trace_);
     out.add("--report", report_);
-    out.add_folder("--plot", plot_dir_, report_svg_names());
+    out.add_folder("--plot", plot_dir_, report::report_svg_names());
     check_engine(in_.engine);
     platforms::Cluster cluster;
     std::unique_ptr<strategies::FaultReport> faults;
     strategies::Simulation s = simulate(cluster, faults);
-    if (!json_.empty()) out.write(json_, [&](std::ostream& o) { strategies::write_json(o, s.report); });
-    if (!trace_.empty()) out.write(trace_, [&](std::ostream& o) { sim::write_chrome_trace(o, s.job.graph, s.result); });
-    if (!report_.empty()) out.write(report_, [&](std::ostream& o) { write_html_report(o, s, cluster); });
-    if (!plot_dir_.empty()) write_report_svgs(out, plot_dir_, s, cluster);
+    if (!json_.empty()) out.write(json_, [&](std::ostream& o) { report::write_json(o, s.report, faults.get()); });
+    if (!trace_.empty()) out.write(trace_, [&](std::ostream& o) { report::write_chrome_trace(o, s.job.graph, s.result); });
+    if (!report_.empty()) out.write(report_, [&](std::ostream& o) { report::write_html_report(o, s, cluster); });
+    if (!plot_dir_.empty()) report::write_report_svgs(out, plot_dir_, s, cluster);
     out.commit();
     if (!in_.quiet) {
-      strategies::write_summary(std::cout, s.report);
-      if (faults) strategies::write_fault_summary(std::cout, *faults);
+      report::write_summary(std::cout, s.report);
+      if (faults) report::write_fault_summary(std::cout, *faults);
     }
     return 0;
   }
@@ -66,9 +67,6 @@ class SimulateCommand : public Command {
     const strategies::FaultScenario scenario = strategies::load_fault_scenario_file(faults_, cluster);
     strategies::FaultSimulation fs =
         strategies::simulate_with_faults(loaded.model, cluster, loaded.plan, scenario, in_.engine, in_.options);
-    std::ostringstream fj;
-    strategies::write_fault_json(fj, fs.faults);
-    fs.simulation.report.faults_json = fj.str();
     faults = std::make_unique<strategies::FaultReport>(fs.faults);
     return std::move(fs.simulation);
   }

@@ -17,6 +17,7 @@
 #include "tools/collective_sweep.h"
 #include "workloads/generator.h"
 #include "workloads/inspect.h"
+#include "tools/report/iteration.h"
 
 namespace py = pybind11;
 using namespace dejavu;
@@ -117,12 +118,12 @@ PYBIND11_MODULE(dejavu, m) {
       .def_property_readonly("devices", [](const Result& r) { return r.sim.report.devices; })
       .def("json", [](const Result& r) {
         std::ostringstream o;
-        strategies::write_json(o, r.sim.report);
+        report::write_json(o, r.sim.report);
         return o.str();
       })
       .def("summary", [](const Result& r) {
         std::ostringstream o;
-        strategies::write_summary(o, r.sim.report);
+        report::write_summary(o, r.sim.report);
         return o.str();
       })
       .def("timeline", &Result::timeline, "every task: device, stream, label, microbatch, start_s, end_s");

@@ -1,4 +1,4 @@
-#include "sim/chrome_trace.h"
+#include "tools/report/chrome_trace.h"
 
 #include <cstdio>
 #include <string>
@@ -8,7 +8,9 @@
 #include "sim/json_text.h"
 #include "sim/memory.h"
 
-namespace dejavu::sim {
+namespace dejavu::report {
+
+using namespace sim;
 
 namespace {
 std::string quoted(const std::string& s) { return json_text(nlohmann::json(s)); }
@@ -80,4 +82,4 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Result& r) 
   out << "\n]}\n";
 }
 
-}  // namespace dejavu::sim
+}  // namespace dejavu::report

@@ -7,8 +7,8 @@
 #include "sim/engine.h"
 #include "sim/task_graph.h"
 
-namespace dejavu::sim {
+namespace dejavu::report {
 
-void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const Result& result);
+void write_chrome_trace(std::ostream& out, const sim::TaskGraph& graph, const sim::Result& result);
 
-}  // namespace dejavu::sim
+}  // namespace dejavu::report

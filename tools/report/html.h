@@ -1,6 +1,7 @@
 // `dejavu simulate --report report.html`: one self-contained HTML file (inline SVG and a few
 // lines of script, nothing fetched) with the summary, a zoomable timeline per GPU and
-// stream, memory over time per GPU, the time breakdown per stage and the traffic per link.
+// stream, memory over time per GPU, the time breakdown per stage and the traffic per link;
+// `--plot` writes the same views as SVG files for papers.
 #pragma once
 
 #include <ostream>
@@ -11,15 +12,13 @@
 #include "strategies/simulate.h"
 #include "tools/output_file.h"
 
-namespace dejavu::tools {
+namespace dejavu::report {
 
 void write_html_report(std::ostream& out, const strategies::Simulation& s, const platforms::Cluster& cluster);
 
-// The same views as separate SVG files in `dir` (timeline.svg, memory.svg, breakdown.svg,
-// links.svg), for papers.
-// The SVG files --plot writes, and writing them into `dir` as outputs of `out`.
+// The views as separate SVG files in `dir`, written as outputs of `out`.
 std::vector<std::string> report_svg_names();
-void write_report_svgs(OutputSet& out, const std::string& dir, const strategies::Simulation& s,
+void write_report_svgs(tools::OutputSet& out, const std::string& dir, const strategies::Simulation& s,
                        const platforms::Cluster& cluster);
 
-}  // namespace dejavu::tools
+}  // namespace dejavu::report

@@ -1,0 +1,204 @@
+#include "tools/report/iteration.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "sim/json_text.h"
+#include "sim/units.h"
+
+namespace dejavu::report {
+
+using namespace strategies;
+
+namespace {
+nlohmann::json fault_json(const strategies::FaultReport& f) {
+  nlohmann::json j = {{"scenario", f.scenario},        {"baseline_s", f.baseline_s},
+                      {"iteration_s", f.iteration_s},  {"slowdown", f.slowdown},
+                      {"stopped", f.stopped},          {"tasks_done", f.tasks_done},
+                      {"tasks_total", f.tasks_total},  {"delayed_tasks", f.delayed_tasks},
+                      {"slowed_tasks", f.slowed_tasks}};
+  if (f.stopped) {
+    j["stopped_at_s"] = f.stopped_at_s;
+    j["cause"] = f.cause;
+    j["lost_gpu_seconds"] = f.lost_gpu_seconds;
+  }
+  j["most_delayed"] = nlohmann::json::array();
+  for (const strategies::DelayedTask& d : f.most_delayed)
+    j["most_delayed"].push_back({{"label", d.label}, {"device", d.device}, {"delay_s", d.delay_s}, {"slowed", d.slowed}});
+  j["byzantine"] = nlohmann::json::array();
+  for (const strategies::ByzantineWorker& w : f.byzantine)
+    j["byzantine"].push_back({{"gpu", w.gpu}, {"mode", w.mode}, {"factor", w.factor}});
+  return j;
+}
+}  // namespace
+
+void write_json(std::ostream& out, const strategies::Report& r, const strategies::FaultReport* faults) {
+  nlohmann::ordered_json j;
+  j["platform"] = r.platform;
+  j["workload"] = r.workload;
+  j["plan"] = r.plan;
+  j["engine"] = r.engine;
+  j["gpus"] = r.gpus;
+  j["tasks"] = r.tasks;
+  // A stopped iteration has no time or throughput: null, and what stopped it.
+  auto unless_stopped = [&](double x) { return r.stopped ? nlohmann::ordered_json() : nlohmann::ordered_json(x); };
+  j["iteration_time_s"] = unless_stopped(r.iteration_time_s);
+  if (r.stopped) j["stopped"] = {{"at_s", r.stopped_at_s}, {"cause", r.stop_cause}};
+  j["tflops_per_gpu"] = unless_stopped(r.tflops_per_gpu);
+  j["hardware_tflops_per_gpu"] = unless_stopped(r.hardware_tflops_per_gpu);
+  j["mfu"] = unless_stopped(r.mfu);
+  j["hfu"] = unless_stopped(r.hfu);
+  j["model_flops"] = r.model_flops;
+  j["bubble_fraction"] = r.bubble_fraction;
+  j["oom"] = r.oom;
+  j["memory"] = {{"fullest_gpu", r.fullest_gpu},
+                 {"peak_bytes", r.peak_memory_bytes},
+                 {"capacity_bytes", r.capacity_bytes},
+                 {"shortfall_bytes", r.shortfall_bytes}};
+  j["busiest_link"] = {{"name", r.busiest_link.name},
+                       {"direction", r.busiest_link.direction},
+                       {"bytes", r.busiest_link.bytes},
+                       {"utilization", r.busiest_link.utilization},
+                       {"demand", r.busiest_link.demand}};
+  auto& sims = j["simulated_devices"] = nlohmann::ordered_json::array();
+  for (const auto& s : r.simulated) {
+    nlohmann::ordered_json parts;
+    for (const auto& part : s.memory_at_peak) parts[part.name] = part.bytes;
+    sims.push_back({{"name", s.name},
+                    {"stage", s.stage},
+                    {"gpus", s.gpus},
+                    {"compute_s", s.compute_s},
+                    {"communication_s", s.communication_s},
+                    {"exposed_communication_s", s.exposed_communication_s},
+                    {"idle_s", s.idle_s},
+                    {"bubble_fraction", s.bubble_fraction},
+                    {"peak_memory_bytes", s.peak_memory_bytes},
+                    {"memory_at_peak", parts}});
+  }
+  auto& devs = j["devices"] = nlohmann::ordered_json::array();
+  for (const auto& d : r.devices)
+    devs.push_back({{"gpu", d.gpu},
+                    {"name", d.name},
+                    {"gpu_type", d.gpu_type},
+                    {"stage", d.stage},
+                    {"dp_rank", d.dp_rank},
+                    {"tp_rank", d.tp_rank},
+                    {"cp_rank", d.cp_rank},
+                    {"simulated_as", d.simulated_as},
+                    {"busy_s", d.busy_s},
+                    {"communication_s", d.communication_s},
+                    {"exposed_communication_s", d.exposed_communication_s},
+                    {"idle_s", d.idle_s},
+                    {"peak_memory_bytes", d.peak_memory_bytes},
+                    {"memory_capacity_bytes", d.memory_capacity_bytes}});
+  nlohmann::ordered_json pipe = {{"schedule", r.schedule},
+                                 {"flush", r.pipeline_flush},
+                                 {"optimizer_steps_per_iteration", r.optimizer_steps},
+                                 {"mean_staleness", r.mean_staleness}};
+  if (r.delayed_averaging > 0) pipe["delayed_averaging_steps"] = r.delayed_averaging;
+  if (!r.pipeline_flush || r.delayed_averaging > 0) {
+    pipe["steady_state_period_s"] = r.steady_state_period_s;
+    pipe["staleness_per_stage"] = r.staleness;
+    pipe["weight_versions_per_stage"] = r.weight_versions;
+  }
+  j["pipeline"] = pipe;
+  if (faults) j["faults"] = nlohmann::ordered_json::parse(fault_json(*faults).dump());
+  out << json_text(j, 2) << "\n";
+}
+
+void write_summary(std::ostream& out, const strategies::Report& r) {
+  char buf[256];
+  out << "dejavu: " << r.workload << " on " << r.platform << ", plan " << r.plan << " ("
+      << r.engine << " engine)\n";
+  if (r.stopped) {
+    std::snprintf(buf, sizeof buf, "  iteration time     none: the iteration stopped at %s (%s)\n",
+                  units::format_time(r.stopped_at_s).c_str(), r.stop_cause.c_str());
+    out << buf;
+  } else {
+    std::snprintf(buf, sizeof buf, "  iteration time     %s\n", units::format_time(r.iteration_time_s).c_str());
+    out << buf;
+    std::snprintf(buf, sizeof buf,
+                  "  model TFLOP/s/GPU  %.1f   MFU %.1f%%   (hardware %.1f TFLOP/s/GPU, HFU %.1f%%)\n",
+                  r.tflops_per_gpu, 100 * r.mfu, r.hardware_tflops_per_gpu, 100 * r.hfu);
+    out << buf;
+  }
+  std::snprintf(buf, sizeof buf, "  pipeline bubble    %.1f%%\n", 100 * r.bubble_fraction);
+  out << buf;
+  if (r.delayed_averaging > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "  delayed averaging  the gradient exchange hidden behind %d step(s): steady state, gradients %d "
+                  "steps stale\n",
+                  r.delayed_averaging, r.delayed_averaging);
+    out << buf;
+  }
+  if (!r.pipeline_flush) {
+    std::string versions;
+    for (int v : r.weight_versions) versions += (versions.empty() ? "" : "/") + std::to_string(v);
+    std::snprintf(buf, sizeof buf,
+                  "  asynchronous       %s: no flush (steady state), %d optimizer step(s) per iteration, gradients "
+                  "%.2f steps stale on average, weight versions per stage %s\n",
+                  r.schedule.c_str(), r.optimizer_steps, r.mean_staleness, versions.c_str());
+    out << buf;
+  }
+  std::snprintf(buf, sizeof buf, "  simulated          %d GPUs as %zu devices, %d tasks\n", r.gpus,
+                r.simulated.size(), r.tasks);
+  out << buf;
+  if (r.oom)
+    std::snprintf(buf, sizeof buf, "  memory             OUT OF MEMORY on %s: needs %s, has %s (short by %s)\n",
+                  r.fullest_gpu.c_str(), units::format_bytes(r.peak_memory_bytes).c_str(),
+                  units::format_bytes(r.capacity_bytes).c_str(), units::format_bytes(r.shortfall_bytes).c_str());
+  else
+    std::snprintf(buf, sizeof buf, "  memory             fits: at most %s of %s (%s)\n",
+                  units::format_bytes(r.peak_memory_bytes).c_str(), units::format_bytes(r.capacity_bytes).c_str(),
+                  r.fullest_gpu.c_str());
+  out << buf;
+  std::snprintf(buf, sizeof buf, "  busiest link       %s (%s): %s, %.1f%% busy\n",
+                r.busiest_link.name.c_str(), r.busiest_link.direction.c_str(),
+                units::format_bytes(r.busiest_link.bytes).c_str(), 100 * r.busiest_link.utilization);
+  out << buf;
+  if (r.busiest_link.demand > 1) {
+    std::snprintf(buf, sizeof buf,
+                  "                     its traffic needs %.2fx the link in this time: this engine gave every "
+                  "transfer the whole link (--engine simgrid shares it)\n",
+                  r.busiest_link.demand);
+    out << buf;
+  }
+  out << "  device (stage)        GPUs   compute     exposed comm   idle        bubble   peak memory\n";
+  for (const auto& s : r.simulated) {
+    char bubble[16];
+    std::snprintf(bubble, sizeof bubble, "%.1f%%", 100 * s.bubble_fraction);
+    std::snprintf(buf, sizeof buf, "  %-16s (%d)  %5d   %-11s %-14s %-11s %-7s  %s\n", s.name.c_str(),
+                  s.stage, s.gpus, units::format_time(s.compute_s).c_str(),
+                  units::format_time(s.exposed_communication_s).c_str(),
+                  units::format_time(s.idle_s).c_str(), bubble, units::format_bytes(s.peak_memory_bytes).c_str());
+    out << buf;
+  }
+}
+
+void write_fault_summary(std::ostream& out, const strategies::FaultReport& f) {
+  char buf[512];
+  out << "faults (" << f.scenario << "):\n";
+  if (f.stopped) {
+    std::snprintf(buf, sizeof buf,
+                  "  stopped at       %s: %s\n  done             %zu of %zu tasks; lost %.4g GPU-seconds of work "
+                  "(the iteration must run again)\n",
+                  units::format_time(f.stopped_at_s).c_str(), f.cause.c_str(), f.tasks_done, f.tasks_total,
+                  f.lost_gpu_seconds);
+  } else {
+    std::snprintf(buf, sizeof buf, "  iteration        %s against %s without faults: %.3fx\n",
+                  units::format_time(f.iteration_s).c_str(), units::format_time(f.baseline_s).c_str(), f.slowdown);
+  }
+  out << buf;
+  std::snprintf(buf, sizeof buf, "  delayed tasks    %zu (%zu of them slowed themselves)\n", f.delayed_tasks,
+                f.slowed_tasks);
+  out << buf;
+  for (const DelayedTask& d : f.most_delayed) {
+    std::snprintf(buf, sizeof buf, "    +%-10s %-16s %s%s\n", units::format_time(d.delay_s).c_str(), d.device.c_str(),
+                  d.label.c_str(), d.slowed ? "  (slowed)" : "");
+    out << buf;
+  }
+  for (const ByzantineWorker& w : f.byzantine)
+    out << "  byzantine        GPU " << w.gpu << " sends corrupted gradients (" << w.mode << "); recorded for convergence\n";
+}
+
+}  // namespace dejavu::report

@@ -1,0 +1,18 @@
+// What `simulate` prints and writes for one iteration: the summary, the JSON report (its
+// keys iteration_time_s, tflops_per_gpu, mfu, devices, oom and memory are a stable
+// contract), and with --faults the comparison against the fault-free run.
+#pragma once
+
+#include <ostream>
+
+#include "strategies/report.h"
+#include "strategies/simulate.h"
+
+namespace dejavu::report {
+
+void write_summary(std::ostream& out, const strategies::Report& r);
+void write_fault_summary(std::ostream& out, const strategies::FaultReport& f);
+// With `faults`, the JSON has them under "faults".
+void write_json(std::ostream& out, const strategies::Report& r, const strategies::FaultReport* faults = nullptr);
+
+}  // namespace dejavu::report
