@@ -6,6 +6,7 @@
 #include "sim/engine.h"
 #include "strategies/builtins.h"
 #include "strategies/search/searcher.h"
+#include "strategies/training/builtins.h"
 #include "workloads/generator.h"
 
 namespace dejavu::bench {
@@ -15,6 +16,7 @@ inline void register_all() {
   workloads::register_builtins();
   strategies::register_builtins();
   strategies::search::register_searchers();
+  strategies::register_training();
 }
 
 inline std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }

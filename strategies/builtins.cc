@@ -1,6 +1,8 @@
 #include "strategies/builtins.h"
 
+#include "strategies/compression/compressor.h"
 #include "strategies/data_parallel.h"
+#include "strategies/recovery/recovery_policy.h"
 #include "strategies/schedules/chimera.h"
 #include "strategies/schedules/gpipe.h"
 #include "strategies/schedules/interleaved_one_f_one_b.h"
@@ -19,6 +21,8 @@ void register_builtins() {
   schedules().add("gpipe", "all forwards, then all backwards (GPipe)",
                   [] { return std::make_unique<GPipe>(); });
   register_sync_topologies();
+  register_compressors();
+  register_recovery_policies();
   schedules().add("interleaved-1f1b",
                   "1F1B over v model chunks per GPU (virtual_stages); bubble / v (Megatron-LM)",
                   [] { return std::make_unique<InterleavedOneFOneB>(); });

@@ -114,31 +114,7 @@ void register_sync_topologies() {
 
 Compression compress(const Plan::DataParallel& c, double bytes, sim::DType dtype,
                      const std::vector<std::pair<double, double>>& matrices) {
-  const double e = sim::dtype_bytes(dtype), elements = bytes / e;
-  Compression out;
-  out.wire_bytes = bytes;
-  out.kernel = {sim::OpClass::Elementwise, 0, 0, dtype};
-  if (c.compression == "1bit") {  // sign bits, with an error-feedback residual
-    out.wire_bytes = elements / 8;
-    out.kernel.bytes = 4 * bytes;
-  } else if (c.compression == "terngrad") {  // two bits per element
-    out.wire_bytes = elements / 4;
-    out.kernel.bytes = 3 * bytes;
-  } else if (c.compression == "topk") {  // values and 32-bit indices of the largest
-    out.wire_bytes = c.density * elements * (e + 4);
-    out.kernel.bytes = 4 * bytes;
-    out.sparse = true;
-  } else if (c.compression == "powersgd") {  // rank-r factors P (rows x r), Q (cols x r)
-    double dense = 0, factors = 0, flops = 0;
-    for (const auto& [rows, cols] : matrices) {
-      dense += rows * cols * e;
-      factors += c.rank * (rows + cols) * e;
-      flops += 4 * c.rank * rows * cols;  // P = M·Q and Q = Mᵀ·P
-    }
-    out.wire_bytes = std::max(0.0, bytes - dense) + factors;
-    out.kernel = {sim::OpClass::Gemm, flops, 2 * dense, dtype};
-  }
-  return out;
+  return compressors().make(c.compression)->price({c.density, c.rank}, bytes, dtype, matrices);
 }
 
 }  // namespace dejavu::strategies

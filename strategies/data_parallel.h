@@ -7,7 +7,7 @@
 //     servers: 1               # parameter-server: shards, served by the first replicas
 //     peers: 2                 # gossip: partners per step, drawn with `seed`
 //     step: 0                  # the training step: rolling PS rotates its servers, gossip redraws
-//     compression: topk        # none | topk (density) | powersgd (rank) | 1bit | terngrad
+//     compression: topk        # a registry entry (`dejavu list`); topk takes density, powersgd rank
 //     density: 0.01
 //
 // Parameter-server shards live on the first `servers` replicas' GPUs (same tensor-parallel
@@ -26,6 +26,7 @@
 #include "sim/network.h"
 #include "sim/registry.h"
 #include "sim/task_graph.h"
+#include "strategies/compression/compressor.h"
 #include "strategies/plan.h"
 
 namespace dejavu::strategies {
@@ -50,12 +51,7 @@ class SyncTopology {
 Registry<SyncTopology>& sync_topologies();
 void register_sync_topologies();
 
-struct Compression {
-  double wire_bytes = 0;     // per GPU
-  sim::Kernel kernel;        // compress + decompress work per GPU
-  bool sparse = false;       // top-k: indices differ per replica
-};
-
+// The plan's compression (strategies/compression/) priced for one GPU's gradient.
 // `matrices`: the GPU's weight matrices (rows, columns), for PowerSGD's low-rank factors.
 Compression compress(const Plan::DataParallel& config, double gradient_bytes, sim::DType dtype,
                      const std::vector<std::pair<double, double>>& matrices);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "sim/limits.h"
+#include "strategies/recovery/recovery_policy.h"
 
 namespace dejavu::strategies {
 
@@ -117,7 +118,7 @@ FaultScenario load_fault_scenario(const ConfigNode& root, const platforms::Clust
   if (root.has("recovery")) {
     const ConfigNode r = root.child("recovery");
     r.expect_map({"policy", "interval", "restart", "spares", "swap"});
-    if (r.has("policy")) s.recovery.policy = r.child("policy").as_choice({"checkpoint", "spares", "elastic"});
+    if (r.has("policy")) s.recovery.policy = r.child("policy").as_choice(recovery_policies().names());
     s.recovery.interval_s = r.get_quantity("interval", units::Dimension::Time, 0, 1e-3, limits::kMaxTime);
     s.recovery.restart_s = r.get_quantity("restart", units::Dimension::Time, s.recovery.restart_s, 0, limits::kMaxTime);
     s.recovery.swap_s = r.get_quantity("swap", units::Dimension::Time, s.recovery.swap_s, 0, limits::kMaxTime);

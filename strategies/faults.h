@@ -40,7 +40,7 @@ struct ByzantineWorker {
 };
 
 struct Recovery {
-  std::string policy = "checkpoint";  // checkpoint | spares | elastic
+  std::string policy = "checkpoint";  // a recovery policy (strategies/recovery/)
   double interval_s = 0;              // checkpoint interval; 0: the best one (searched)
   double restart_s = 600;             // rescheduling and process start after a failure
   int spares = 0;                     // hot spares (policy spares)

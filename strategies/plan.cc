@@ -89,7 +89,7 @@ Plan load_plan(const ConfigNode& root) {
     c.peers = static_cast<int>(dp.get_int("peers", 1, 1, limits::kMaxDegree));
     c.step = static_cast<int>(dp.get_int("step", 0, 0, 1 << 30));
     c.seed = static_cast<unsigned long long>(dp.get_int("seed", 1, 0, limits::kMaxSeed));
-    if (dp.has("compression")) c.compression = dp.child("compression").as_choice({"none", "topk", "powersgd", "1bit", "terngrad"});
+    if (dp.has("compression")) c.compression = dp.child("compression").as_choice(compressors().names());
     c.density = dp.get_double("density", 0.01, 1e-9, 1);
     c.rank = static_cast<int>(dp.get_int("rank", 4, 1, limits::kMaxWidth));
     c.bucket_bytes = dp.get_quantity("bucket", units::Dimension::Bytes, 0, 1, limits::kMaxMemory);

@@ -3,6 +3,7 @@
 #include "sim/engine.h"
 #include "strategies/builtins.h"
 #include "strategies/search/searcher.h"
+#include "strategies/training/builtins.h"
 #include "workloads/generator.h"
 
 int main(int argc, char** argv) {
@@ -10,6 +11,7 @@ int main(int argc, char** argv) {
   dejavu::workloads::register_builtins();
   dejavu::strategies::register_builtins();
   dejavu::strategies::search::register_searchers();
+  dejavu::strategies::register_training();
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }

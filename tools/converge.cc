@@ -9,7 +9,9 @@
 #include "sim/config_node.h"
 #include "sim/error.h"
 #include "sim/units.h"
+#include "strategies/training/aggregators/aggregator.h"
 #include "strategies/training/horizon.h"
+#include "strategies/training/rules/update_rule.h"
 #include "strategies/lowering.h"
 #include "strategies/schedules/schedule.h"
 #include "strategies/simulate.h"
@@ -94,9 +96,9 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
       if (!std::filesystem::exists(path)) p.fail("no such file: " + path.string());
       x.plan = path.string();
       x.rule = e.get_string("rule", "");
-      if (!x.rule.empty()) e.child("rule").as_choice({"sync", "ps-async", "gossip", "pipedream", "delayed"});
+      if (!x.rule.empty()) e.child("rule").as_choice(strategies::convergence::update_rules().names());
       x.aggregator = e.get_string("aggregator", "");
-      if (!x.aggregator.empty()) e.child("aggregator").as_choice({"mean", "median", "trimmed", "krum", "zeno"});
+      if (!x.aggregator.empty()) e.child("aggregator").as_choice(strategies::convergence::aggregators().names());
       // -1: not given (the command line's or the plan's value stands).
       x.staleness = static_cast<int>(e.get_int("staleness", -1, 1, kMaxSteps));
       x.delay = static_cast<int>(e.get_int("delay", -1, 1, kMaxSteps));

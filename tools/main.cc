@@ -10,6 +10,7 @@
 #include "sim/engine.h"
 #include "strategies/builtins.h"
 #include "strategies/search/searcher.h"
+#include "strategies/training/builtins.h"
 #include "tools/commands/command.h"
 #include "tools/one_line.h"
 #include "workloads/generator.h"
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   workloads::register_builtins();
   strategies::register_builtins();
   strategies::search::register_searchers();
+  strategies::register_training();
   tools::register_commands();
 
   CLI::App app{"dejavu: a discrete-event simulator of distributed deep-learning training"};

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "sim/engine.h"
 #include "sim/json_text.h"
 #include "platforms/cluster.h"
 #include "sim/config_node.h"
@@ -159,7 +160,7 @@ SweepSpec load_sweep(const std::string& path) {
   if (root.has("plan")) s.plan = file("plan");
   if (s.plan.empty() && s.search.empty()) root.fail("needs a plan, or search: grid (or another searcher)");
   s.global_batch = static_cast<int>(root.get_int("global_batch", 0, 1, limits::kMaxBatch));
-  if (root.has("engine")) s.engine = root.child("engine").as_choice({"analytic", "simgrid"});
+  if (root.has("engine")) s.engine = root.child("engine").as_choice(sim::engines().names());
   s.timeout_s = root.get_quantity("timeout", units::Dimension::Time, 0, 1e-3, limits::kMaxTime);
   const ConfigNode axes = root.child("axes");
   if (!axes.is_map() || axes.yaml().size() == 0) axes.fail("expected a mapping of field paths to values");

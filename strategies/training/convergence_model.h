@@ -9,20 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "sim/random.h"
+#include "strategies/compression/compressor.h"
 #include "strategies/training/convergence.h"
 
 namespace dejavu::strategies::convergence {
 
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-using Rng = std::mt19937_64;
-
-inline double uniform(Rng& r) { return static_cast<double>(r() >> 11) * 0x1.0p-53; }
-inline double gaussian(Rng& r) {  // Box-Muller from our own uniform draws: the same bytes everywhere
-  const double u = uniform(r) + 0x1.0p-54, v = uniform(r);
-  return std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * v);
-}
-inline size_t below(Rng& r, size_t n) { return static_cast<size_t>(r() % n); }
+using sim::below;
+using sim::gaussian;
+using sim::Rng;
+using sim::uniform;
 
 // Worker w's minibatch stream, and the stream of the k-th starting weights (k = 0: the
 // run's; others: independent or candidate initialisations), for a run's seed.
@@ -47,9 +45,7 @@ struct Data {
 Data make_data(const ConvergenceData& d, int workers);
 
 // A flat parameter vector; matrices are column-major blocks (PowerSGD compresses those).
-struct Block {
-  int offset, rows, cols;
-};
+using Block = GradientMatrix;
 
 // Multinomial logistic regression or a two-layer ReLU MLP, with cross-entropy loss.
 class Model {

@@ -3,14 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <nlohmann/json.hpp>
-#include <ostream>
 #include <limits>
 #include <random>
 
 #include "sim/error.h"
-#include "sim/json_text.h"
 #include "sim/units.h"
+#include "strategies/recovery/recovery_policy.h"
 
 namespace dejavu::strategies {
 
@@ -84,7 +82,9 @@ HorizonResult run_horizon(const HorizonInputs& in) {
   int gpus = in.gpus;
   r.failure_rate_per_s = sc.mtbf_s > 0 ? gpus / sc.mtbf_s : 0;
   const double restart = rec.restart_s + C;  // downtime: reschedule, then load the checkpoint
-  const double downtime0 = rec.policy == "spares" && rec.spares > 0 ? rec.swap_s + C : restart;
+  const auto policy = recovery_policies().make(rec.policy);
+  int first_spares = rec.spares;  // what the first failure would cost
+  const double downtime0 = policy->on_failure(first_spares) == RecoveryAction::SwapSpare ? rec.swap_s + C : restart;
   r.best_interval_s = best_checkpoint_interval_s(r.failure_rate_per_s, C, downtime0);
   r.young_interval_s = r.failure_rate_per_s > 0 ? std::sqrt(2 * C / r.failure_rate_per_s) : kInf;
   double T = in.iteration_s;
@@ -139,11 +139,11 @@ HorizonResult run_horizon(const HorizonInputs& in) {
     now = fail_at;
     ++r.failures;
     double down = restart;
-    if (rec.policy == "spares" && spares > 0) {
-      --spares;
+    const RecoveryAction action = policy->on_failure(spares);
+    if (action == RecoveryAction::SwapSpare) {
       ++r.spares_used;
       down = rec.swap_s + C;
-    } else if (rec.policy == "elastic") {
+    } else if (action == RecoveryAction::Shrink) {
       ++r.servers_lost;
       const auto [t, used] = in.elastic_plan ? in.elastic_plan(r.servers_lost) : std::pair<double, int>{-1, 0};
       if (t <= 0) {

@@ -2,7 +2,10 @@
 // one plan or several (--compare).
 #include <iostream>
 
+#include "sim/engine.h"
 #include "sim/limits.h"
+#include "strategies/training/aggregators/aggregator.h"
+#include "strategies/training/rules/update_rule.h"
 #include "tools/commands/command.h"
 #include "tools/commands/options.h"
 #include "tools/converge.h"
@@ -24,10 +27,10 @@ class ConvergeCommand : public Command {
     cmd.add_option("--model", c.model, "logistic | mlp")->check(CLI::IsMember({"logistic", "mlp"}));
     cmd.add_option("--data", a_.data, "synthetic:classes=10,dim=64,samples=512,separation=1,skew=0");
     cmd.add_option("--target-loss", c.target_loss, "validation loss to reach")->check(number_in(0, 1e6));
-    cmd.add_option("--rule", a_.rule, "update rule (default: from the plan's sync)")
-        ->check(CLI::IsMember({"sync", "ps-async", "gossip", "pipedream", "delayed"}));
-    cmd.add_option("--aggregator", c.aggregator, "mean | median | trimmed | krum | zeno")
-        ->check(CLI::IsMember({"mean", "median", "trimmed", "krum", "zeno"}));
+    cmd.add_option("--rule", a_.rule, "update rule (default: from the plan's sync; see `dejavu list`)")
+        ->check(CLI::IsMember(strategies::convergence::update_rules().names()));
+    cmd.add_option("--aggregator", c.aggregator, "how gradients combine (see `dejavu list`)")
+        ->check(CLI::IsMember(strategies::convergence::aggregators().names()));
     cmd.add_option("--trim", c.trim, "trimmed/krum/zeno: how many workers may be bad")->check(whole_in(0, 1 << 16));
     cmd.add_option("--staleness", c.staleness, "ps-async bound")->check(whole_in(1, 1 << 20));
     cmd.add_option("--gossip", c.gossip_topology, "gossip partners: random (the plan's peers) or ring")
@@ -47,8 +50,8 @@ class ConvergeCommand : public Command {
     cmd.add_option("--csv", a_.csv, "loss against time and steps, per strategy");
     cmd.add_option("--plot", a_.plot, "SVG of loss against simulated time");
     add_calibrations(cmd, a_.calibrations);
-    cmd.add_option("--engine", a_.engine, "engine timing the steps: analytic or simgrid")
-        ->check(CLI::IsMember({"analytic", "simgrid"}));
+    cmd.add_option("--engine", a_.engine, "engine timing the steps (see `dejavu list`)")
+        ->check(CLI::IsMember(sim::engines().names()));
   }
 
   int run() override {

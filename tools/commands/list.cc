@@ -1,5 +1,6 @@
 // `dejavu list`: every registry (GPU types, engines, algorithms, schedules, searchers,
-// workload kinds, sync topologies, commands) and the shipped presets.
+// workload kinds, sync topologies, compressions, recovery policies, update rules,
+// aggregators, commands) and the shipped presets.
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -10,8 +11,11 @@
 #include "sim/engine.h"
 #include "sim/units.h"
 #include "strategies/data_parallel.h"
+#include "strategies/recovery/recovery_policy.h"
 #include "strategies/schedules/schedule.h"
 #include "strategies/search/searcher.h"
+#include "strategies/training/aggregators/aggregator.h"
+#include "strategies/training/rules/update_rule.h"
 #include "tools/commands/command.h"
 #include "workloads/generator.h"
 
@@ -61,6 +65,10 @@ class ListCommand : public Command {
     list_registry("collective algorithms", sim::collective_algorithms());
     list_registry("pipeline schedules", strategies::schedules());
     list_registry("data-parallel sync topologies", strategies::sync_topologies());
+    list_registry("gradient compressions", strategies::compressors());
+    list_registry("recovery policies", strategies::recovery_policies());
+    list_registry("update rules (converge)", strategies::convergence::update_rules());
+    list_registry("aggregators (converge)", strategies::convergence::aggregators());
     list_registry("plan searchers", strategies::search::searchers());
     list_registry("workload kinds", workloads::generators());
     list_registry("commands", commands());

@@ -4,6 +4,7 @@
 
 #include "sim/limits.h"
 #include "sim/units.h"
+#include "strategies/recovery/recovery_policy.h"
 #include "strategies/training/elastic.h"
 #include "strategies/training/horizon.h"
 #include "strategies/lowering.h"
@@ -26,8 +27,8 @@ class RunHorizonCommand : public Command {
     cmd.add_option("--engine", in_.engine, "engine for the iteration time (see `dejavu list`)");
     cmd.add_option("--faults", faults_, "fault scenario YAML (random_failures, gpu_fail, recovery)")->required();
     cmd.add_option("--iterations", iterations_, "iterations to train")->required()->check(whole_in(1, 1000000000000000LL));
-    cmd.add_option("--policy", policy_, "recovery: checkpoint, spares or elastic (default: the scenario's)")
-        ->check(CLI::IsMember({"checkpoint", "spares", "elastic"}));
+    cmd.add_option("--policy", policy_, "recovery policy (default: the scenario's; see `dejavu list`)")
+        ->check(CLI::IsMember(strategies::recovery_policies().names()));
     cmd.add_option("--spares", spares_, "hot spare GPUs (policy spares)")->check(whole_in(0, limits::kMaxGpus));
     cmd.add_option("--checkpoint-interval", interval_, "e.g. 30 min (default: the scenario's, else the best)");
     cmd.add_option("--horizon-json", horizon_json_, "write the run's results as JSON");

@@ -11,6 +11,7 @@
 #include "sim/engine.h"
 #include "strategies/builtins.h"
 #include "strategies/search/searcher.h"
+#include "strategies/training/builtins.h"
 #include "strategies/search/searchers.h"
 #include "strategies/search/space.h"
 #include "strategies/simulate.h"
@@ -79,6 +80,7 @@ void ensure_registered() {
   workloads::register_builtins();
   strategies::register_builtins();
   strategies::search::register_searchers();
+  strategies::register_training();
   done = true;
 }
 
