@@ -1,6 +1,7 @@
 #include "strategies/search/pipeline_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <tuple>
 
@@ -10,9 +11,6 @@
 #include "strategies/schedules/schedule.h"
 
 namespace dejavu::strategies::search {
-
-namespace {
-}
 
 PipelineModel::PipelineModel(const Problem& problem, std::string collective_algorithm)
     : problem_(problem),
@@ -109,253 +107,306 @@ const std::vector<std::vector<WorkItem>>& PipelineModel::orders(const Plan& plan
   return it->second;
 }
 
-bool PipelineModel::score(const Plan& plan, Score& out) {
+namespace {
+enum Kind { kFwd, kBwd, kBwdInput, kBwdWeight };
+constexpr double kUnknown = -1;
+
+int kind_of(const WorkItem& w) {
+  return !w.backward ? kFwd : w.part == BackwardPart::Weight ? kBwdWeight : w.part == BackwardPart::Input ? kBwdInput : kBwd;
+}
+
+const ItemCost& cost_of(const BlockItems& blk, int kind) {
+  return kind == kFwd ? blk.fwd : kind == kBwd ? blk.bwd : kind == kBwdInput ? blk.bwd_input : blk.bwd_weight;
+}
+
+// Virtual stage of every layer: plan.stages, or as even as possible, first stages first.
+std::vector<int> layers_per_stage(const Plan& plan, int layers, int V) {
+  if (!plan.stages.empty()) return plan.stages;
+  std::vector<int> layers_of(V);
+  for (int vs = 0; vs < V; ++vs) layers_of[vs] = layers / V + (vs < layers % V ? 1 : 0);
+  return layers_of;
+}
+
+// Blocks to virtual stages: before the layers -> the first, after -> the last.
+std::vector<int> block_owners(const std::vector<BlockItems>& all, const std::vector<int>& layers_of, int layers) {
+  const int V = static_cast<int>(layers_of.size());
+  std::vector<int> owner(all.size());
+  int layer = 0, vs = 0, used = 0;
+  bool after = false;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (!all[i].is_layer) {
+      owner[i] = after || layer > 0 ? V - 1 : 0;
+      continue;
+    }
+    while (used == layers_of[vs]) {
+      ++vs;
+      used = 0;
+    }
+    owner[i] = vs;
+    ++used;
+    if (++layer == layers) after = true;
+  }
+  return owner;
+}
+}  // namespace
+
+// Each virtual stage's work items, from its blocks in order; each GPU stage's memory.
+struct PipelineModel::Work {
+  std::vector<std::array<ItemCost, 4>> item;
+  std::vector<double> params, chunk_params, capacity, reserved;
+  std::vector<const std::vector<BlockItems>*> stage_blocks;
+  std::vector<std::vector<int>> owned;  // each virtual stage's blocks, forward order
+  std::vector<double> send_fwd, send_bwd;
+};
+
+// The list scheduler's state: start = max(inputs done, stream free).
+struct PipelineModel::Timeline {
+  Timeline(int p, int V, int m)
+      : f_end(V, std::vector<double>(m, kUnknown)), b_end(f_end), fs_end(f_end), bs_end(f_end),
+        compute_free(p, 0), pp_free(p, 0), dp_free(p, 0), last_backward(p, 0), gather_free(p, 0),
+        held(p, 0), held_peak(p, 0), events(p), block_end(p) {}
+  std::vector<std::vector<double>> f_end, b_end, fs_end, bs_end;
+  std::vector<double> compute_free, pp_free, dp_free, last_backward;
+  std::vector<double> gather_free;    // ZeRO-3's gather stream
+  std::vector<double> held, held_peak;  // activations, without ZeRO-3
+  std::vector<std::vector<std::tuple<double, int, double>>> events;  // as sim::memory_profiles
+  std::vector<std::vector<double>> block_end;  // ZeRO-3: each gathered block's end, in order
+  double makespan = 0;
+};
+
+void PipelineModel::stage_work(const Plan& plan, int s, const std::vector<int>& layers_of, Work& w) {
+  const auto& cluster = *problem_.cluster;
+  const int p = plan.pp;
+  for (int r = 0; r < plan.dp; ++r)
+    for (int k = 0; k < plan.tp; ++k) {
+      const double mem = cluster.gpus[gpu_index(plan, s, r, k)].spec->memory_bytes;
+      w.capacity[s] = w.capacity[s] == 0 ? mem : std::min(w.capacity[s], mem);
+      w.reserved[s] = std::max(w.reserved[s], cluster.gpus[gpu_index(plan, s, r, k)].reserved_bytes);
+    }
+  const std::vector<BlockItems>& all = blocks(plan, s);
+  const std::vector<int> owner = block_owners(all, layers_of, problem_.model->layers);
+  w.stage_blocks[s] = &all;
+  for (int c = 0; c < plan.virtual_stages; ++c) {
+    const int vs = c * p + s;
+    std::array<ItemCost, 4>& it = w.item[vs];
+    for (size_t i = 0; i < all.size(); ++i)
+      if (owner[i] == vs) {
+        it[kFwd].append(all[i].fwd);
+        w.chunk_params[vs] += all[i].params_per_gpu;
+        w.owned[vs].push_back(static_cast<int>(i));
+      }
+    for (size_t i = all.size(); i-- > 0;)
+      if (owner[i] == vs) {
+        it[kBwd].append(all[i].bwd);
+        it[kBwdInput].append(all[i].bwd_input);
+        it[kBwdWeight].append(all[i].bwd_weight);
+      }
+    w.params[s] += w.chunk_params[vs];
+  }
+}
+
+PipelineModel::Work PipelineModel::work(const Plan& plan) {
+  const int p = plan.pp, V = plan.total_stages();
+  Work w;
+  w.item.resize(V);
+  w.params.assign(p, 0.0);
+  w.chunk_params.assign(V, 0.0);
+  w.capacity.assign(p, 0.0);
+  w.reserved.assign(p, 0.0);
+  w.stage_blocks.resize(p);
+  w.owned.resize(V);
+  const std::vector<int> layers_of = layers_per_stage(plan, problem_.model->layers, V);
+  for (int s = 0; s < p; ++s) stage_work(plan, s, layers_of, w);
+  const double boundary = problem_.model->boundary_bytes_per_sample * plan.micro_batch_size;
+  w.send_fwd.assign(V, 0);
+  w.send_bwd.assign(V, 0);
+  for (int vs = 0; vs < V; ++vs) {
+    if (vs + 1 < V) w.send_fwd[vs] = send_s(plan, vs % p, (vs + 1) % p, boundary);
+    if (vs > 0) w.send_bwd[vs] = send_s(plan, vs % p, (vs - 1) % p, boundary);
+  }
+  return w;
+}
+
+// ZeRO-3, as lower() emits it: block by block, each block's weights gathered on the
+// gather stream once block n - 1 - prefetch is done, and released at the block's end.
+double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, int s, int vs, int kind, double ready) {
+  const double e = sim::dtype_bytes(problem_.model->dtype);
+  const double dpc = plan.dp;
+  const std::vector<BlockItems>& all = *w.stage_blocks[s];
+  const std::vector<int>& mine = w.owned[vs];
+  auto& events = t.events[s];
+  double end = ready;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const BlockItems& blk = all[mine[kind == kFwd ? i : mine.size() - 1 - i]];
+    const ItemCost& c = cost_of(blk, kind);
+    double start = std::max(t.compute_free[s], ready), gathered = 0;
+    const bool gathers = kind != kBwdWeight && blk.params_per_gpu > 0;
+    if (gathers) {
+      const size_t n = t.block_end[s].size();
+      double g0 = t.gather_free[s];
+      if (n > static_cast<size_t>(plan.zero_prefetch)) g0 = std::max(g0, t.block_end[s][n - 1 - plan.zero_prefetch]);
+      t.gather_free[s] = g0 + collective_s(plan, s, static_cast<int>(sim::CollectiveOp::AllGather), blk.params_per_gpu * e);
+      gathered = blk.params_per_gpu * e * (dpc - 1) / dpc;
+      events.emplace_back(g0, 1, gathered);
+      start = std::max(start, t.gather_free[s]);
+    }
+    end = start + c.duration_s;
+    t.compute_free[s] = end;
+    if (c.peak != 0) events.emplace_back(start, 1, c.peak);
+    if (c.peak - c.level != 0) events.emplace_back(end, 0, -(c.peak - c.level));
+    if (gathers) {
+      events.emplace_back(end, 0, -gathered);
+      t.block_end[s].push_back(end);
+    }
+    // The gradients' reduce-scatter, after the pass that completes them (lower()'s rule).
+    const bool reduces = kind == kBwd || (kind == kBwdWeight && blk.weight_pass) || (kind == kBwdInput && !blk.weight_pass);
+    if (reduces && blk.params_per_gpu > 0) {
+      const double full = blk.params_per_gpu * e * (dpc - 1) / dpc;
+      events.emplace_back(start, 1, full);
+      t.dp_free[s] = std::max(t.dp_free[s], end) +
+                     collective_s(plan, s, static_cast<int>(sim::CollectiveOp::ReduceScatter), blk.params_per_gpu * e);
+      events.emplace_back(t.dp_free[s], 0, -full);
+      t.makespan = std::max(t.makespan, t.dp_free[s]);
+    }
+  }
+  return end;
+}
+
+// When the item's first task may start besides its stream, or kUnknown while an input is not done.
+double PipelineModel::ready_s(const WorkItem& w, int vs, int V, const Timeline& t) {
+  const int j = w.microbatch;
+  if (!w.backward) return vs > 0 ? t.fs_end[vs - 1][j] : 0;
+  if (w.part == BackwardPart::Weight) return t.b_end[vs][j];
+  if (t.f_end[vs][j] == kUnknown) return kUnknown;
+  double ready = t.f_end[vs][j];
+  if (vs + 1 < V) {
+    if (t.bs_end[vs + 1][j] == kUnknown) return kUnknown;
+    ready = std::max(ready, t.bs_end[vs + 1][j]);
+  }
+  return ready;
+}
+
+// Runs one work item at `ready` on stage s and sends its boundary on.
+void PipelineModel::run_item(const Plan& plan, const Work& w, Timeline& t, const WorkItem& item, int s, double ready) {
+  const int p = plan.pp, V = plan.total_stages(), j = item.microbatch, vs = item.chunk * p + s;
+  const int kind = kind_of(item);
+  double end = 0;
+  if (plan.zero >= 3 && plan.dp > 1) {
+    end = zero3_item(plan, w, t, s, vs, kind, ready);
+  } else {
+    const ItemCost& c = w.item[vs][kind];
+    const double start = std::max(t.compute_free[s], ready);
+    end = start + c.duration_s;
+    t.compute_free[s] = end;
+    // Items on one compute stream do not overlap: their events come in time order.
+    t.held[s] += c.peak;
+    t.held_peak[s] = std::max(t.held_peak[s], t.held[s]);
+    t.held[s] -= c.peak - c.level;
+  }
+  t.makespan = std::max(t.makespan, end);
+  auto send = [&](std::vector<std::vector<double>>& sent, double cost) {
+    const double ss = std::max(t.pp_free[s], end);
+    sent[vs][j] = t.pp_free[s] = ss + cost;
+    t.makespan = std::max(t.makespan, t.pp_free[s]);
+  };
+  if (!item.backward) {
+    t.f_end[vs][j] = end;
+    if (vs + 1 < V) send(t.fs_end, w.send_fwd[vs]);
+  } else {
+    t.last_backward[s] = std::max(t.last_backward[s], end);
+    if (item.part != BackwardPart::Weight) {
+      t.b_end[vs][j] = end;
+      if (vs > 0) send(t.bs_end, w.send_bwd[vs]);
+    }
+  }
+}
+
+// Walks every stage's order until it blocks on an input; false for an order it cannot finish.
+bool PipelineModel::walk(const Plan& plan, const Work& w, Timeline& t) {
+  const int p = plan.pp, V = plan.total_stages();
+  const std::vector<std::vector<WorkItem>>& order = orders(plan);
+  std::vector<size_t> next(p, 0);
+  size_t remaining = 0;
+  for (int s = 0; s < p; ++s) remaining += order[s].size();
+  while (remaining > 0) {
+    bool moved = false;
+    for (int s = 0; s < p; ++s)
+      for (; next[s] < order[s].size(); ++next[s], --remaining, moved = true) {
+        const WorkItem& item = order[s][next[s]];
+        const double ready = ready_s(item, item.chunk * p + s, V, t);
+        if (ready == kUnknown) break;
+        run_item(plan, w, t, item, s, ready);
+      }
+    if (!moved) return false;  // a schedule this walk cannot order: leave it to the engine
+  }
+  return true;
+}
+
+// Gradient sync and the optimizer step of stage s; returns its resident model states.
+double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t, int s) {
   const auto& model = *problem_.model;
   const auto& cluster = *problem_.cluster;
+  const int d = plan.dp;
+  const double dpc = d, e = sim::dtype_bytes(model.dtype);
+  auto collective = [&](sim::CollectiveOp op, double bytes) { return collective_s(plan, s, static_cast<int>(op), bytes); };
+  const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc);
+  const double resident = w.params[s] * state.total() + w.reserved[s];
+  const double grad_bytes = w.params[s] * e;
+  double synced = t.last_backward[s];
+  if (plan.zero >= 3 && d > 1) {
+    synced = std::max(synced, t.dp_free[s]);  // reduce-scattered block by block
+  } else if (d > 1) {
+    const sim::CollectiveOp op = plan.zero >= 1 ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce;
+    const double start = std::max(t.dp_free[s], t.last_backward[s]);
+    synced = t.dp_free[s] = start + collective(op, grad_bytes);
+  }
+  const double shard = plan.zero >= 1 ? dpc : 1;
+  const platforms::PerfModel perf = platforms::perf_model(cluster, *cluster.gpus[gpu_index(plan, s, 0, 0)].spec);
+  const sim::Kernel k{sim::OpClass::Optimizer, 0, w.params[s] * kOptimizerBytesPerParam / shard, model.dtype};
+  const double step_end = std::max(t.compute_free[s], synced) + perf.time_s(k);
+  t.makespan = std::max(t.makespan, step_end);
+  if (d > 1 && (plan.zero == 1 || plan.zero == 2))
+    t.makespan = std::max(t.makespan, std::max(t.dp_free[s], step_end) + collective(sim::CollectiveOp::AllGather, grad_bytes));
+  return resident;
+}
+
+bool PipelineModel::score(const Plan& plan, Score& out) {
+  const auto& model = *problem_.model;
   if (plan.ep != 1 || plan.cp != 1 || plan.data_parallel.sync != "all-reduce" ||
       plan.data_parallel.compression != "none" || plan.data_parallel.bucket_bytes > 0)
     return false;
   if (const auto schedule = schedules().make(plan.schedule); schedule->pipelines() > 1 || !schedule->flushes())
     return false;  // bidirectional or asynchronous: lower() and the engine handle those
-  validate(plan, model, cluster);
-  const int p = plan.pp, d = plan.dp, t = plan.tp, m = plan.microbatches(), v = plan.virtual_stages;
-  const int V = plan.total_stages();
+  validate(plan, model, *problem_.cluster);
   if (!one_class(plan)) return false;
-
-  // Virtual stage of every layer: plan.stages, or as even as possible, first stages first.
-  std::vector<int> layers_of(V);
-  if (!plan.stages.empty()) {
-    layers_of = plan.stages;
-  } else {
-    for (int vs = 0; vs < V; ++vs) layers_of[vs] = model.layers / V + (vs < model.layers % V ? 1 : 0);
-  }
-  // Each virtual stage's work items, from its blocks in order.
-  enum Kind { kFwd, kBwd, kBwdInput, kBwdWeight };
-  std::vector<std::array<ItemCost, 4>> item(V);
-  std::vector<double> params(p, 0.0), chunk_params(V, 0.0), capacity(p, 0.0), reserved(p, 0.0);
-  std::vector<const std::vector<BlockItems>*> stage_blocks(p);
-  std::vector<std::vector<int>> owned(V);  // each virtual stage's blocks, forward order
-  for (int s = 0; s < p; ++s) {
-    for (int r = 0; r < d; ++r)
-      for (int k = 0; k < t; ++k) {
-        const double mem = cluster.gpus[gpu_index(plan, s, r, k)].spec->memory_bytes;
-        capacity[s] = capacity[s] == 0 ? mem : std::min(capacity[s], mem);
-        reserved[s] = std::max(reserved[s], cluster.gpus[gpu_index(plan, s, r, k)].reserved_bytes);
-      }
-    const std::vector<BlockItems>& all = blocks(plan, s);
-    // Blocks to virtual stages: before the layers -> the first, after -> the last.
-    std::vector<int> owner(all.size());
-    int layer = 0, vs = 0, used = 0;
-    bool after = false;
-    for (size_t i = 0; i < all.size(); ++i) {
-      if (!all[i].is_layer) {
-        owner[i] = after || layer > 0 ? V - 1 : 0;
-        continue;
-      }
-      while (used == layers_of[vs]) {
-        ++vs;
-        used = 0;
-      }
-      owner[i] = vs;
-      ++used;
-      if (++layer == model.layers) after = true;
-    }
-    stage_blocks[s] = &all;
-    for (int c = 0; c < v; ++c) {
-      const int vs2 = c * p + s;
-      std::array<ItemCost, 4>& it = item[vs2];
-      for (size_t i = 0; i < all.size(); ++i)
-        if (owner[i] == vs2) {
-          it[kFwd].append(all[i].fwd);
-          chunk_params[vs2] += all[i].params_per_gpu;
-          owned[vs2].push_back(static_cast<int>(i));
-        }
-      for (size_t i = all.size(); i-- > 0;)
-        if (owner[i] == vs2) {
-          it[kBwd].append(all[i].bwd);
-          it[kBwdInput].append(all[i].bwd_input);
-          it[kBwdWeight].append(all[i].bwd_weight);
-        }
-      params[s] += chunk_params[vs2];
-    }
-  }
-
-  const double e = sim::dtype_bytes(model.dtype);
-  const double dpc = d;
-  const double boundary = model.boundary_bytes_per_sample * plan.micro_batch_size;
-  auto collective = [&](int s, sim::CollectiveOp op, double bytes) {
-    return collective_s(plan, s, static_cast<int>(op), bytes);
-  };
-  std::vector<double> send_fwd(V, 0), send_bwd(V, 0);
-  for (int vs = 0; vs < V; ++vs) {
-    if (vs + 1 < V) send_fwd[vs] = send_s(plan, vs % p, (vs + 1) % p, boundary);
-    if (vs > 0) send_bwd[vs] = send_s(plan, vs % p, (vs - 1) % p, boundary);
-  }
-  const bool zero3 = plan.zero >= 3 && d > 1;
-
-  // The list scheduler's times: start = max(inputs done, stream free).
-  const std::vector<std::vector<WorkItem>>& order = orders(plan);
-  const double unknown = -1;
-  std::vector<std::vector<double>> f_end(V, std::vector<double>(m, unknown)), b_end = f_end, fs_end = f_end, bs_end = f_end;
-  std::vector<double> compute_free(p, 0), pp_free(p, 0), dp_free(p, 0), last_backward(p, 0);
-  std::vector<std::vector<std::tuple<double, int, double>>> events(p);  // as sim::memory_profiles
-  std::vector<size_t> next(p, 0);
-  std::vector<double> gather_free(p, 0);           // ZeRO-3's gather stream
-  std::vector<std::vector<double>> block_end(p);  // ZeRO-3: each gathered block's end, in order
-  std::vector<double> held(p, 0), held_peak(p, 0);  // activations, without ZeRO-3
-  // ZeRO-3, as lower() emits it: block by block, each block's weights gathered on the
-  // gather stream once block n - 1 - prefetch is done, and released at the block's end.
-  double makespan = 0;
-  auto zero3_item = [&](int s, int vs, int kind, double ready) {
-    const std::vector<BlockItems>& all = *stage_blocks[s];
-    const std::vector<int>& mine = owned[vs];
-    double end = ready;
-    for (size_t i = 0; i < mine.size(); ++i) {
-      const BlockItems& blk = all[mine[kind == kFwd ? i : mine.size() - 1 - i]];
-      const ItemCost& c = kind == kFwd ? blk.fwd : kind == kBwd ? blk.bwd : kind == kBwdInput ? blk.bwd_input : blk.bwd_weight;
-      double start = std::max(compute_free[s], ready), gathered = 0;
-      const bool gathers = kind != kBwdWeight && blk.params_per_gpu > 0;
-      if (gathers) {
-        const size_t n = block_end[s].size();
-        double g0 = gather_free[s];
-        if (n > static_cast<size_t>(plan.zero_prefetch)) g0 = std::max(g0, block_end[s][n - 1 - plan.zero_prefetch]);
-        gather_free[s] = g0 + collective(s, sim::CollectiveOp::AllGather, blk.params_per_gpu * e);
-        gathered = blk.params_per_gpu * e * (dpc - 1) / dpc;
-        events[s].emplace_back(g0, 1, gathered);
-        start = std::max(start, gather_free[s]);
-      }
-      end = start + c.duration_s;
-      compute_free[s] = end;
-      if (c.peak != 0) events[s].emplace_back(start, 1, c.peak);
-      if (c.peak - c.level != 0) events[s].emplace_back(end, 0, -(c.peak - c.level));
-      if (gathers) {
-        events[s].emplace_back(end, 0, -gathered);
-        block_end[s].push_back(end);
-      }
-      // The gradients' reduce-scatter, after the pass that completes them (lower()'s rule).
-      const bool reduces = kind == kBwd || (kind == kBwdWeight && blk.weight_pass) || (kind == kBwdInput && !blk.weight_pass);
-      if (reduces && blk.params_per_gpu > 0) {
-        const double full = blk.params_per_gpu * e * (dpc - 1) / dpc;
-        events[s].emplace_back(start, 1, full);
-        dp_free[s] = std::max(dp_free[s], end) + collective(s, sim::CollectiveOp::ReduceScatter, blk.params_per_gpu * e);
-        events[s].emplace_back(dp_free[s], 0, -full);
-        makespan = std::max(makespan, dp_free[s]);
-      }
-    }
-    return end;
-  };
-  size_t remaining = 0;
-  for (int s = 0; s < p; ++s) remaining += order[s].size();
-  while (remaining > 0) {
-    bool moved = false;
-    for (int s = 0; s < p; ++s) {
-      for (; next[s] < order[s].size(); ++next[s]) {
-        const WorkItem& w = order[s][next[s]];
-        const int j = w.microbatch, vs = w.chunk * p + s;
-        // What the item's first task waits for, besides its stream.
-        double ready = 0;
-        if (!w.backward) {
-          if (vs > 0) {
-            if (fs_end[vs - 1][j] == unknown) break;
-            ready = fs_end[vs - 1][j];
-          }
-        } else if (w.part == BackwardPart::Weight) {
-          ready = b_end[vs][j];
-        } else {
-          if (f_end[vs][j] == unknown) break;
-          ready = f_end[vs][j];
-          if (vs + 1 < V) {
-            if (bs_end[vs + 1][j] == unknown) break;
-            ready = std::max(ready, bs_end[vs + 1][j]);
-          }
-        }
-        const int kind = !w.backward ? kFwd
-                         : w.part == BackwardPart::Weight ? kBwdWeight
-                         : w.part == BackwardPart::Input  ? kBwdInput
-                                                          : kBwd;
-        double end = 0;
-        if (zero3) {
-          end = zero3_item(s, vs, kind, ready);
-        } else {
-          const ItemCost& c = item[vs][kind];
-          const double start = std::max(compute_free[s], ready);
-          end = start + c.duration_s;
-          compute_free[s] = end;
-          // Items on one compute stream do not overlap: their events come in time order.
-          held[s] += c.peak;
-          held_peak[s] = std::max(held_peak[s], held[s]);
-          held[s] -= c.peak - c.level;
-        }
-        makespan = std::max(makespan, end);
-        if (!w.backward) {
-          f_end[vs][j] = end;
-          if (vs + 1 < V) {
-            const double ss = std::max(pp_free[s], end);
-            fs_end[vs][j] = pp_free[s] = ss + send_fwd[vs];
-            makespan = std::max(makespan, pp_free[s]);
-          }
-        } else {
-          last_backward[s] = std::max(last_backward[s], end);
-          if (w.part != BackwardPart::Weight) {
-            b_end[vs][j] = end;
-            if (vs > 0) {
-              const double ss = std::max(pp_free[s], end);
-              bs_end[vs][j] = pp_free[s] = ss + send_bwd[vs];
-              makespan = std::max(makespan, pp_free[s]);
-            }
-          }
-        }
-        --remaining;
-        moved = true;
-      }
-    }
-    if (!moved) return false;  // a schedule this walk cannot order: leave it to the engine
-  }
-
-  // Gradient sync and the optimizer step, stage by stage.
+  const int p = plan.pp;
+  const Work w = work(plan);
+  Timeline t(p, plan.total_stages(), plan.microbatches());
+  if (!walk(plan, w, t)) return false;
   std::vector<double> resident(p);
-  const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc);
-  for (int s = 0; s < p; ++s) {
-    resident[s] = params[s] * state.total() + reserved[s];
-    const double grad_bytes = params[s] * e;
-    double synced = last_backward[s];
-    if (zero3) {
-      synced = std::max(synced, dp_free[s]);  // reduce-scattered block by block
-    } else if (d > 1) {
-      const sim::CollectiveOp op = plan.zero >= 1 ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce;
-      const double start = std::max(dp_free[s], last_backward[s]);
-      synced = dp_free[s] = start + collective(s, op, grad_bytes);
-    }
-    const double shard = plan.zero >= 1 ? dpc : 1;
-    const platforms::PerfModel perf = platforms::perf_model(cluster, *cluster.gpus[gpu_index(plan, s, 0, 0)].spec);
-    const sim::Kernel k{sim::OpClass::Optimizer, 0, params[s] * kOptimizerBytesPerParam / shard, model.dtype};
-    const double step_end = std::max(compute_free[s], synced) + perf.time_s(k);
-    makespan = std::max(makespan, step_end);
-    if (d > 1 && (plan.zero == 1 || plan.zero == 2))
-      makespan = std::max(makespan, std::max(dp_free[s], step_end) + collective(s, sim::CollectiveOp::AllGather, grad_bytes));
-  }
+  for (int s = 0; s < p; ++s) resident[s] = finish_stage(plan, w, t, s);
 
   out = Score{};
   out.valid = true;
   out.simulated = true;
   out.fits = true;
-  out.iteration_time_s = makespan;
+  out.iteration_time_s = t.makespan;
   double worst = -1;
   for (int s = 0; s < p; ++s) {
-    double now = resident[s], peak = now + held_peak[s];
-    std::sort(events[s].begin(), events[s].end());
-    for (const auto& ev : events[s]) {
+    double now = resident[s], peak = now + t.held_peak[s];
+    std::sort(t.events[s].begin(), t.events[s].end());
+    for (const auto& ev : t.events[s]) {
       now += std::get<2>(ev);
       peak = std::max(peak, now);
     }
-    if (peak > capacity[s]) out.fits = false;
-    if (peak / capacity[s] > worst) {
-      worst = peak / capacity[s];
+    if (peak > w.capacity[s]) out.fits = false;
+    if (peak / w.capacity[s] > worst) {
+      worst = peak / w.capacity[s];
       out.peak_memory_bytes = peak;
-      out.capacity_bytes = capacity[s];
+      out.capacity_bytes = w.capacity[s];
     }
   }
-  out.tokens_per_s = plan.global_batch_size * model.tokens_per_sample / makespan;
+  out.tokens_per_s = plan.global_batch_size * model.tokens_per_sample / t.makespan;
   return true;
 }
 

@@ -30,6 +30,15 @@ class PipelineModel {
   bool score(const Plan& plan, Score& out);
 
  private:
+  struct Work;
+  struct Timeline;
+  Work work(const Plan& plan);
+  void stage_work(const Plan& plan, int s, const std::vector<int>& layers_of, Work& w);
+  bool walk(const Plan& plan, const Work& w, Timeline& t);
+  static double ready_s(const WorkItem& w, int vs, int V, const Timeline& t);
+  void run_item(const Plan& plan, const Work& w, Timeline& t, const WorkItem& item, int s, double ready);
+  double zero3_item(const Plan& plan, const Work& w, Timeline& t, int s, int vs, int kind, double ready);
+  double finish_stage(const Plan& plan, const Work& w, Timeline& t, int s);
   const std::vector<BlockItems>& blocks(const Plan& plan, int stage);
   bool one_class(const Plan& plan);
   double collective_s(const Plan& plan, int stage, int op, double bytes);  // over the dp ring
