@@ -76,46 +76,112 @@ strategies::WorkerTiming timing_of(const workloads::ModelGraph& model, const pla
   return t;
 }
 
-}  // namespace
+// One strategy of a --compare file; -1: not given (the command line's or the plan's value stands).
+Entry entry_of(const ConfigNode& e, const std::string& compare) {
+  e.expect_map({"name", "plan", "rule", "aggregator", "staleness", "delay", "init_candidates", "probe_steps", "keep", "resample"});
+  Entry x;
+  x.name = e.get_string("name");
+  const ConfigNode p = e.child("plan");
+  const std::filesystem::path path = std::filesystem::path(compare).parent_path() / p.as_string();
+  if (!std::filesystem::exists(path)) p.fail("no such file: " + path.string());
+  x.plan = path.string();
+  x.rule = e.get_string("rule", "");
+  if (!x.rule.empty()) e.child("rule").as_choice(strategies::convergence::update_rules().names());
+  x.aggregator = e.get_string("aggregator", "");
+  if (!x.aggregator.empty()) e.child("aggregator").as_choice(strategies::convergence::aggregators().names());
+  x.staleness = static_cast<int>(e.get_int("staleness", -1, 1, kMaxSteps));
+  x.delay = static_cast<int>(e.get_int("delay", -1, 1, kMaxSteps));
+  x.init_candidates = static_cast<int>(e.get_int("init_candidates", -1, 1, kMaxWorkers));
+  x.probe_steps = static_cast<int>(e.get_int("probe_steps", -1, 1, kMaxSteps));
+  x.keep = static_cast<int>(e.get_int("keep", -1, 1, kMaxWorkers));
+  x.resample = e.get_double("resample", -1, 0, 1e3);
+  return x;
+}
 
-std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
-  const platforms::Cluster cluster = load_platform(a.platform, a.calibrations);
-  const workloads::ModelGraph model = workloads::load_workload_file(a.workload);
+std::vector<Entry> entries_of(const ConvergeArgs& a) {
   std::vector<Entry> entries;
   if (!a.compare.empty()) {
     const ConfigNode root = ConfigNode::load_file(a.compare);
     root.expect_map({"strategies"});
     const std::vector<ConfigNode> listed = root.child("strategies").items();
     if (listed.empty()) root.child("strategies").fail("expected at least one strategy");
-    for (const ConfigNode& e : listed) {
-      e.expect_map({"name", "plan", "rule", "aggregator", "staleness", "delay", "init_candidates", "probe_steps", "keep", "resample"});
-      Entry x;
-      x.name = e.get_string("name");
-      const ConfigNode p = e.child("plan");
-      const std::filesystem::path path = std::filesystem::path(a.compare).parent_path() / p.as_string();
-      if (!std::filesystem::exists(path)) p.fail("no such file: " + path.string());
-      x.plan = path.string();
-      x.rule = e.get_string("rule", "");
-      if (!x.rule.empty()) e.child("rule").as_choice(strategies::convergence::update_rules().names());
-      x.aggregator = e.get_string("aggregator", "");
-      if (!x.aggregator.empty()) e.child("aggregator").as_choice(strategies::convergence::aggregators().names());
-      // -1: not given (the command line's or the plan's value stands).
-      x.staleness = static_cast<int>(e.get_int("staleness", -1, 1, kMaxSteps));
-      x.delay = static_cast<int>(e.get_int("delay", -1, 1, kMaxSteps));
-      x.init_candidates = static_cast<int>(e.get_int("init_candidates", -1, 1, kMaxWorkers));
-      x.probe_steps = static_cast<int>(e.get_int("probe_steps", -1, 1, kMaxSteps));
-      x.keep = static_cast<int>(e.get_int("keep", -1, 1, kMaxWorkers));
-      x.resample = e.get_double("resample", -1, 0, 1e3);
-      entries.push_back(x);
-    }
-  } else {
-    if (a.plan.empty()) throw ConfigError(SourceLoc{"--plan", 0, 0}, "", "missing; give --plan or --compare");
-    Entry x;
-    x.name = std::filesystem::path(a.plan).stem().string();
-    x.plan = a.plan;
-    x.rule = a.rule;
-    entries.push_back(x);
+    for (const ConfigNode& e : listed) entries.push_back(entry_of(e, a.compare));
+    return entries;
   }
+  if (a.plan.empty()) throw ConfigError(SourceLoc{"--plan", 0, 0}, "", "missing; give --plan or --compare");
+  Entry x;
+  x.name = std::filesystem::path(a.plan).stem().string();
+  x.plan = a.plan;
+  x.rule = a.rule;
+  entries.push_back(x);
+  return entries;
+}
+
+// The training rule and its knobs for one strategy: the entry's, the command line's, or
+// what the plan implies. An asynchronous pipeline schedule trains on stale weights: by
+// default the pipedream rule, with the staleness its report records (the first stage's).
+strategies::ConvergenceConfig config_of(const ConvergeArgs& a, const Entry& e, const strategies::Plan& plan) {
+  strategies::ConvergenceConfig c = a.config;
+  c.data = strategies::parse_data_spec(a.data);
+  c.data.seed = c.data.seed == 1 ? c.seed : c.data.seed;
+  c.workers = plan.dp;
+  const auto schedule = strategies::schedules().make(plan.schedule);
+  c.rule = !e.rule.empty()                       ? e.rule
+           : !a.rule.empty()                     ? a.rule
+           : !schedule->flushes()                ? "pipedream"
+           : plan.data_parallel.delay > 0        ? "delayed"
+           : plan.data_parallel.sync == "gossip" ? "gossip"
+                                                 : "sync";
+  if (c.rule == "pipedream")
+    c.staleness = schedule->flushes() ? std::max(1, plan.pp - 1)
+                                      : std::max(1, static_cast<int>(std::lround(schedule->staleness(0, plan.pp))));
+  if (e.staleness >= 0) c.staleness = e.staleness;
+  if (plan.data_parallel.delay > 0) c.delay = plan.data_parallel.delay;
+  if (e.delay >= 0) c.delay = e.delay;
+  if (!e.aggregator.empty()) c.aggregator = e.aggregator;
+  if (e.init_candidates > 0) c.init_candidates = e.init_candidates;
+  if (e.probe_steps > 0) c.probe_steps = e.probe_steps;
+  if (e.keep > 0) c.keep = e.keep;
+  if (e.resample >= 0) c.resample = e.resample;
+  if (c.init_candidates > plan.dp)
+    throw ConfigError(SourceLoc{e.plan, 0, 0}, "dp",
+                      std::to_string(c.init_candidates) + " initialisations need as many data-parallel workers; the plan has " +
+                          std::to_string(plan.dp));
+  c.peers = plan.data_parallel.peers;
+  c.compression = plan.data_parallel.compression;
+  c.density = plan.data_parallel.density;
+  c.rank = plan.data_parallel.rank;
+  return c;
+}
+
+// The scenario's faults on the convergence model: Byzantine GPUs as their data-parallel
+// replicas (Megatron's rank order: tp, then cp, then dp); fail-stops over the run
+// (downtime included, generously) and the checkpoint interval of the scenario's recovery
+// (or the best one for its failure rate, as run-horizon).
+void add_faults(strategies::ConvergenceConfig& c, const strategies::FaultScenario& scenario, const platforms::Cluster& cluster,
+                const workloads::ModelGraph& model, const strategies::Plan& plan, const strategies::WorkerTiming& t) {
+  for (strategies::ByzantineWorker w : scenario.byzantine) {
+    w.gpu = w.gpu / (plan.tp * plan.cp) % plan.dp;
+    c.byzantine.push_back(w);
+  }
+  const strategies::Recovery& rec = scenario.recovery;
+  c.recovery = rec;
+  c.failures = worker_failures(scenario, cluster, plan, 2 * c.max_steps * t.iteration_s + 10 * rec.restart_s);
+  double interval = rec.interval_s;
+  if (interval <= 0 && scenario.mtbf_s > 0 && cluster.storage_bandwidth_Bps > 0) {
+    const strategies::ModelStateBytes state = strategies::model_state_per_param(model.dtype, 0, 1);
+    const double C = model.parameter_count() * (state.weights + state.optimizer) / cluster.storage_bandwidth_Bps;
+    interval = strategies::best_checkpoint_interval_s(cluster.gpu_count() / scenario.mtbf_s, C, rec.restart_s + C);
+  }
+  c.checkpoint_every = interval > 0 && std::isfinite(interval) ? std::max(1L, std::lround(interval / t.iteration_s)) : 0;
+}
+
+}  // namespace
+
+std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
+  const platforms::Cluster cluster = load_platform(a.platform, a.calibrations);
+  const workloads::ModelGraph model = workloads::load_workload_file(a.workload);
+  const std::vector<Entry> entries = entries_of(a);
   std::unique_ptr<strategies::FaultScenario> scenario;
   if (!a.faults.empty())
     scenario = std::make_unique<strategies::FaultScenario>(strategies::load_fault_scenario_file(a.faults, cluster));
@@ -123,45 +189,7 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
   for (const Entry& e : entries) {
     const strategies::Plan plan = strategies::load_plan_file(e.plan);
     strategies::validate(plan, model, cluster);
-    strategies::ConvergenceConfig c = a.config;
-    c.data = strategies::parse_data_spec(a.data);
-    c.data.seed = c.data.seed == 1 ? c.seed : c.data.seed;
-    c.workers = plan.dp;
-    // An asynchronous pipeline schedule trains on stale weights: by default the pipedream
-    // rule, with the staleness its report records (the first stage's, the largest).
-    const auto schedule = strategies::schedules().make(plan.schedule);
-    c.rule = !e.rule.empty()                     ? e.rule
-             : !a.rule.empty()                   ? a.rule
-             : !schedule->flushes()              ? "pipedream"
-             : plan.data_parallel.delay > 0      ? "delayed"
-             : plan.data_parallel.sync == "gossip" ? "gossip"
-                                                 : "sync";
-    if (c.rule == "pipedream")
-      c.staleness = schedule->flushes() ? std::max(1, plan.pp - 1)
-                                        : std::max(1, static_cast<int>(std::lround(schedule->staleness(0, plan.pp))));
-    if (e.staleness >= 0) c.staleness = e.staleness;
-    if (plan.data_parallel.delay > 0) c.delay = plan.data_parallel.delay;
-    if (e.delay >= 0) c.delay = e.delay;
-    if (!e.aggregator.empty()) c.aggregator = e.aggregator;
-    if (e.init_candidates > 0) c.init_candidates = e.init_candidates;
-    if (e.probe_steps > 0) c.probe_steps = e.probe_steps;
-    if (e.keep > 0) c.keep = e.keep;
-    if (e.resample >= 0) c.resample = e.resample;
-    if (c.init_candidates > plan.dp)
-      throw ConfigError(SourceLoc{e.plan, 0, 0}, "dp",
-                        std::to_string(c.init_candidates) + " initialisations need as many data-parallel workers; the plan has " +
-                            std::to_string(plan.dp));
-    c.peers = plan.data_parallel.peers;
-    c.compression = plan.data_parallel.compression;
-    c.density = plan.data_parallel.density;
-    c.rank = plan.data_parallel.rank;
-    if (scenario)
-      for (strategies::ByzantineWorker w : scenario->byzantine) {
-        // The scenario names a GPU; the convergence model's worker is its data-parallel
-        // replica (Megatron's rank order: tp, then cp, then dp).
-        w.gpu = w.gpu / (plan.tp * plan.cp) % plan.dp;
-        c.byzantine.push_back(w);
-      }
+    strategies::ConvergenceConfig c = config_of(a, e, plan);
     std::unique_ptr<strategies::FaultScenario> slow;
     if (scenario) slow = std::make_unique<strategies::FaultScenario>(without_fail_stops(*scenario));
     strategies::Plan every_step = plan;  // the exchange in full, not hidden behind later steps
@@ -173,20 +201,7 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
       delayed.data_parallel.delay = std::max(1, c.delay);
       t.delayed_step_s = strategies::simulate(model, cluster, delayed, a.engine).report.iteration_time_s;
     }
-    if (scenario) {
-      // Fail-stops over the run (downtime included, generously), and the checkpoint interval
-      // of the scenario's recovery (or the best one for its failure rate, as run-horizon).
-      const strategies::Recovery& rec = scenario->recovery;
-      c.recovery = rec;
-      c.failures = worker_failures(*scenario, cluster, plan, 2 * c.max_steps * t.iteration_s + 10 * rec.restart_s);
-      double interval = rec.interval_s;
-      if (interval <= 0 && scenario->mtbf_s > 0 && cluster.storage_bandwidth_Bps > 0) {
-        const strategies::ModelStateBytes state = strategies::model_state_per_param(model.dtype, 0, 1);
-        const double C = model.parameter_count() * (state.weights + state.optimizer) / cluster.storage_bandwidth_Bps;
-        interval = strategies::best_checkpoint_interval_s(cluster.gpu_count() / scenario->mtbf_s, C, rec.restart_s + C);
-      }
-      c.checkpoint_every = interval > 0 && std::isfinite(interval) ? std::max(1L, std::lround(interval / t.iteration_s)) : 0;
-    }
+    if (scenario) add_faults(c, *scenario, cluster, model, plan, t);
     ConvergeRow row;
     row.name = e.name;
     row.rule = c.rule + (c.aggregator != "mean" ? "/" + c.aggregator : "") + (c.compression != "none" ? "+" + c.compression : "");

@@ -7,6 +7,99 @@ namespace dejavu::workloads {
 
 using sim::OpClass;
 
+namespace {
+// Llama's sizes, as doubles for the FLOP and byte counts.
+struct Dims {
+  explicit Dims(const LlamaConfig& c)
+      : s(c.seq_len), h(c.hidden), a(c.heads), f(c.ffn_hidden), V(c.vocab),
+        kv(static_cast<double>(c.kv_heads) * (h / a)), e(sim::dtype_bytes(c.dtype)) {}
+  double s, h, a, f, V;
+  double kv;  // key (and value) width
+  double e;
+};
+
+// Grouped-query attention: every query head against its group's keys and values.
+Op attention(const std::string& name, int l, const Dims& d) {
+  const double s = d.s, h = d.h, a = d.a, kv = d.kv, e = d.e;
+  Op attn;
+  attn.name = name;
+  attn.op_class = OpClass::Attention;
+  attn.layer = l;
+  attn.fwd_flops = 4 * s * s * h;
+  attn.bwd_flops = 2 * attn.fwd_flops;
+  attn.fwd_bytes = (2 * s * h + 2 * s * kv + 4 * a * s * s) * e;
+  attn.bwd_bytes = 2 * attn.fwd_bytes;
+  attn.counts_as_model_flops = true;
+  attn.selective_recompute_bytes = a * s * s * (2 * e + 1);
+  attn.cp_kv_bytes = 2 * s * kv * e;
+  attn.activation_bytes = (s * h + 2 * s * kv) * e + attn.selective_recompute_bytes;  // Q, K, V + scores
+  return attn;
+}
+
+// SwiGLU MLP; with experts, each token's slots (top_k x capacity) go through experts
+// that live on other GPUs of the expert-parallel group.
+void add_mlp(Chain& chain, const LlamaConfig& c, int l, const std::string& p, const Dims& d) {
+  const double s = d.s, h = d.h, f = d.f, e = d.e;
+  const double E = c.experts, slots = c.experts > 0 ? s * c.top_k * c.capacity_factor : s;
+  if (c.experts > 0) {
+    Op router = gemm(p + "router", l, s, h, E, e, false);
+    router.tp = TpMode::Replicated;
+    router.activation_bytes = s * h * e;
+    router.activation_split = false;
+    router.ep_a2a_fwd_bytes = slots * h * e;  // dispatch
+    chain.add(router);
+  }
+  Op gate_up = gemm(p + "gate_up", l, slots, h, 2 * f, e, false);  // the two projections, fused
+  gate_up.activation_bytes = slots * h * e;
+  gate_up.activation_split = false;
+  gate_up.tp_sync_bwd = true;
+  gate_up.tp_sync_bytes = slots * h * e;
+  Op swiglu = memory_op(p + "swiglu", OpClass::Elementwise, l, slots * 2 * f, e, TpMode::Split);  // silu(gate) * up
+  Op down = gemm(p + "down", l, slots, f, h, e, false);
+  down.activation_bytes = slots * f * e;
+  down.tp_sync_fwd = true;
+  down.tp_sync_bytes = slots * h * e;
+  if (c.experts > 0) {
+    for (Op* op : {&gate_up, &down}) {
+      op->expert = true;
+      op->params *= E;
+      op->weight_bytes *= E;
+    }
+    gate_up.ep_a2a_bwd_bytes = slots * h * e;      // dispatch's gradient
+    down.ep_a2a_fwd_bytes = slots * h * e;         // combine
+    down.ep_a2a_bwd_before_bytes = slots * h * e;  // combine's gradient
+  }
+  chain.add(gate_up);
+  chain.add(swiglu);
+  chain.add(down);
+}
+
+void add_layer(Chain& chain, const LlamaConfig& c, int l, const Dims& d) {
+  const double s = d.s, h = d.h, kv = d.kv, e = d.e;
+  const std::string p = "L" + std::to_string(l) + ".";
+  Op norm1 = memory_op(p + "rmsnorm1", OpClass::Norm, l, s * h, e, TpMode::Replicated);
+  norm1.params = h;
+  norm1.layer_input = true;
+  chain.add(norm1);
+  Op qkv = gemm(p + "qkv", l, s, h, h + 2 * kv, e, false);
+  qkv.activation_bytes = s * h * e;  // its input
+  qkv.activation_split = false;
+  qkv.tp_sync_bwd = true;
+  qkv.tp_sync_bytes = s * h * e;
+  chain.add(qkv);
+  chain.add(attention(p + "attention", l, d));
+  Op out = gemm(p + "out_proj", l, s, h, h, e, false);
+  out.activation_bytes = s * h * e;
+  out.tp_sync_fwd = true;
+  out.tp_sync_bytes = s * h * e;
+  chain.add(out);
+  Op norm2 = memory_op(p + "rmsnorm2", OpClass::Norm, l, s * h, e, TpMode::Replicated);
+  norm2.params = h;
+  chain.add(norm2);
+  add_mlp(chain, c, l, p, d);
+}
+}  // namespace
+
 ModelGraph make_llama(const LlamaConfig& c) {
   ModelGraph g;
   g.name = c.name;
@@ -14,9 +107,8 @@ ModelGraph make_llama(const LlamaConfig& c) {
   g.heads = c.kv_heads;  // the tensor-parallel limit: whole key/value heads per rank
   g.experts = c.experts;
   g.dtype = c.dtype;
-  const double s = c.seq_len, h = c.hidden, a = c.heads, f = c.ffn_hidden, V = c.vocab;
-  const double kv = static_cast<double>(c.kv_heads) * (h / a);  // key (and value) width
-  const double e = sim::dtype_bytes(c.dtype);
+  const Dims d(c);
+  const double s = d.s, h = d.h, V = d.V, e = d.e;
   g.tokens_per_sample = s;
   g.boundary_bytes_per_sample = s * h * e;
   Chain chain(g);
@@ -27,75 +119,7 @@ ModelGraph make_llama(const LlamaConfig& c) {
   emb.tp_sync_fwd = true;
   emb.tp_sync_bytes = s * h * e;
   chain.add(emb);
-
-  for (int l = 0; l < c.layers; ++l) {
-    const std::string p = "L" + std::to_string(l) + ".";
-    Op norm1 = memory_op(p + "rmsnorm1", OpClass::Norm, l, s * h, e, TpMode::Replicated);
-    norm1.params = h;
-    norm1.layer_input = true;
-    chain.add(norm1);
-    Op qkv = gemm(p + "qkv", l, s, h, h + 2 * kv, e, false);
-    qkv.activation_bytes = s * h * e;  // its input
-    qkv.activation_split = false;
-    qkv.tp_sync_bwd = true;
-    qkv.tp_sync_bytes = s * h * e;
-    chain.add(qkv);
-    Op attn;
-    attn.name = p + "attention";
-    attn.op_class = OpClass::Attention;
-    attn.layer = l;
-    attn.fwd_flops = 4 * s * s * h;  // every query head against its group's keys and values
-    attn.bwd_flops = 2 * attn.fwd_flops;
-    attn.fwd_bytes = (2 * s * h + 2 * s * kv + 4 * a * s * s) * e;
-    attn.bwd_bytes = 2 * attn.fwd_bytes;
-    attn.counts_as_model_flops = true;
-    attn.selective_recompute_bytes = a * s * s * (2 * e + 1);
-    attn.cp_kv_bytes = 2 * s * kv * e;
-    attn.activation_bytes = (s * h + 2 * s * kv) * e + attn.selective_recompute_bytes;  // Q, K, V + scores
-    chain.add(attn);
-    Op out = gemm(p + "out_proj", l, s, h, h, e, false);
-    out.activation_bytes = s * h * e;
-    out.tp_sync_fwd = true;
-    out.tp_sync_bytes = s * h * e;
-    chain.add(out);
-    Op norm2 = memory_op(p + "rmsnorm2", OpClass::Norm, l, s * h, e, TpMode::Replicated);
-    norm2.params = h;
-    chain.add(norm2);
-    // SwiGLU MLP; with experts, each token's slots (top_k x capacity) go through experts
-    // that live on other GPUs of the expert-parallel group.
-    const double E = c.experts, slots = c.experts > 0 ? s * c.top_k * c.capacity_factor : s;
-    if (c.experts > 0) {
-      Op router = gemm(p + "router", l, s, h, E, e, false);
-      router.tp = TpMode::Replicated;
-      router.activation_bytes = s * h * e;
-      router.activation_split = false;
-      router.ep_a2a_fwd_bytes = slots * h * e;  // dispatch
-      chain.add(router);
-    }
-    Op gate_up = gemm(p + "gate_up", l, slots, h, 2 * f, e, false);  // the two projections, fused
-    gate_up.activation_bytes = slots * h * e;
-    gate_up.activation_split = false;
-    gate_up.tp_sync_bwd = true;
-    gate_up.tp_sync_bytes = slots * h * e;
-    Op swiglu = memory_op(p + "swiglu", OpClass::Elementwise, l, slots * 2 * f, e, TpMode::Split);  // silu(gate) * up
-    Op down = gemm(p + "down", l, slots, f, h, e, false);
-    down.activation_bytes = slots * f * e;
-    down.tp_sync_fwd = true;
-    down.tp_sync_bytes = slots * h * e;
-    if (c.experts > 0) {
-      for (Op* op : {&gate_up, &down}) {
-        op->expert = true;
-        op->params *= E;
-        op->weight_bytes *= E;
-      }
-      gate_up.ep_a2a_bwd_bytes = slots * h * e;      // dispatch's gradient
-      down.ep_a2a_fwd_bytes = slots * h * e;         // combine
-      down.ep_a2a_bwd_before_bytes = slots * h * e;  // combine's gradient
-    }
-    chain.add(gate_up);
-    chain.add(swiglu);
-    chain.add(down);
-  }
+  for (int l = 0; l < c.layers; ++l) add_layer(chain, c, l, d);
 
   const int after = c.layers;
   Op norm = memory_op("final_rmsnorm", OpClass::Norm, after, s * h, e, TpMode::Replicated);

@@ -7,24 +7,25 @@ namespace dejavu::workloads {
 
 using sim::OpClass;
 
-ModelGraph make_transformer(const TransformerConfig& c) {
-  ModelGraph g;
-  g.name = c.name;
-  g.layers = c.layers;
-  g.heads = c.heads;
-  g.dtype = c.dtype;
-  const double s = c.seq_len, h = c.hidden, a = c.heads, V = c.vocab;
-  const double f = c.ffn_hidden > 0 ? c.ffn_hidden : 4.0 * c.hidden;
-  const double e = sim::dtype_bytes(c.dtype);
-  g.boundary_bytes_per_sample = s * h * e;
-  // Language models count tokens; a vision transformer's throughput is in images.
-  g.tokens_per_sample = c.ends == TransformerConfig::Ends::Vit ? 1 : s;
+namespace {
+// A transformer's sizes, as doubles for the FLOP and byte counts.
+struct Dims {
+  explicit Dims(const TransformerConfig& c)
+      : s(c.seq_len), h(c.hidden), a(c.heads), V(c.vocab), f(c.ffn_hidden > 0 ? c.ffn_hidden : 4.0 * c.hidden),
+        e(sim::dtype_bytes(c.dtype)) {}
+  double s, h, a, V, f, e;
+};
 
-  Chain chained(g);
-  auto chain = [&](Op op) { return chained.add(std::move(op)); };
+Op keep(Op op, double bytes, bool split) {
+  op.activation_bytes = bytes;
+  op.activation_split = split;
+  return op;
+}
 
-  // Word and position embeddings; vocabulary-parallel under TP, so the output is summed
-  // over the group (an all-reduce) as in Megatron.
+// Word and position embeddings; vocabulary-parallel under TP, so the output is summed
+// over the group (an all-reduce) as in Megatron.
+void add_embedding(Chain& chain, const TransformerConfig& c, const Dims& d) {
+  const double s = d.s, h = d.h, e = d.e;
   if (c.ends == TransformerConfig::Ends::Vit) {
     // Patches of p x p x 3 values, each projected to h: a GEMM over the s-1 patches.
     const double p = c.patch;
@@ -33,105 +34,132 @@ ModelGraph make_transformer(const TransformerConfig& c) {
     patches.params += (s + 1) * h;  // the learnt positions and the class token
     patches.activation_bytes = (s - 1) * 3 * p * p * e;
     patches.activation_split = false;
-    chain(patches);
-  } else {
-    Op emb = memory_op("embedding", OpClass::Embedding, -1, s * h, e, TpMode::Split);
-    const double positions = c.max_position > 0 ? c.max_position : s;
-    emb.params = (V + positions) * h;
-    if (c.ends == TransformerConfig::Ends::Bert) emb.params += 2 * h + 2 * h;  // token types, LayerNorm
-    emb.weight_bytes = 0;  // a lookup touches only the rows it reads
-    emb.activation_bytes = 0;  // its output is layer 0's input, kept there
-    emb.tp_sync_fwd = true;
-    emb.tp_sync_bytes = s * h * e;
-    chain(emb);
+    chain.add(patches);
+    return;
   }
+  Op emb = memory_op("embedding", OpClass::Embedding, -1, s * h, e, TpMode::Split);
+  const double positions = c.max_position > 0 ? c.max_position : s;
+  emb.params = (d.V + positions) * h;
+  if (c.ends == TransformerConfig::Ends::Bert) emb.params += 2 * h + 2 * h;  // token types, LayerNorm
+  emb.weight_bytes = 0;      // a lookup touches only the rows it reads
+  emb.activation_bytes = 0;  // its output is layer 0's input, kept there
+  emb.tp_sync_fwd = true;
+  emb.tp_sync_bytes = s * h * e;
+  chain.add(emb);
+}
 
-  // Activation memory per layer and sample, Korthikanti et al. 2022 (16-bit: e = 2):
-  // 34·s·h + 5·a·s² bytes, of which LayerNorm inputs, the attention and MLP inputs and
-  // the two dropout masks (10·s·h) stay whole on every tensor-parallel rank without
-  // sequence parallelism, and the softmax, its dropout mask and output (5·a·s²) are what
-  // selective recomputation drops.
-  auto keep = [](Op op, double bytes, bool split) {
-    op.activation_bytes = bytes;
-    op.activation_split = split;
-    return op;
-  };
-  for (int l = 0; l < c.layers; ++l) {
-    const std::string p = "L" + std::to_string(l) + ".";
-    Op ln1 = keep(memory_op(p + "ln1", OpClass::Norm, l, s * h, e, TpMode::Replicated), s * h * e, false);
-    ln1.params = 2 * h;
-    ln1.layer_input = true;
-    chain(ln1);
-    Op qkv = keep(gemm(p + "qkv", l, s, h, 3 * h, e, true), s * h * e, false);
-    qkv.tp_sync_bwd = true;  // Megatron's f: all-reduce of the input gradient
-    qkv.tp_sync_bytes = s * h * e;
-    chain(qkv);
-    // Scores Q·K^T and the weighted sum with V: 2·s²·h FLOPs each; softmax and dropout
-    // touch the a·s² score matrix several times.
-    Op attn;
-    attn.name = p + "attention";
-    attn.op_class = OpClass::Attention;
-    attn.layer = l;
-    attn.fwd_flops = 4 * s * s * h;
-    attn.bwd_flops = 2 * attn.fwd_flops;
-    attn.fwd_bytes = (4 * s * h + 4 * a * s * s) * e;
-    attn.bwd_bytes = 2 * attn.fwd_bytes;
-    attn.counts_as_model_flops = true;
-    attn.selective_recompute_bytes = a * s * s * (2 * e + 1);  // softmax, mask, dropout out
-    attn.cp_kv_bytes = 2 * s * h * e;
-    chain(keep(attn, 3 * s * h * e + attn.selective_recompute_bytes, true));  // + Q, K, V
-    Op proj = keep(gemm(p + "proj", l, s, h, h, e, true), s * h * e, true);
-    proj.tp_sync_fwd = true;  // Megatron's g: all-reduce of the row-parallel output
-    proj.tp_sync_bytes = s * h * e;
-    chain(proj);
-    chain(keep(memory_op(p + "attn_dropout", OpClass::Elementwise, l, s * h, e, TpMode::Replicated), s * h, false));
-    Op ln2 = keep(memory_op(p + "ln2", OpClass::Norm, l, s * h, e, TpMode::Replicated), s * h * e, false);
-    ln2.params = 2 * h;
-    chain(ln2);
-    Op fc1 = keep(gemm(p + "fc1", l, s, h, f, e, true), s * h * e, false);
-    fc1.tp_sync_bwd = true;
-    fc1.tp_sync_bytes = s * h * e;
-    chain(fc1);
-    chain(keep(memory_op(p + "gelu", OpClass::Elementwise, l, s * f, e, TpMode::Split), s * f * e, true));
-    Op fc2 = keep(gemm(p + "fc2", l, s, f, h, e, true), s * f * e, true);
-    fc2.tp_sync_fwd = true;
-    fc2.tp_sync_bytes = s * h * e;
-    chain(fc2);
-    chain(keep(memory_op(p + "mlp_dropout", OpClass::Elementwise, l, s * h, e, TpMode::Replicated), s * h, false));
-  }
+// Scores Q·K^T and the weighted sum with V: 2·s²·h FLOPs each; softmax and dropout
+// touch the a·s² score matrix several times.
+Op attention(const std::string& name, int l, const Dims& d) {
+  const double s = d.s, h = d.h, a = d.a, e = d.e;
+  Op attn;
+  attn.name = name;
+  attn.op_class = OpClass::Attention;
+  attn.layer = l;
+  attn.fwd_flops = 4 * s * s * h;
+  attn.bwd_flops = 2 * attn.fwd_flops;
+  attn.fwd_bytes = (4 * s * h + 4 * a * s * s) * e;
+  attn.bwd_bytes = 2 * attn.fwd_bytes;
+  attn.counts_as_model_flops = true;
+  attn.selective_recompute_bytes = a * s * s * (2 * e + 1);  // softmax, mask, dropout out
+  attn.cp_kv_bytes = 2 * s * h * e;
+  return keep(attn, 3 * s * h * e + attn.selective_recompute_bytes, true);  // + Q, K, V
+}
 
+// Activation memory per layer and sample, Korthikanti et al. 2022 (16-bit: e = 2):
+// 34·s·h + 5·a·s² bytes, of which LayerNorm inputs, the attention and MLP inputs and
+// the two dropout masks (10·s·h) stay whole on every tensor-parallel rank without
+// sequence parallelism, and the softmax, its dropout mask and output (5·a·s²) are what
+// selective recomputation drops.
+void add_layer(Chain& chain, int l, const Dims& d) {
+  const double s = d.s, h = d.h, f = d.f, e = d.e;
+  const std::string p = "L" + std::to_string(l) + ".";
+  Op ln1 = keep(memory_op(p + "ln1", OpClass::Norm, l, s * h, e, TpMode::Replicated), s * h * e, false);
+  ln1.params = 2 * h;
+  ln1.layer_input = true;
+  chain.add(ln1);
+  Op qkv = keep(gemm(p + "qkv", l, s, h, 3 * h, e, true), s * h * e, false);
+  qkv.tp_sync_bwd = true;  // Megatron's f: all-reduce of the input gradient
+  qkv.tp_sync_bytes = s * h * e;
+  chain.add(qkv);
+  chain.add(attention(p + "attention", l, d));
+  Op proj = keep(gemm(p + "proj", l, s, h, h, e, true), s * h * e, true);
+  proj.tp_sync_fwd = true;  // Megatron's g: all-reduce of the row-parallel output
+  proj.tp_sync_bytes = s * h * e;
+  chain.add(proj);
+  chain.add(keep(memory_op(p + "attn_dropout", OpClass::Elementwise, l, s * h, e, TpMode::Replicated), s * h, false));
+  Op ln2 = keep(memory_op(p + "ln2", OpClass::Norm, l, s * h, e, TpMode::Replicated), s * h * e, false);
+  ln2.params = 2 * h;
+  chain.add(ln2);
+  Op fc1 = keep(gemm(p + "fc1", l, s, h, f, e, true), s * h * e, false);
+  fc1.tp_sync_bwd = true;
+  fc1.tp_sync_bytes = s * h * e;
+  chain.add(fc1);
+  chain.add(keep(memory_op(p + "gelu", OpClass::Elementwise, l, s * f, e, TpMode::Split), s * f * e, true));
+  Op fc2 = keep(gemm(p + "fc2", l, s, f, h, e, true), s * f * e, true);
+  fc2.tp_sync_fwd = true;
+  fc2.tp_sync_bytes = s * h * e;
+  chain.add(fc2);
+  chain.add(keep(memory_op(p + "mlp_dropout", OpClass::Elementwise, l, s * h, e, TpMode::Replicated), s * h, false));
+}
+
+// A vision transformer's classifier on the class token.
+void add_vit_head(Chain& chain, const TransformerConfig& c, const Dims& d) {
   const int after = c.layers;
-  if (c.ends == TransformerConfig::Ends::Vit) {
-    Op lnf = memory_op("final_ln", OpClass::Norm, after, s * h, e, TpMode::Replicated);
-    lnf.params = 2 * h;
-    chain(lnf);
-    Op head = gemm("classifier", after, 1, h, c.classes, e, true);  // on the class token
-    head.tp = TpMode::Replicated;
-    chain(head);
-    chain(memory_op("loss", OpClass::Elementwise, after, c.classes, e, TpMode::Replicated));
-    return g;
-  }
+  Op lnf = memory_op("final_ln", OpClass::Norm, after, d.s * d.h, d.e, TpMode::Replicated);
+  lnf.params = 2 * d.h;
+  chain.add(lnf);
+  Op head = gemm("classifier", after, 1, d.h, c.classes, d.e, true);
+  head.tp = TpMode::Replicated;
+  chain.add(head);
+  chain.add(memory_op("loss", OpClass::Elementwise, after, c.classes, d.e, TpMode::Replicated));
+}
+
+// A language model's head: BERT's pooler and MLM transform or GPT's final LayerNorm, then
+// the LM head sharing the embedding's weights (vocabulary-parallel) and the loss.
+void add_lm_head(Chain& chain, const TransformerConfig& c, const Dims& d) {
+  const double s = d.s, h = d.h, V = d.V, e = d.e;
+  const int after = c.layers;
   if (c.ends == TransformerConfig::Ends::Bert) {
     Op pooler = gemm("pooler", after, 1, h, h, e, true);  // tanh(dense) on the first token
     pooler.tp = TpMode::Replicated;
-    chain(pooler);
+    chain.add(pooler);
     Op transform = gemm("mlm_transform", after, s, h, h, e, true);  // dense, GELU, LayerNorm
     transform.tp = TpMode::Replicated;
     transform.params += 2 * h;
-    chain(transform);
+    chain.add(transform);
   } else {
     Op lnf = memory_op("final_ln", OpClass::Norm, after, s * h, e, TpMode::Replicated);
     lnf.params = 2 * h;
-    chain(lnf);
+    chain.add(lnf);
   }
-  // LM head shares the embedding's weights (no new parameters), vocabulary-parallel.
   Op head = gemm("lm_head", after, s, h, V, e, false);
   head.params = c.ends == TransformerConfig::Ends::Bert ? V : 0;  // BERT's decoder keeps a bias
   head.activation_bytes = s * h * e;  // its input; the logits are the loss's
   head.activation_split = false;
-  chain(head);
+  chain.add(head);
   // The logits (vocabulary-parallel) are kept for the cross-entropy backward.
-  chain(memory_op("loss", OpClass::Elementwise, after, s * V, e, TpMode::Split));
+  chain.add(memory_op("loss", OpClass::Elementwise, after, s * V, e, TpMode::Split));
+}
+}  // namespace
+
+ModelGraph make_transformer(const TransformerConfig& c) {
+  ModelGraph g;
+  g.name = c.name;
+  g.layers = c.layers;
+  g.heads = c.heads;
+  g.dtype = c.dtype;
+  const Dims d(c);
+  g.boundary_bytes_per_sample = d.s * d.h * d.e;
+  // Language models count tokens; a vision transformer's throughput is in images.
+  g.tokens_per_sample = c.ends == TransformerConfig::Ends::Vit ? 1 : d.s;
+  Chain chain(g);
+  add_embedding(chain, c, d);
+  for (int l = 0; l < c.layers; ++l) add_layer(chain, l, d);
+  if (c.ends == TransformerConfig::Ends::Vit)
+    add_vit_head(chain, c, d);
+  else
+    add_lm_head(chain, c, d);
   return g;
 }
 
