@@ -12,16 +12,15 @@
 
 namespace dejavu::strategies {
 
-Report make_report(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
-                   const Plan& plan, const LoweredJob& job, const sim::Result& result) {
-  const sim::TaskGraph& g = job.graph;
-  Report r;
+namespace {
+void add_totals(Report& r, const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
+                const LoweredJob& job, const sim::Result& result) {
   r.platform = cluster.name;
   r.workload = model.name;
   r.plan = plan.name;
   r.engine = result.engine;
   r.gpus = cluster.gpu_count();
-  r.tasks = static_cast<int>(g.size());
+  r.tasks = static_cast<int>(job.graph.size());
   r.iteration_time_s = result.makespan_s;
   r.stopped = result.stopped();
   r.stopped_at_s = result.stopped_at_s;
@@ -36,21 +35,18 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
     r.mfu = r.model_flops / T / r.peak_flops_total;
     r.hfu = r.hardware_flops / T / r.peak_flops_total;
   }
+}
 
-  // The pipeline phase runs until the last microbatch's task ends; within it, a device's
-  // bubble is the time it does no microbatch work (neither compute nor its own exposed
-  // tensor-parallel or pipeline communication).
-  const auto times = sim::device_times(g, result);
-  const auto microbatch_times =
-      sim::device_times(g, result, [](const sim::Task& t) { return t.microbatch >= 0; });
+// The pipeline phase runs until the last microbatch's task ends; within it, a device's
+// bubble is the time it does no microbatch work (neither compute nor its own exposed
+// tensor-parallel or pipeline communication).
+void add_simulated_devices(Report& r, const platforms::Cluster& cluster, const LoweredJob& job, const sim::Result& result,
+                           const std::vector<sim::DeviceTime>& times, const std::vector<sim::MemoryProfile>& memory) {
+  const sim::TaskGraph& g = job.graph;
+  const auto microbatch_times = sim::device_times(g, result, [](const sim::Task& t) { return t.microbatch >= 0; });
   double pipeline_end = 0;
   for (size_t i = 0; i < g.size(); ++i)
-    if (g.task(static_cast<sim::TaskId>(i)).microbatch >= 0)
-      pipeline_end = std::max(pipeline_end, result.end_s[i]);
-  std::vector<double> microbatch_busy;
-  for (const auto& t : microbatch_times)
-    microbatch_busy.push_back(t.compute_s + t.exposed_communication_s);
-  const auto memory = sim::memory_profiles(g, result);
+    if (g.task(static_cast<sim::TaskId>(i)).microbatch >= 0) pipeline_end = std::max(pipeline_end, result.end_s[i]);
   double bubble_sum = 0;
   double worst_margin = -1e300;
   for (size_t d = 0; d < g.devices().size(); ++d) {
@@ -75,15 +71,18 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
     s.communication_s = times[d].communication_s;
     s.exposed_communication_s = times[d].exposed_communication_s;
     s.idle_s = times[d].idle_s;
+    const double busy = microbatch_times[d].compute_s + microbatch_times[d].exposed_communication_s;
     // (rounding can leave a device that never waits a hair below zero)
-    s.bubble_fraction = pipeline_end > 0 ? std::max(0.0, 1.0 - microbatch_busy[d] / pipeline_end) : 0;
+    s.bubble_fraction = pipeline_end > 0 ? std::max(0.0, 1.0 - busy / pipeline_end) : 0;
     bubble_sum += s.bubble_fraction * s.gpus;
     r.simulated.push_back(s);
   }
   r.bubble_fraction = r.gpus > 0 ? bubble_sum / r.gpus : 0;
   r.pipeline_s = pipeline_end;
-  r.schedule = plan.schedule;
+}
 
+void add_gpus(Report& r, const platforms::Cluster& cluster, const LoweredJob& job, const std::vector<sim::DeviceTime>& times,
+              const std::vector<sim::MemoryProfile>& memory) {
   for (int i = 0; i < cluster.gpu_count(); ++i) {
     const GpuRole& role = job.roles[i];
     DeviceReport d;
@@ -94,7 +93,7 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
     d.dp_rank = role.dp_rank;
     d.tp_rank = role.tp_rank;
     d.cp_rank = role.cp_rank;
-    d.simulated_as = g.devices()[role.device].name;
+    d.simulated_as = job.graph.devices()[role.device].name;
     d.busy_s = times[role.device].compute_s;
     d.communication_s = times[role.device].communication_s;
     d.exposed_communication_s = times[role.device].exposed_communication_s;
@@ -103,7 +102,10 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
     d.memory_capacity_bytes = cluster.gpus[i].spec->memory_bytes;
     r.devices.push_back(d);
   }
+}
 
+void add_busiest_link(Report& r, const platforms::Cluster& cluster, const sim::Result& result) {
+  const double T = r.iteration_time_s;
   double best = -1;
   for (size_t k = 0; k < result.link_bytes.size(); ++k) {
     const sim::Link& link = cluster.network.link(static_cast<int>(k / 2));
@@ -116,6 +118,19 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
       r.busiest_link = LinkReport{link.name, a + " -> " + b, result.link_bytes[k], demand, busy_fraction(demand)};
     }
   }
+}
+}  // namespace
+
+Report make_report(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
+                   const LoweredJob& job, const sim::Result& result) {
+  Report r;
+  add_totals(r, model, cluster, plan, job, result);
+  const auto times = sim::device_times(job.graph, result);
+  const auto memory = sim::memory_profiles(job.graph, result);
+  add_simulated_devices(r, cluster, job, result, times, memory);
+  r.schedule = plan.schedule;
+  add_gpus(r, cluster, job, times, memory);
+  add_busiest_link(r, cluster, result);
   return r;
 }
 

@@ -1,10 +1,7 @@
 #include "tools/sweep.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/file.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,7 +14,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <thread>
 
 #include "sim/engine.h"
 #include "sim/json_text.h"
@@ -25,6 +21,7 @@
 #include "sim/config_node.h"
 #include "sim/error.h"
 #include "sim/limits.h"
+#include "sim/process_pool.h"
 #include "sim/units.h"
 #include "strategies/search/searcher.h"
 #include "strategies/search/space.h"
@@ -320,6 +317,30 @@ bool finished(const fs::path& file) {
 }
 }  // namespace
 
+namespace {
+// A sweep worker: exit 0: the point simulated; 4: it failed and says why in its file;
+// 3: no file; 5: another sweep on the same folder has it (its lock is held) or has done it.
+int run_worker(const SweepSpec& spec, const std::string& out_dir, const SweepPoint& p) {
+  const fs::path file = point_file(spec, out_dir, p);
+  const int lock = ::open((file.string() + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0 || finished(file)) return 5;
+  const std::string line = run_point(spec, p);
+  write_file_atomically(file.string(), [&](std::ostream& out) { out << line; });
+  return line.find("\"status\":\"failed\"") != std::string::npos ? 4 : 0;
+}
+
+void show_progress(const SweepSpec& spec, const SweepSummary& sum, size_t pending, size_t running,
+                   std::chrono::steady_clock::time_point t0) {
+  const size_t finished = sum.done + sum.failed;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double eta = finished > 0 ? elapsed / finished * (pending - finished) : 0;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "\r%s: %zu/%zu done, %zu running, %zu failed, %zu skipped, ETA %s   ", spec.name.c_str(),
+                finished, pending, running, sum.failed, sum.skipped, finished > 0 ? units::format_time(eta).c_str() : "?");
+  std::cerr << buf << std::flush;
+}
+}  // namespace
+
 SweepSummary run_sweep_points(const SweepSpec& spec, const SweepRunOptions& o) {
   fs::create_directories(fs::path(o.out_dir) / "points");
   SweepSummary sum;
@@ -332,11 +353,6 @@ SweepSummary run_sweep_points(const SweepSpec& spec, const SweepRunOptions& o) {
     else
       pending.push_back(p);
   }
-  struct Running {
-    SweepPoint point;
-    std::chrono::steady_clock::time_point start;
-  };
-  std::map<pid_t, Running> running;
   const auto t0 = std::chrono::steady_clock::now();
   const bool bar = o.progress && isatty(STDERR_FILENO);
   // A worker that crashed, was killed or timed out failed for a reason outside the point:
@@ -348,70 +364,22 @@ SweepSummary run_sweep_points(const SweepSpec& spec, const SweepRunOptions& o) {
     j["transient"] = true;
     write_file_atomically(point_file(spec, o.out_dir, p).string(), [&](std::ostream& out) { out << json_text(j) << "\n"; });
   };
-  size_t next = 0;
-  while (next < pending.size() || !running.empty()) {
-    while (next < pending.size() && static_cast<int>(running.size()) < std::max(1, o.jobs)) {
-      const SweepPoint& p = pending[next++];
-      std::fflush(nullptr);
-      const pid_t pid = ::fork();
-      if (pid < 0) throw Error("cannot fork a sweep worker");
-      if (pid == 0) {
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a killed sweep takes its workers with it
-        // Exit 0: the point simulated; 4: it failed and says why in its file; 3: no file;
-        // 5: another sweep on the same folder has it (its lock is held) or has done it.
-        int code = 3;
-        try {
-          const fs::path file = point_file(spec, o.out_dir, p);
-          const int lock = ::open((file.string() + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-          if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0 || finished(file)) ::_exit(5);
-          const std::string line = run_point(spec, p);
-          write_file_atomically(point_file(spec, o.out_dir, p).string(), [&](std::ostream& out) { out << line; });
-          code = line.find("\"status\":\"failed\"") != std::string::npos ? 4 : 0;
-        } catch (...) {
-        }
-        ::_exit(code);
-      }
-      running[pid] = {p, std::chrono::steady_clock::now()};
-    }
-    int status = 0;
-    const pid_t done = ::waitpid(-1, &status, WNOHANG);
-    if (done > 0 && running.count(done)) {
-      const SweepPoint p = running[done].point;
-      running.erase(done);
-      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-      const bool elsewhere = WIFEXITED(status) && WEXITSTATUS(status) == 5;
-      if (!elsewhere && !finished(point_file(spec, o.out_dir, p)))
-        record_failure(p, WIFSIGNALED(status) ? "worker crashed (signal " + std::to_string(WTERMSIG(status)) + ")"
-                                              : "worker exited without a result");
-      if (elsewhere) ++sum.skipped;
-      else if (ok) ++sum.done;
-      else ++sum.failed;
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    const auto now = std::chrono::steady_clock::now();
-    for (auto it = running.begin(); it != running.end();) {
-      if (spec.timeout_s > 0 && std::chrono::duration<double>(now - it->second.start).count() > spec.timeout_s) {
-        ::kill(it->first, SIGKILL);
-        ::waitpid(it->first, nullptr, 0);
-        record_failure(it->second.point, "timed out after " + units::format_time(spec.timeout_s));
-        ++sum.failed;
-        it = running.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    if (bar) {
-      const size_t finished = sum.done + sum.failed;
-      const double elapsed = std::chrono::duration<double>(now - t0).count();
-      const double eta = finished > 0 ? elapsed / finished * (pending.size() - finished) : 0;
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "\r%s: %zu/%zu done, %zu running, %zu failed, %zu skipped, ETA %s   ",
-                    spec.name.c_str(), finished, pending.size(), running.size(), sum.failed, sum.skipped,
-                    finished > 0 ? units::format_time(eta).c_str() : "?");
-      std::cerr << buf << std::flush;
-    }
-  }
+  auto done = [&](size_t i, const sim::ChildOutcome& c) {
+    const SweepPoint& p = pending[i];
+    const bool elsewhere = c.exit_code == 5;
+    if (c.timed_out)
+      record_failure(p, "timed out after " + units::format_time(spec.timeout_s));
+    else if (!elsewhere && !finished(point_file(spec, o.out_dir, p)))
+      record_failure(p, c.signal != 0 ? "worker crashed (signal " + std::to_string(c.signal) + ")"
+                                      : "worker exited without a result");
+    if (elsewhere) ++sum.skipped;
+    else if (c.exit_code == 0) ++sum.done;
+    else ++sum.failed;
+  };
+  sim::PoolOptions pool{std::max(1, o.jobs), spec.timeout_s, {}};
+  if (bar) pool.tick = [&](size_t running) { show_progress(spec, sum, pending.size(), running, t0); };
+  sim::run_children(
+      pending.size(), pool, [&](size_t i, int) { return run_worker(spec, o.out_dir, pending[i]); }, done);
   if (bar) std::cerr << "\n";
   return sum;
 }

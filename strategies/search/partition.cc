@@ -136,6 +136,53 @@ Partition alpa_partition(const PartitionProblem& pr, const std::function<bool()>
   return best;
 }
 
+namespace {
+// Each layer's softmax over stages at temperature tau, and its expected stage.
+void soft_assignment(const std::vector<std::vector<double>>& alpha, double tau, std::vector<std::vector<double>>& pi,
+                     std::vector<double>& E) {
+  const int L = static_cast<int>(alpha.size()), p = L > 0 ? static_cast<int>(alpha[0].size()) : 0;
+  for (int l = 0; l < L; ++l) {
+    double mx = -kInf, z = 0;
+    for (int s = 0; s < p; ++s) mx = std::max(mx, alpha[l][s] / tau);
+    for (int s = 0; s < p; ++s) z += (pi[l][s] = std::exp(alpha[l][s] / tau - mx));
+    E[l] = 0;
+    for (int s = 0; s < p; ++s) {
+      pi[l][s] /= z;
+      E[l] += s * pi[l][s];
+    }
+  }
+}
+
+std::vector<int> expected_sizes(const std::vector<std::vector<double>>& pi, int p) {
+  const int L = static_cast<int>(pi.size());
+  // Discretise: each stage gets its expected number of layers under the final softmax
+  // (largest remainders, each at least one), cut contiguously in order. Per-layer argmax
+  // is the textbook DARTS step; on runs of equal layers it flips boundary layers at random,
+  // while the expected counts are what the descent actually balanced.
+  std::vector<double> soft(p, 0.0);
+  for (int l = 0; l < L; ++l)
+    for (int s = 0; s < p; ++s) soft[s] += pi[l][s];
+  std::vector<int> sizes(p, 1);
+  int left = L - p;
+  std::vector<double> want(p);
+  for (int s = 0; s < p; ++s) want[s] = std::max(0.0, soft[s] - 1);
+  double total_want = 0;
+  for (double w : want) total_want += w;
+  std::vector<std::pair<double, int>> remainder;
+  for (int s = 0; s < p; ++s) {
+    const double share = total_want > 0 ? want[s] * left / total_want : static_cast<double>(left) / p;
+    const int whole = static_cast<int>(std::floor(share));
+    sizes[s] += whole;
+    remainder.emplace_back(-(share - whole), s);
+  }
+  int placed = 0;
+  for (int x : sizes) placed += x;
+  std::sort(remainder.begin(), remainder.end());
+  for (int k = 0; placed < L; ++k, ++placed) sizes[remainder[k % p].second]++;
+  return sizes;
+}
+}  // namespace
+
 Partition differentiable_partition(const PartitionProblem& pr, const DiffOptions& o) {
   Partition out;
   const int p = pr.stages, L = pr.layers();
@@ -169,16 +216,7 @@ Partition differentiable_partition(const PartitionProblem& pr, const DiffOptions
   for (int step = 1; step <= o.steps; ++step) {
     if (o.stop && step % 16 == 0 && o.stop()) return out;
     const double tau = std::pow(0.05, static_cast<double>(step - 1) / std::max(1, o.steps - 1));
-    for (int l = 0; l < L; ++l) {
-      double mx = -kInf, z = 0;
-      for (int s = 0; s < p; ++s) mx = std::max(mx, alpha[l][s] / tau);
-      for (int s = 0; s < p; ++s) z += (pi[l][s] = std::exp(alpha[l][s] / tau - mx));
-      E[l] = 0;
-      for (int s = 0; s < p; ++s) {
-        pi[l][s] /= z;
-        E[l] += s * pi[l][s];
-      }
-    }
+    soft_assignment(alpha, tau, pi, E);
     for (int s = 0; s < p; ++s) {
       T[s] = pr.fixed_s[s] / unit;
       M[s] = pr.fixed_bytes.empty() ? 0 : pr.fixed_bytes[s];
@@ -220,30 +258,7 @@ Partition differentiable_partition(const PartitionProblem& pr, const DiffOptions
       }
     }
   }
-  // Discretise: each stage gets its expected number of layers under the final softmax
-  // (largest remainders, each at least one), cut contiguously in order. Per-layer argmax
-  // is the textbook DARTS step; on runs of equal layers it flips boundary layers at random,
-  // while the expected counts are what the descent actually balanced.
-  std::vector<double> soft(p, 0.0);
-  for (int l = 0; l < L; ++l)
-    for (int s = 0; s < p; ++s) soft[s] += pi[l][s];
-  std::vector<int> sizes(p, 1);
-  int left = L - p;
-  std::vector<double> want(p);
-  for (int s = 0; s < p; ++s) want[s] = std::max(0.0, soft[s] - 1);
-  double total_want = 0;
-  for (double w : want) total_want += w;
-  std::vector<std::pair<double, int>> remainder;
-  for (int s = 0; s < p; ++s) {
-    const double share = total_want > 0 ? want[s] * left / total_want : static_cast<double>(left) / p;
-    const int whole = static_cast<int>(std::floor(share));
-    sizes[s] += whole;
-    remainder.emplace_back(-(share - whole), s);
-  }
-  int placed = 0;
-  for (int x : sizes) placed += x;
-  std::sort(remainder.begin(), remainder.end());
-  for (int k = 0; placed < L; ++k, ++placed) sizes[remainder[k % p].second]++;
+  const std::vector<int> sizes = expected_sizes(pi, p);
   out.layers_per_stage = sizes;
   out.objective_s = partition_objective(pr, sizes);
   if (out.objective_s == kInf) out.layers_per_stage.clear();
