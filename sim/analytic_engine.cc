@@ -65,6 +65,45 @@ class CommPricer {
   std::map<std::tuple<int, int, int, double>, double> uses_;
 };
 
+// The links a comm set's groups' routes cross, per comm set, computed once.
+class LinksOf {
+ public:
+  LinksOf(const TaskGraph& g, const Network& net) : g_(g), net_(net) {}
+  const std::vector<int>& operator()(int set) {
+    auto [it, fresh] = links_.try_emplace(set);
+    if (!fresh) return it->second;
+    std::vector<char> seen(net_.link_count(), 0);
+    for (const auto& group : g_.comm_set(set).groups)
+      for (size_t a = 0; a < group.size(); ++a)
+        for (size_t b = 0; b < group.size(); ++b)
+          if (a != b)
+            for (const Hop& h : net_.route(group[a], group[b]))
+              if (!seen[h.link]) {
+                seen[h.link] = 1;
+                it->second.push_back(h.link);
+              }
+    return it->second;
+  }
+
+ private:
+  const TaskGraph& g_;
+  const Network& net_;
+  std::map<int, std::vector<int>> links_;
+};
+
+// A fail-stop of a GPU the graph uses, before the end, stops the iteration there.
+void stop_at_fail_stops(const TaskGraph& g, const Network& net, const Faults& faults, Result& r) {
+  for (const auto& [host, at] : faults.host_fail_s) {
+    bool used = false;
+    for (const Device& dev : g.devices())
+      used = used || std::find(dev.hosts.begin(), dev.hosts.end(), host) != dev.hosts.end();
+    if (used && at < r.makespan_s && (!r.stopped() || at < r.stopped_at_s)) {
+      r.stopped_at_s = at;
+      r.stop_cause = "GPU " + net.node(host).name + " failed";
+    }
+  }
+}
+
 }  // namespace
 
 Result AnalyticEngine::run(const TaskGraph& g, const Network& net,
@@ -85,23 +124,7 @@ Result AnalyticEngine::run(const TaskGraph& g, const Network& net,
   // exact when bandwidth-bound), so a window that opens mid-transfer slows the rest of
   // it; a link that is down when it starts, or goes down under it, stops the iteration.
   const Faults& faults = options.faults;
-  std::map<int, std::vector<int>> links_of;  // comm set -> links its groups' routes cross
-  auto links = [&](int set) -> const std::vector<int>& {
-    auto [it, fresh] = links_of.try_emplace(set);
-    if (fresh) {
-      std::vector<char> seen(net.link_count(), 0);
-      for (const auto& group : g.comm_set(set).groups)
-        for (size_t a = 0; a < group.size(); ++a)
-          for (size_t b = 0; b < group.size(); ++b)
-            if (a != b)
-              for (const Hop& h : net.route(group[a], group[b]))
-                if (!seen[h.link]) {
-                  seen[h.link] = 1;
-                  it->second.push_back(h.link);
-                }
-    }
-    return it->second;
-  };
+  LinksOf links(g, net);
   auto start = [&](const std::vector<TaskId>& ids, double now) {
     for (TaskId id : ids) {
       const Task& t = g.task(id);
@@ -137,16 +160,7 @@ Result AnalyticEngine::run(const TaskGraph& g, const Network& net,
     start(startable, now);
   }
   if (!r.stopped()) sched.check_all_finished();
-  // A fail-stop before the end stops the iteration there.
-  for (const auto& [host, at] : faults.host_fail_s) {
-    bool used = false;
-    for (const Device& dev : g.devices())
-      used = used || std::find(dev.hosts.begin(), dev.hosts.end(), host) != dev.hosts.end();
-    if (used && at < r.makespan_s && (!r.stopped() || at < r.stopped_at_s)) {
-      r.stopped_at_s = at;
-      r.stop_cause = "GPU " + net.node(host).name + " failed";
-    }
-  }
+  stop_at_fail_stops(g, net, faults, r);
   if (r.stopped()) r.makespan_s = r.stopped_at_s;
   r.link_bytes = pricer.link_bytes();
   r.activities = g.size();

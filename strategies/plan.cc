@@ -25,6 +25,35 @@ std::string divisors(int n) {
     if (n % d == 0) out += (out.empty() ? "" : ", ") + std::to_string(d);
   return out;
 }
+// data_parallel: the sync topology, compression, buckets and delay (after zero: the
+// rules below read it).
+void load_data_parallel(const ConfigNode& dp, Plan& p) {
+  dp.expect_map({"sync", "servers", "peers", "step", "seed", "compression", "density", "rank", "bucket", "delay"});
+  auto& c = p.data_parallel;
+  if (dp.has("sync")) {
+    const ConfigNode s = dp.child("sync");
+    p.where["data_parallel.sync"] = s.loc();
+    if (!sync_topologies().has(s.as_string()))
+      s.fail("unknown sync topology \"" + s.as_string() + "\"; valid: " + sync_topologies().names_joined());
+    c.sync = s.as_string();
+  }
+  c.servers = static_cast<int>(dp.get_int("servers", 1, 1, limits::kMaxDegree));
+  c.peers = static_cast<int>(dp.get_int("peers", 1, 1, limits::kMaxDegree));
+  c.step = static_cast<int>(dp.get_int("step", 0, 0, 1 << 30));
+  c.seed = static_cast<unsigned long long>(dp.get_int("seed", 1, 0, limits::kMaxSeed));
+  if (dp.has("compression")) c.compression = dp.child("compression").as_choice(compressors().names());
+  c.density = dp.get_double("density", 0.01, 1e-9, 1);
+  c.rank = static_cast<int>(dp.get_int("rank", 4, 1, limits::kMaxWidth));
+  c.bucket_bytes = dp.get_quantity("bucket", units::Dimension::Bytes, 0, 1, limits::kMaxMemory);
+  if (c.bucket_bytes > 0 && p.zero >= 3)
+    dp.child("bucket").fail("zero: 3 reduce-scatters each layer's gradients as its backward ends; drop bucket");
+  if (c.bucket_bytes > 0 && (c.sync != "all-reduce" || c.compression != "none"))
+    dp.child("bucket").fail("buckets overlap an uncompressed all-reduce with the backward; use sync: all-reduce, compression: none");
+  if (p.zero > 0 && c.sync != "all-reduce")
+    dp.child("sync").fail("ZeRO shards over an all-reduce group; use sync: all-reduce with zero > 0");
+  c.delay = static_cast<int>(dp.get_int("delay", 0, 0, 1 << 16));  // 0: average every step
+  if (dp.has("delay")) p.where["data_parallel.delay"] = dp.child("delay").loc();
+}
 }  // namespace
 
 Plan load_plan(const ConfigNode& root) {
@@ -74,34 +103,7 @@ Plan load_plan(const ConfigNode& root) {
     if (p.zero < 3) z.fail("prefetching gathers weights that only zero: 3 shards; use zero: 3 or drop zero_prefetch");
     p.zero_prefetch = static_cast<int>(depth);
   }
-  if (root.has("data_parallel")) {
-    const ConfigNode dp = root.child("data_parallel");
-    dp.expect_map({"sync", "servers", "peers", "step", "seed", "compression", "density", "rank", "bucket", "delay"});
-    auto& c = p.data_parallel;
-    if (dp.has("sync")) {
-      const ConfigNode s = dp.child("sync");
-      p.where["data_parallel.sync"] = s.loc();
-      if (!sync_topologies().has(s.as_string()))
-        s.fail("unknown sync topology \"" + s.as_string() + "\"; valid: " + sync_topologies().names_joined());
-      c.sync = s.as_string();
-    }
-    c.servers = static_cast<int>(dp.get_int("servers", 1, 1, limits::kMaxDegree));
-    c.peers = static_cast<int>(dp.get_int("peers", 1, 1, limits::kMaxDegree));
-    c.step = static_cast<int>(dp.get_int("step", 0, 0, 1 << 30));
-    c.seed = static_cast<unsigned long long>(dp.get_int("seed", 1, 0, limits::kMaxSeed));
-    if (dp.has("compression")) c.compression = dp.child("compression").as_choice(compressors().names());
-    c.density = dp.get_double("density", 0.01, 1e-9, 1);
-    c.rank = static_cast<int>(dp.get_int("rank", 4, 1, limits::kMaxWidth));
-    c.bucket_bytes = dp.get_quantity("bucket", units::Dimension::Bytes, 0, 1, limits::kMaxMemory);
-    if (c.bucket_bytes > 0 && p.zero >= 3)
-      dp.child("bucket").fail("zero: 3 reduce-scatters each layer's gradients as its backward ends; drop bucket");
-    if (c.bucket_bytes > 0 && (c.sync != "all-reduce" || c.compression != "none"))
-      dp.child("bucket").fail("buckets overlap an uncompressed all-reduce with the backward; use sync: all-reduce, compression: none");
-    if (p.zero > 0 && c.sync != "all-reduce")
-      dp.child("sync").fail("ZeRO shards over an all-reduce group; use sync: all-reduce with zero > 0");
-    c.delay = static_cast<int>(dp.get_int("delay", 0, 0, 1 << 16));  // 0: average every step
-    if (dp.has("delay")) p.where["data_parallel.delay"] = dp.child("delay").loc();
-  }
+  if (root.has("data_parallel")) load_data_parallel(root.child("data_parallel"), p);
   const long long per_step = static_cast<long long>(p.micro_batch_size) * p.dp;  // no int overflow
   if (p.global_batch_size % per_step != 0)
     gb.fail(std::to_string(p.global_batch_size) + " is not a multiple of micro_batch_size x dp = " +

@@ -126,6 +126,33 @@ std::string SweepPoint::key() const {
   return k;
 }
 
+namespace {
+// An axis's values: a list, or a range {from, to, step | factor}.
+std::vector<std::string> axis_values(const ConfigNode& n) {
+  std::vector<std::string> values;
+  if (n.is_sequence()) {
+    for (const ConfigNode& v : n.items()) values.push_back(v.as_string());
+    return values;
+  }
+  if (!n.is_map()) n.fail("expected a list of values or a range {from, to, step | factor}");
+  n.expect_map({"from", "to", "step", "factor"});
+  const double from = n.child("from").as_double(-1e15, 1e15), to = n.child("to").as_double(-1e15, 1e15);
+  const double step = n.get_double("step", 0, 0, 1e15), factor = n.get_double("factor", 0, 0, 1e6);
+  if ((step > 0) == (factor > 1)) n.fail("a range takes from, to and either step > 0 or factor > 1");
+  if (to < from) n.child("to").fail("below from");
+  if (factor > 1 && !(from > 0)) n.child("from").fail("a range by factor starts above 0");
+  // How many values, before making any: each must differ from the last.
+  const double count = 1 + std::floor(step > 0 ? (to - from) / step : std::log(to / from) / std::log(factor));
+  if (count > kMaxAxisValues) n.fail("a range of " + number(count) + " values; an axis takes at most " + number(kMaxAxisValues));
+  for (double x = from; x <= to * (1 + 1e-12) + 1e-12 && values.size() < count; x = step > 0 ? x + step : x * factor) {
+    if (!values.empty() && number(x) == values.back())
+      n.fail("the step is too fine: " + number(x) + " repeats; valid: a step that changes the value");
+    values.push_back(number(x));
+  }
+  return values;
+}
+}  // namespace
+
 SweepSpec load_sweep(const std::string& path) {
   const ConfigNode root = ConfigNode::load_file(path);
   root.expect_map({"name", "platform", "workload", "plan", "search", "global_batch", "engine", "timeout", "axes"});
@@ -181,27 +208,7 @@ SweepSpec load_sweep(const std::string& path) {
     YAML::Node target;
     if (!walk(YAML::Clone(bases[prefix]), steps, true, target))
       throw ConfigError(axes.key_loc(key), key, "no such place in the base " + prefix + " YAML");
-    if (n.is_sequence()) {
-      for (const ConfigNode& v : n.items()) axis.values.push_back(v.as_string());
-    } else if (n.is_map()) {
-      n.expect_map({"from", "to", "step", "factor"});
-      const double from = n.child("from").as_double(-1e15, 1e15), to = n.child("to").as_double(-1e15, 1e15);
-      const double step = n.get_double("step", 0, 0, 1e15), factor = n.get_double("factor", 0, 0, 1e6);
-      if ((step > 0) == (factor > 1)) n.fail("a range takes from, to and either step > 0 or factor > 1");
-      if (to < from) n.child("to").fail("below from");
-      if (factor > 1 && !(from > 0)) n.child("from").fail("a range by factor starts above 0");
-      // How many values, before making any: each must differ from the last.
-      const double count = 1 + std::floor(step > 0 ? (to - from) / step : std::log(to / from) / std::log(factor));
-      if (count > kMaxAxisValues)
-        n.fail("a range of " + number(count) + " values; an axis takes at most " + number(kMaxAxisValues));
-      for (double x = from; x <= to * (1 + 1e-12) + 1e-12 && axis.values.size() < count; x = step > 0 ? x + step : x * factor) {
-        if (!axis.values.empty() && number(x) == axis.values.back())
-          n.fail("the step is too fine: " + number(x) + " repeats; valid: a step that changes the value");
-        axis.values.push_back(number(x));
-      }
-    } else {
-      n.fail("expected a list of values or a range {from, to, step | factor}");
-    }
+    axis.values = axis_values(n);
     if (axis.values.empty()) n.fail("an axis needs at least one value");
     points *= static_cast<double>(axis.values.size());
     if (points > kMaxPoints)

@@ -153,6 +153,19 @@ void soft_assignment(const std::vector<std::vector<double>>& alpha, double tau, 
   }
 }
 
+// Logits that start near the even split (the stage an even cut would give each layer), seeded noise on top.
+std::vector<std::vector<double>> initial_logits(int L, int p, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0.0, 0.1);
+  std::vector<std::vector<double>> alpha(L, std::vector<double>(p));
+  for (int l = 0; l < L; ++l)
+    for (int s = 0; s < p; ++s) {
+      const double even = (l + 0.5) * p / L - 0.5;
+      alpha[l][s] = -0.5 * (s - even) * (s - even) + noise(rng);
+    }
+  return alpha;
+}
+
 std::vector<int> expected_sizes(const std::vector<std::vector<double>>& pi, int p) {
   const int L = static_cast<int>(pi.size());
   // Discretise: each stage gets its expected number of layers under the final softmax
@@ -201,15 +214,7 @@ Partition differentiable_partition(const PartitionProblem& pr, const DiffOptions
   const double scale = 1.0 / (p + B1);            // the surrogate ~ 1 at an even split
   const double kappa = 30;                        // LSE sharpness, in mean stage times
   const double lambda_memory = 50, lambda_order = 5;
-  std::mt19937_64 rng(o.seed);
-  std::normal_distribution<double> noise(0.0, 0.1);
-  std::vector<std::vector<double>> alpha(L, std::vector<double>(p)), m1 = alpha, m2 = alpha;
-  for (int l = 0; l < L; ++l)
-    for (int s = 0; s < p; ++s) {
-      // Start near the even split: the stage an even cut would give layer l.
-      const double even = (l + 0.5) * p / L - 0.5;
-      alpha[l][s] = -0.5 * (s - even) * (s - even) + noise(rng);
-    }
+  std::vector<std::vector<double>> alpha = initial_logits(L, p, o.seed), m1(L, std::vector<double>(p)), m2 = m1;
   std::vector<std::vector<double>> pi(L, std::vector<double>(p)), grad(L, std::vector<double>(p));
   std::vector<double> T(p), M(p), gT(p), gM(p), E(L), gE(L);
   const double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
