@@ -5,7 +5,7 @@ DEMO  = --platform platforms/presets/dgx-a100-4x8.yaml \
         --workload workloads/presets/gpt3-13b.yaml \
         --plan strategies/presets/tp4-pp2-dp4-1f1b.yaml
 
-.PHONY: deps build demo test asan fuzz bench validate python snapshots docs clean
+.PHONY: deps build demo test asan fuzz bench validate python snapshots docs format format-check long-functions clean
 
 deps:
 	@tools/install-deps.sh
@@ -35,6 +35,17 @@ fuzz:
 	@CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEJAVU_SANITIZE=ON -DDEJAVU_FUZZ=ON \
 	  -DDEJAVU_BUILD_BENCH=OFF >/dev/null
 	@cmake --build build-fuzz -j$(JOBS) --target $(addprefix fuzz_,platform workload plan faults csv chakra text sweep)
+
+# .clang-format over every C++ file; the check (also a ctest test) lists files that differ.
+format:
+	tools/format.sh
+
+format-check:
+	tools/format.sh --check
+
+# Library functions over 80 lines (also a ctest test).
+long-functions:
+	tools/long_functions.sh
 
 docs: build
 	tools/docs.sh $(BUILD)/tools/dejavu

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=${1:-80}
-command -v ctags >/dev/null || { echo "long_functions.sh: needs ctags (Universal Ctags)"; exit 0; }
+command -v ctags >/dev/null || { echo "long_functions.sh: needs ctags (Universal Ctags; tools/install-deps.sh installs it)"; exit 1; }
 ctags --output-format=json --c++-kinds=f --fields=+ne -R sim workloads platforms strategies tools |
   python3 -c '
 import json, sys
