@@ -38,8 +38,10 @@ int main() {
   std::printf("| problem | searcher | best plan | iteration | vs best | wall | evaluations |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (const Case& c : cases) {
-    const auto cluster = platforms::load_cluster_file(bench::src(std::string("platforms/presets/") + c.platform + ".yaml"));
-    const auto model = workloads::load_workload_file(bench::src(std::string("workloads/presets/") + c.workload + ".yaml"));
+    const auto cluster =
+        platforms::load_cluster_file(bench::src(std::string("platforms/presets/") + c.platform + ".yaml"));
+    const auto model =
+        workloads::load_workload_file(bench::src(std::string("workloads/presets/") + c.workload + ".yaml"));
     const search::Problem problem{&model, &cluster, c.batch};
     std::vector<search::SearchResult> results;
     double best = 0;
@@ -57,9 +59,10 @@ int main() {
                     units::format_time(r.wall_s).c_str(), r.evaluations);
         continue;
       }
-      std::printf("| %s | %s | %s | %s | %+.2f%% | %s | %ld |\n", c.label, r.algorithm.c_str(),
-                  search::describe(r.best()->plan).c_str(), units::format_time(r.best()->score.iteration_time_s).c_str(),
-                  100 * (r.best()->score.iteration_time_s / best - 1), units::format_time(r.wall_s).c_str(), r.evaluations);
+      std::printf(
+          "| %s | %s | %s | %s | %+.2f%% | %s | %ld |\n", c.label, r.algorithm.c_str(),
+          search::describe(r.best()->plan).c_str(), units::format_time(r.best()->score.iteration_time_s).c_str(),
+          100 * (r.best()->score.iteration_time_s / best - 1), units::format_time(r.wall_s).c_str(), r.evaluations);
     }
     std::fflush(stdout);
   }
@@ -77,7 +80,8 @@ int main() {
       {"GPT-3 175B, 1024 A100, tp4 pp32 dp8", "dgx-a100-128x8", "gpt3-175b", 1536, 4, 32, 1},
       {"Llama-3 70B, 64 H100, tp4 pp8 dp2", "h100-rail-8x8", "llama3-70b", 256, 4, 8, 1},
   };
-  std::printf("\n| partitioning problem | DP objective | DP time | diff objective | vs DP | diff time | DP cut | diff cut |\n");
+  std::printf(
+      "\n| partitioning problem | DP objective | DP time | diff objective | vs DP | diff time | DP cut | diff cut |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   auto sizes = [](const std::vector<int>& v) {
     std::string out;
@@ -85,8 +89,10 @@ int main() {
     return "[" + out + "]";
   };
   for (const Cut& c : cuts) {
-    const auto cluster = platforms::load_cluster_file(bench::src(std::string("platforms/presets/") + c.platform + ".yaml"));
-    const auto model = workloads::load_workload_file(bench::src(std::string("workloads/presets/") + c.workload + ".yaml"));
+    const auto cluster =
+        platforms::load_cluster_file(bench::src(std::string("platforms/presets/") + c.platform + ".yaml"));
+    const auto model =
+        workloads::load_workload_file(bench::src(std::string("workloads/presets/") + c.workload + ".yaml"));
     const search::Problem problem{&model, &cluster, c.batch};
     strategies::Plan plan;
     if (!search::make_plan(problem, c.tp, c.pp, c.mb, plan)) continue;

@@ -22,8 +22,8 @@ double peak_rss_mib() {
   return u.ru_maxrss / 1024.0;  // kilobytes on Linux
 }
 
-void run_preset(benchmark::State& state, const char* platform, const char* workload,
-                const char* plan, const char* schedule = nullptr) {
+void run_preset(benchmark::State& state, const char* platform, const char* workload, const char* plan,
+                const char* schedule = nullptr) {
   register_all();
   for (auto _ : state) {
     // Everything a user's `dejavu simulate` does but print: load, lower, run, report.

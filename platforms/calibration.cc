@@ -18,14 +18,19 @@ namespace dejavu::platforms {
 namespace {
 
 bool parse_class(const std::string& name, sim::OpClass* out) {
-  static const std::map<std::string, sim::OpClass> names = {
-      {"gemm", sim::OpClass::Gemm},          {"matmul", sim::OpClass::Gemm},
-      {"conv", sim::OpClass::Gemm},          {"attention", sim::OpClass::Attention},
-      {"elementwise", sim::OpClass::Elementwise}, {"softmax", sim::OpClass::Elementwise},
-      {"dropout", sim::OpClass::Elementwise}, {"gelu", sim::OpClass::Elementwise},
-      {"norm", sim::OpClass::Norm},          {"layernorm", sim::OpClass::Norm},
-      {"rmsnorm", sim::OpClass::Norm},       {"embedding", sim::OpClass::Embedding},
-      {"optimizer", sim::OpClass::Optimizer}};
+  static const std::map<std::string, sim::OpClass> names = {{"gemm", sim::OpClass::Gemm},
+                                                            {"matmul", sim::OpClass::Gemm},
+                                                            {"conv", sim::OpClass::Gemm},
+                                                            {"attention", sim::OpClass::Attention},
+                                                            {"elementwise", sim::OpClass::Elementwise},
+                                                            {"softmax", sim::OpClass::Elementwise},
+                                                            {"dropout", sim::OpClass::Elementwise},
+                                                            {"gelu", sim::OpClass::Elementwise},
+                                                            {"norm", sim::OpClass::Norm},
+                                                            {"layernorm", sim::OpClass::Norm},
+                                                            {"rmsnorm", sim::OpClass::Norm},
+                                                            {"embedding", sim::OpClass::Embedding},
+                                                            {"optimizer", sim::OpClass::Optimizer}};
   auto it = names.find(name);
   if (it == names.end()) return false;
   *out = it->second;
@@ -59,8 +64,8 @@ OpEfficiency within_model_ranges(OpEfficiency e, std::vector<std::string>& warni
     if (v >= lo && v <= hi) return;
     const double was = v;
     v = std::min(std::max(v, lo), hi);
-    std::snprintf(buf, sizeof buf, "the fitted %s %.3g is outside %.3g to %.3g; kept %.3g (rows too alike to fit it?)", what, was,
-                  lo, hi, v);
+    std::snprintf(buf, sizeof buf, "the fitted %s %.3g is outside %.3g to %.3g; kept %.3g (rows too alike to fit it?)",
+                  what, was, lo, hi, v);
     warnings.push_back(buf);
   };
   clamp(e.compute_max, 1e-3, 1, "compute efficiency");
@@ -190,11 +195,12 @@ void write_calibration(std::ostream& out, const std::string& gpu, const std::vec
   out << "gpu: " << gpu << "\n";
   char buf[256];
   for (const ClassFit& f : fits) {
-    std::snprintf(buf, sizeof buf, "# %s: %d rows (%d compute-bound, %d memory-bound), held-out mean |error| %.2f%% over %d\n",
-                  sim::to_string(f.op_class), f.rows, f.compute_rows, f.memory_rows, 100 * f.heldout_mean_abs_error,
-                  f.held_out);
+    std::snprintf(
+        buf, sizeof buf, "# %s: %d rows (%d compute-bound, %d memory-bound), held-out mean |error| %.2f%% over %d\n",
+        sim::to_string(f.op_class), f.rows, f.compute_rows, f.memory_rows, 100 * f.heldout_mean_abs_error, f.held_out);
     out << buf;
-    std::snprintf(buf, sizeof buf, "%s: {compute_efficiency: %.6g, half_time: %.6g s, memory_efficiency: %.6g, launch: %.6g s}\n",
+    std::snprintf(buf, sizeof buf,
+                  "%s: {compute_efficiency: %.6g, half_time: %.6g s, memory_efficiency: %.6g, launch: %.6g s}\n",
                   sim::to_string(f.op_class), std::min(1.0, f.efficiency.compute_max), f.efficiency.half_time_s,
                   std::min(1.0, f.efficiency.memory), f.efficiency.launch_s);
     out << buf;

@@ -13,8 +13,8 @@
 // The fit, per op class: the roofline of perf_model.h is two lines, compute
 // (launch + t_half / e_max + flops / (peak e_max)) and memory (launch + bytes / (hbm e_mem)),
 // the time their maximum. Rows are assigned to the line that predicts more, each line is
-// fitted by least squares on its rows (weighted by 1 / time^2, so relative errors count), and that repeats until the assignment settles.
-// Every fifth row is held out and the fit's error on those is reported.
+// fitted by least squares on its rows (weighted by 1 / time^2, so relative errors count), and that repeats until the
+// assignment settles. Every fifth row is held out and the fit's error on those is reported.
 //
 // Calibration YAML (what `dejavu calibrate` writes and `--calibration` reads):
 //   gpu: A100-SXM-80GB

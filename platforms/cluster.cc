@@ -35,8 +35,8 @@ ServerNodes build_server(Cluster& c, const ServerGroup& g, int server) {
       const std::string swname = s.name + "/" + g.intra.kind + (root >= 0 ? std::to_string(i / per_switch) : "");
       sw = net.add_switch(swname);
       if (root >= 0) {
-        const double up = (g.intra.switch_uplink_Bps > 0 ? g.intra.switch_uplink_Bps : g.intra.bandwidth_Bps) *
-                          g.intra.efficiency;
+        const double up =
+            (g.intra.switch_uplink_Bps > 0 ? g.intra.switch_uplink_Bps : g.intra.bandwidth_Bps) * g.intra.efficiency;
         net.add_link(swname + "/uplink", sw, root, up, 0);
       }
     }
@@ -85,16 +85,16 @@ void build_network(Cluster& c) {
     const int per_leaf = std::max(1, f.servers_per_leaf);
     for (size_t i = 0; i < servers.size(); ++i) {
       if (i % per_leaf == 0) {
-        leaf.push_back(net.add_switch(per_leaf == 1 ? servers[i].name + "/leaf"
-                                                    : "leaf" + std::to_string(i / per_leaf)));
+        leaf.push_back(
+            net.add_switch(per_leaf == 1 ? servers[i].name + "/leaf" : "leaf" + std::to_string(i / per_leaf)));
         leaf_nic_bw.push_back(0);
       }
       for (size_t p = 0; p < servers[i].nic_ports.size(); ++p) nic(servers[i], p, leaf.back());
     }
   }
   for (size_t l = 0; l < leaf.size(); ++l)
-    net.add_link(net.node(leaf[l]).name + "/uplink", leaf[l], spine,
-                 leaf_nic_bw[l] / f.oversubscription, f.latency_s / 2);
+    net.add_link(net.node(leaf[l]).name + "/uplink", leaf[l], spine, leaf_nic_bw[l] / f.oversubscription,
+                 f.latency_s / 2);
   net.check_hosts_reach(spine);
 }
 
@@ -130,7 +130,8 @@ ServerGroup load_group(const ConfigNode& n) {
   g.intra.bandwidth_Bps = positive_rate(intra, "bandwidth");
   g.intra.latency_s = latency(intra, "latency");
   if (g.intra.kind == "pcie") {
-    g.intra.gpus_per_switch = positive_int(intra, "gpus_per_switch", g.gpus_per_server, false, limits::kMaxGpusPerServer);
+    g.intra.gpus_per_switch =
+        positive_int(intra, "gpus_per_switch", g.gpus_per_server, false, limits::kMaxGpusPerServer);
     if (intra.has("switch_uplink")) g.intra.switch_uplink_Bps = positive_rate(intra, "switch_uplink");
   } else {
     for (const char* key : {"gpus_per_switch", "switch_uplink"})
@@ -170,8 +171,8 @@ Cluster load_cluster(const ConfigNode& root) {
   if (c.groups.empty()) servers.fail("expected at least one server group");
   const ConfigNode net = root.child("network");
   net.expect_map({"kind", "latency", "oversubscription", "servers_per_leaf"});
-  c.fabric.kind = net.has("kind") ? net.child("kind").as_choice({"fat-tree", "leaf-spine", "rail-optimized"})
-                                  : "fat-tree";
+  c.fabric.kind =
+      net.has("kind") ? net.child("kind").as_choice({"fat-tree", "leaf-spine", "rail-optimized"}) : "fat-tree";
   c.fabric.servers_per_leaf = positive_int(net, "servers_per_leaf", 1, false, limits::kMaxGpus);
   if (c.fabric.kind == "rail-optimized") {
     if (net.has("servers_per_leaf"))
@@ -186,8 +187,6 @@ Cluster load_cluster(const ConfigNode& root) {
   return c;
 }
 
-Cluster load_cluster_file(const std::string& path) {
-  return load_cluster(ConfigNode::load_file(path));
-}
+Cluster load_cluster_file(const std::string& path) { return load_cluster(ConfigNode::load_file(path)); }
 
 }  // namespace dejavu::platforms

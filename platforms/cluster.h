@@ -40,9 +40,9 @@ struct IntraSpec {
   std::string kind = "nvswitch";  // nvswitch | pcie
   double bandwidth_Bps = 0;
   double latency_s = 0;
-  double efficiency = 1;          // fraction of the bandwidth data gets (protocol overhead)
-  int gpus_per_switch = 0;        // pcie: GPUs behind one PCIe switch (0: all)
-  double switch_uplink_Bps = 0;   // pcie: switch to root complex (0: bandwidth)
+  double efficiency = 1;         // fraction of the bandwidth data gets (protocol overhead)
+  int gpus_per_switch = 0;       // pcie: GPUs behind one PCIe switch (0: all)
+  double switch_uplink_Bps = 0;  // pcie: switch to root complex (0: bandwidth)
 };
 
 struct NicSpec {

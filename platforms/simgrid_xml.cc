@@ -18,11 +18,20 @@ std::string xml_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -49,8 +58,8 @@ void write_simgrid_platform(std::ostream& out, const Cluster& c) {
     out << "    <host id=\"" << xml_escape(net.node(g.host).name) << "\" speed=\"1Gf\">"
         << "<prop id=\"gpu\" value=\"" << xml_escape(g.spec->name) << "\"/></host>\n";
   for (const sim::Link& l : net.links())
-    out << "    <link id=\"" << xml_escape(l.name) << "\" bandwidth=\"" << num(l.bandwidth_Bps)
-        << "Bps\" latency=\"" << num(l.latency_s) << "s\" sharing_policy=\"SPLITDUPLEX\"/>\n";
+    out << "    <link id=\"" << xml_escape(l.name) << "\" bandwidth=\"" << num(l.bandwidth_Bps) << "Bps\" latency=\""
+        << num(l.latency_s) << "s\" sharing_policy=\"SPLITDUPLEX\"/>\n";
   for (const GpuSlot& a : c.gpus) {
     for (const GpuSlot& b : c.gpus) {
       if (a.host == b.host) continue;

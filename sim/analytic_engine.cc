@@ -18,13 +18,11 @@ namespace {
 // tasks repeat the same groups and sizes many times.
 class CommPricer {
  public:
-  CommPricer(const TaskGraph& g, const Network& net, const CollectiveAlgorithm& algo)
-      : g_(g), net_(net), algo_(algo) {}
+  CommPricer(const TaskGraph& g, const Network& net, const CollectiveAlgorithm& algo) : g_(g), net_(net), algo_(algo) {}
 
   double duration(const Task& t) {
     if (t.kind == TaskKind::Compute) return t.duration_s;
-    auto key = std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op),
-                               t.bytes);
+    auto key = std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op), t.bytes);
     uses_[key] += 1;
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
@@ -106,8 +104,7 @@ void stop_at_fail_stops(const TaskGraph& g, const Network& net, const Faults& fa
 
 }  // namespace
 
-Result AnalyticEngine::run(const TaskGraph& g, const Network& net,
-                           const EngineOptions& options) const {
+Result AnalyticEngine::run(const TaskGraph& g, const Network& net, const EngineOptions& options) const {
   const auto algo = collective_algorithms().make(options.collective_algorithm);
   CommPricer pricer(g, net, *algo);
   StreamScheduler sched(g);

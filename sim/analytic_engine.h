@@ -9,8 +9,7 @@ namespace dejavu::sim {
 
 class AnalyticEngine : public Engine {
  public:
-  Result run(const TaskGraph& graph, const Network& net,
-             const EngineOptions& options) const override;
+  Result run(const TaskGraph& graph, const Network& net, const EngineOptions& options) const override;
 };
 
 }  // namespace dejavu::sim

@@ -11,11 +11,9 @@ Registry<Engine>& engines() {
 }
 
 void register_builtins() {
-  engines().add("analytic",
-                "list scheduler; closed-form alpha-beta communication, no contention (fast)",
+  engines().add("analytic", "list scheduler; closed-form alpha-beta communication, no contention (fast)",
                 [] { return std::make_unique<AnalyticEngine>(); });
-  engines().add("simgrid",
-                "SimGrid flow-level network: contention, sharing; --collectives closed|flow|step",
+  engines().add("simgrid", "SimGrid flow-level network: contention, sharing; --collectives closed|flow|step",
                 [] { return std::make_unique<SimGridEngine>(); });
   register_collective_algorithms();
 }

@@ -20,13 +20,16 @@ Fidelity parse_fidelity(const std::string& name) {
 double bus_bandwidth_factor(CollectiveOp op, int n) {
   if (n <= 1) return 1;
   switch (op) {
-    case CollectiveOp::AllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveOp::AllReduce:
+      return 2.0 * (n - 1) / n;
     case CollectiveOp::ReduceScatter:
     case CollectiveOp::AllGather:
-    case CollectiveOp::AllToAll: return static_cast<double>(n - 1) / n;
+    case CollectiveOp::AllToAll:
+      return static_cast<double>(n - 1) / n;
     case CollectiveOp::Broadcast:
     case CollectiveOp::Reduce:
-    case CollectiveOp::SendRecv: return 1;
+    case CollectiveOp::SendRecv:
+      return 1;
   }
   return 1;
 }
@@ -62,15 +65,15 @@ double CollectiveAlgorithm::time_s(const Network& net, const std::vector<int>& g
   return schedule_time_s(net, schedule(net, group, op, bytes));
 }
 
-void CollectiveAlgorithm::add_link_load(const Network& net, const std::vector<int>& group,
-                                        CollectiveOp op, double bytes, std::vector<double>& load) const {
+void CollectiveAlgorithm::add_link_load(const Network& net, const std::vector<int>& group, CollectiveOp op,
+                                        double bytes, std::vector<double>& load) const {
   if (group.size() <= 1) return;
   for (const auto& step : schedule(net, group, op, bytes).steps)
     for (const Transfer& t : step) add_transfer_load(net, t.src, t.dst, t.bytes, load);
 }
 
-void CollectiveAlgorithm::expand(const Network& net, const std::vector<int>& group, CollectiveOp op,
-                                 double bytes, Fidelity fidelity, Expansion& out) const {
+void CollectiveAlgorithm::expand(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes,
+                                 Fidelity fidelity, Expansion& out) const {
   if (group.size() <= 1) return;
   const CommSchedule s = schedule(net, group, op, bytes);
   if (fidelity == Fidelity::Step) {
@@ -150,8 +153,7 @@ void register_collective_algorithms() {
   r.add("direct", "every pair at once, one step (all-to-all's natural form)", make_direct);
   r.add("hierarchical", "all_reduce: reduce-scatter in each server, all-reduce across, all-gather in",
         make_hierarchical);
-  r.add("auto", "the fastest algorithm for the op, size and topology (closed form), as NCCL's tuner",
-        make_auto);
+  r.add("auto", "the fastest algorithm for the op, size and topology (closed form), as NCCL's tuner", make_auto);
 }
 
 }  // namespace dejavu::sim

@@ -56,16 +56,14 @@ class CollectiveAlgorithm {
                                 double bytes) const = 0;
 
   // Derived from the schedule; algorithms may override with an equal, faster closed form.
-  virtual double time_s(const Network& net, const std::vector<int>& group, CollectiveOp op,
-                        double bytes) const;
-  void add_link_load(const Network& net, const std::vector<int>& group, CollectiveOp op,
-                     double bytes, std::vector<double>& load) const;
+  virtual double time_s(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes) const;
+  void add_link_load(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes,
+                     std::vector<double>& load) const;
   // Appends the flows of one group's collective at Flow or Step fidelity to `out`.
-  void expand(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes,
-              Fidelity fidelity, Expansion& out) const;
+  void expand(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes, Fidelity fidelity,
+              Expansion& out) const;
   // The algorithm `auto` resolves to for these arguments (itself for the others).
-  virtual const CollectiveAlgorithm& resolve(const Network&, const std::vector<int>&, CollectiveOp,
-                                             double) const {
+  virtual const CollectiveAlgorithm& resolve(const Network&, const std::vector<int>&, CollectiveOp, double) const {
     return *this;
   }
   virtual std::string name() const = 0;
@@ -84,8 +82,7 @@ double schedule_time_s(const Network& net, const CommSchedule& s);
 
 // Point-to-point: the sender's step latency, the route's latency, bytes over its bottleneck.
 double transfer_time_s(const Network& net, int src, int dst, double bytes);
-void add_transfer_load(const Network& net, int src, int dst, double bytes,
-                       std::vector<double>& load);
+void add_transfer_load(const Network& net, int src, int dst, double bytes, std::vector<double>& load);
 
 // nccl-tests' bus-bandwidth factor: busbw = algbw x factor (2(n-1)/n for all-reduce).
 double bus_bandwidth_factor(CollectiveOp op, int n);

@@ -53,7 +53,8 @@ std::string read_input_file(const std::string& path) {
   auto fail = [&](const std::string& problem) -> std::string { throw ConfigError(SourceLoc{path, 0, 0}, "", problem); };
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
-    fail(errno == ENOENT ? "cannot open the file: no such file" : std::string("cannot open the file: ") + std::strerror(errno));
+    fail(errno == ENOENT ? "cannot open the file: no such file"
+                         : std::string("cannot open the file: ") + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) fail("is a directory; expected a file");
   if (!S_ISREG(st.st_mode)) fail("is not a regular file (a device, FIFO or socket); expected a file");
   if (static_cast<double>(st.st_size) > limits::kMaxInputBytes)
@@ -102,9 +103,7 @@ std::string ConfigNode::file_stem() const {
 
 SourceLoc ConfigNode::loc() const { return loc_of(node_.Mark(), file_); }
 
-void ConfigNode::fail(const std::string& problem) const {
-  throw ConfigError(loc(), path_, problem);
-}
+void ConfigNode::fail(const std::string& problem) const { throw ConfigError(loc(), path_, problem); }
 
 void ConfigNode::expect_map(std::initializer_list<const char*> allowed) const {
   if (!node_.IsMap()) fail("expected a mapping of keys to values, got " + describe(node_));
@@ -120,8 +119,7 @@ void ConfigNode::expect_map(std::initializer_list<const char*> allowed) const {
     if (!ok) {
       std::vector<std::string> names(allowed.begin(), allowed.end());
       std::string p = path_.empty() ? key : path_ + "." + key;
-      throw ConfigError(loc_of(it->first.Mark(), file_), p,
-                        "unknown key; valid keys here are: " + join(names, ", "));
+      throw ConfigError(loc_of(it->first.Mark(), file_), p, "unknown key; valid keys here are: " + join(names, ", "));
     }
   }
 }
@@ -129,8 +127,7 @@ void ConfigNode::expect_map(std::initializer_list<const char*> allowed) const {
 std::vector<ConfigNode> ConfigNode::items() const {
   if (!node_.IsSequence()) fail("expected a list, got " + describe(node_));
   std::vector<ConfigNode> out;
-  for (size_t i = 0; i < node_.size(); ++i)
-    out.emplace_back(node_[i], file_, path_ + "[" + std::to_string(i) + "]");
+  for (size_t i = 0; i < node_.size(); ++i) out.emplace_back(node_[i], file_, path_ + "[" + std::to_string(i) + "]");
   return out;
 }
 
@@ -182,10 +179,14 @@ std::string number_text(double x) {
 }
 std::string quantity_text(double x, units::Dimension dim) {
   switch (dim) {
-    case units::Dimension::Time: return units::format_time(x);
-    case units::Dimension::Bytes: return units::format_bytes(x);
-    case units::Dimension::Rate: return units::format_rate(x);
-    case units::Dimension::FlopRate: return number_text(x) + " FLOP/s";
+    case units::Dimension::Time:
+      return units::format_time(x);
+    case units::Dimension::Bytes:
+      return units::format_bytes(x);
+    case units::Dimension::Rate:
+      return units::format_rate(x);
+    case units::Dimension::FlopRate:
+      return number_text(x) + " FLOP/s";
   }
   return number_text(x);
 }
@@ -197,7 +198,8 @@ long long ConfigNode::as_int(long long min, long long max) const {
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   const std::string range = "from " + std::to_string(min) + " to " + std::to_string(max);
   if (ec == std::errc::result_out_of_range) fail("expected a whole number " + range + ", got " + s.substr(0, 40));
-  if (ec != std::errc() || end != s.data() + s.size()) fail("expected a whole number " + range + ", got \"" + s.substr(0, 40) + "\"");
+  if (ec != std::errc() || end != s.data() + s.size())
+    fail("expected a whole number " + range + ", got \"" + s.substr(0, 40) + "\"");
   if (v < min || v > max) fail("expected a whole number " + range + ", got " + s);
   return v;
 }

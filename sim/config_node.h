@@ -24,7 +24,7 @@ class ConfigNode {
   ConfigNode(YAML::Node node, std::string file, std::string path);
 
   const std::string& file() const { return file_; }
-  std::string file_stem() const;  // "gpt3-13b" for ".../gpt3-13b.yaml": the default name
+  std::string file_stem() const;                     // "gpt3-13b" for ".../gpt3-13b.yaml": the default name
   const std::string& path() const { return path_; }  // "links[3].bandwidth"
   SourceLoc loc() const;
   const YAML::Node& yaml() const { return node_; }
@@ -39,7 +39,7 @@ class ConfigNode {
   std::vector<ConfigNode> items() const;  // a sequence's elements; throws if not a list
 
   bool has(const std::string& key) const;
-  ConfigNode child(const std::string& key) const;  // throws if missing
+  ConfigNode child(const std::string& key) const;   // throws if missing
   SourceLoc key_loc(const std::string& key) const;  // where the key itself is written
 
   std::string as_string() const;

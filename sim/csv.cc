@@ -43,7 +43,8 @@ long long CsvRow::as_int(const std::string& column, long long min, long long max
   long long v = 0;
   auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   const std::string range = "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max);
-  if (ec != std::errc() || end != t.data() + t.size() || t.empty()) fail(column, range + ", got \"" + t.substr(0, 40) + "\"");
+  if (ec != std::errc() || end != t.data() + t.size() || t.empty())
+    fail(column, range + ", got \"" + t.substr(0, 40) + "\"");
   if (v < min || v > max) fail(column, range + ", got " + t);
   return v;
 }

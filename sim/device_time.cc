@@ -69,8 +69,7 @@ std::vector<DeviceTime> device_times(const TaskGraph& g, const Result& r,
     out[d].compute_s = length(c);
     out[d].communication_s = length(m);
     out[d].exposed_communication_s = uncovered(m, c);
-    out[d].idle_s =
-        std::max(0.0, r.makespan_s - out[d].compute_s - out[d].exposed_communication_s);
+    out[d].idle_s = std::max(0.0, r.makespan_s - out[d].compute_s - out[d].exposed_communication_s);
   }
   return out;
 }

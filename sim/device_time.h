@@ -11,10 +11,10 @@
 namespace dejavu::sim {
 
 struct DeviceTime {
-  double compute_s = 0;                  // some compute task running
-  double communication_s = 0;            // some transfer or collective running
-  double exposed_communication_s = 0;    // communicating while not computing
-  double idle_s = 0;                     // neither, within [0, makespan]
+  double compute_s = 0;                // some compute task running
+  double communication_s = 0;          // some transfer or collective running
+  double exposed_communication_s = 0;  // communicating while not computing
+  double idle_s = 0;                   // neither, within [0, makespan]
 };
 
 // `only`, when given, restricts the accounting to the tasks it accepts.

@@ -18,12 +18,12 @@ namespace dejavu::sim {
 struct EngineOptions {
   std::string collective_algorithm = "ring";
   // For engines that see the network (simgrid); the analytic engine is always closed form.
-  std::string fidelity = "flow";          // closed | flow | step
-  std::string network_model = "exact";    // exact (CM02, links mean their YAML) | lv08 | smpi
-  std::string sharing = "max-min";        // max-min | fair-bottleneck
-  bool isolate = true;                    // run in a forked child (SimGrid runs once per process)
-  double timeout_s = 0;                   // for an isolated run; 0 waits for ever
-  Faults faults;                          // stragglers, degraded links, fail-stops (none by default)
+  std::string fidelity = "flow";        // closed | flow | step
+  std::string network_model = "exact";  // exact (CM02, links mean their YAML) | lv08 | smpi
+  std::string sharing = "max-min";      // max-min | fair-bottleneck
+  bool isolate = true;                  // run in a forked child (SimGrid runs once per process)
+  double timeout_s = 0;                 // for an isolated run; 0 waits for ever
+  Faults faults;                        // stragglers, degraded links, fail-stops (none by default)
 };
 
 struct Result {
@@ -49,8 +49,7 @@ class Engine {
   virtual ~Engine() = default;
   // Throws ModelError if the graph cannot complete (a dependency cycle, or stream orders
   // that contradict the dependencies).
-  virtual Result run(const TaskGraph& graph, const Network& net,
-                     const EngineOptions& options) const = 0;
+  virtual Result run(const TaskGraph& graph, const Network& net, const EngineOptions& options) const = 0;
 };
 
 Registry<Engine>& engines();

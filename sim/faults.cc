@@ -22,7 +22,8 @@ struct Progress {
   double finish_s = 0;
   bool stopped = false;
 };
-Progress integrate(const std::vector<const std::vector<Window>*>& windows, double t0, double work_s, bool stop_at_zero) {
+Progress integrate(const std::vector<const std::vector<Window>*>& windows, double t0, double work_s,
+                   bool stop_at_zero) {
   if (windows.empty() || work_s <= 0) return {t0 + std::max(work_s, 0.0), false};
   std::set<double> cuts;
   for (const auto* list : windows)

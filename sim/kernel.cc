@@ -4,23 +4,34 @@ namespace dejavu::sim {
 
 const char* to_string(OpClass c) {
   switch (c) {
-    case OpClass::Gemm: return "gemm";
-    case OpClass::Attention: return "attention";
-    case OpClass::Elementwise: return "elementwise";
-    case OpClass::Norm: return "norm";
-    case OpClass::Embedding: return "embedding";
-    case OpClass::Optimizer: return "optimizer";
+    case OpClass::Gemm:
+      return "gemm";
+    case OpClass::Attention:
+      return "attention";
+    case OpClass::Elementwise:
+      return "elementwise";
+    case OpClass::Norm:
+      return "norm";
+    case OpClass::Embedding:
+      return "embedding";
+    case OpClass::Optimizer:
+      return "optimizer";
   }
   return "?";
 }
 
 const char* to_string(DType d) {
   switch (d) {
-    case DType::FP32: return "fp32";
-    case DType::TF32: return "tf32";
-    case DType::FP16: return "fp16";
-    case DType::BF16: return "bf16";
-    case DType::FP8: return "fp8";
+    case DType::FP32:
+      return "fp32";
+    case DType::TF32:
+      return "tf32";
+    case DType::FP16:
+      return "fp16";
+    case DType::BF16:
+      return "bf16";
+    case DType::FP8:
+      return "fp8";
   }
   return "?";
 }
@@ -28,10 +39,13 @@ const char* to_string(DType d) {
 double dtype_bytes(DType d) {
   switch (d) {
     case DType::FP32:
-    case DType::TF32: return 4;
+    case DType::TF32:
+      return 4;
     case DType::FP16:
-    case DType::BF16: return 2;
-    case DType::FP8: return 1;
+    case DType::BF16:
+      return 2;
+    case DType::FP8:
+      return 1;
   }
   return 4;
 }

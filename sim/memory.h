@@ -12,7 +12,7 @@ namespace dejavu::sim {
 
 struct MemoryProfile {
   double resident_bytes = 0;
-  double peak_bytes = 0;          // resident + the most that tasks held at once
+  double peak_bytes = 0;  // resident + the most that tasks held at once
   double peak_time_s = 0;
   std::vector<std::pair<double, double>> timeline;  // (time, bytes) at every change
 };

@@ -21,8 +21,7 @@ int Network::add_switch(const std::string& name) {
   return node_count() - 1;
 }
 
-int Network::add_link(const std::string& name, int a, int b, double bandwidth_Bps,
-                      double latency_s) {
+int Network::add_link(const std::string& name, int a, int b, double bandwidth_Bps, double latency_s) {
   if (a < 0 || b < 0 || a >= node_count() || b >= node_count() || a == b)
     throw ModelError("link " + name + " joins invalid nodes");
   if (!(bandwidth_Bps > 0)) throw ModelError("link " + name + " has no bandwidth");
@@ -95,8 +94,7 @@ const std::vector<Hop>& Network::route(int src, int dst) const {
     int at = dst;
     while (at != src) {
       const int l = pred.at(at);
-      if (l < 0)
-        throw ModelError("no route from " + nodes_.at(src).name + " to " + nodes_.at(dst).name);
+      if (l < 0) throw ModelError("no route from " + nodes_.at(src).name + " to " + nodes_.at(dst).name);
       const Link& link = links_[l];
       const bool forward = link.b == at;
       hops.push_back(Hop{l, forward});

@@ -13,8 +13,8 @@ namespace dejavu::sim {
 
 struct Link {
   std::string name;
-  int a = -1, b = -1;          // endpoints (node ids)
-  double bandwidth_Bps = 0;    // per direction
+  int a = -1, b = -1;        // endpoints (node ids)
+  double bandwidth_Bps = 0;  // per direction
   double latency_s = 0;
 };
 

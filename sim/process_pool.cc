@@ -53,7 +53,8 @@ Child start(size_t i, double timeout_s, const std::function<int(size_t, int)>& b
   Child c;
   c.index = i;
   c.err = ::memfd_create("dejavu-child-stderr", MFD_CLOEXEC);
-  c.deadline = timeout_s > 0 ? Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s))
+  c.deadline = timeout_s > 0 ? Clock::now() +
+                                   std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s))
                              : Clock::time_point::max();
   std::fflush(nullptr);  // or the child would write the parent's buffered output again
   c.pid = ::fork();

@@ -21,8 +21,8 @@ struct ChildOutcome {
 
 struct PoolOptions {
   int workers = 1;
-  double timeout_s = 0;                            // per child, from its start; <= 0: none
-  std::function<void(size_t running)> tick;        // called between waits (progress bars)
+  double timeout_s = 0;                      // per child, from its start; <= 0: none
+  std::function<void(size_t running)> tick;  // called between waits (progress bars)
 };
 
 // Runs jobs 0..jobs-1; done(i, outcome) is called in the parent as each child ends, in the

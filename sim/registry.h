@@ -30,8 +30,7 @@ class Registry {
   bool has(const std::string& name) const { return entries_.count(name) != 0; }
   std::unique_ptr<T> make(const std::string& name) const {
     auto it = entries_.find(name);
-    if (it == entries_.end())
-      throw Error("unknown " + kind_ + " \"" + name + "\"; valid: " + names_joined());
+    if (it == entries_.end()) throw Error("unknown " + kind_ + " \"" + name + "\"; valid: " + names_joined());
     return it->second.make();
   }
   std::vector<std::string> names() const {

@@ -55,8 +55,12 @@ void configure(sg::Engine& e, const EngineOptions& o) {
 class Run {
  public:
   Run(const TaskGraph& g, const Network& net, const EngineOptions& o)
-      : g_(g), net_(net), faults_(o.faults), fidelity_(parse_fidelity(o.fidelity)),
-        algo_(collective_algorithms().make(o.collective_algorithm)), sched_(g) {
+      : g_(g),
+        net_(net),
+        faults_(o.faults),
+        fidelity_(parse_fidelity(o.fidelity)),
+        algo_(collective_algorithms().make(o.collective_algorithm)),
+        sched_(g) {
     result_.engine = "simgrid";
     result_.start_s.assign(g.size(), -1.0);
     result_.end_s.assign(g.size(), -1.0);
@@ -134,8 +138,7 @@ class Run {
     }
     graveyard_.clear();
     for (const Template& t : templates_)  // spread each template's load once
-      for (const FlowSpec& f : t.exp.flows)
-        add_transfer_load(net_, f.src, f.dst, f.bytes * t.uses, result_.link_bytes);
+      for (const FlowSpec& f : t.exp.flows) add_transfer_load(net_, f.src, f.dst, f.bytes * t.uses, result_.link_bytes);
     return std::move(result_);
   }
 
@@ -144,7 +147,7 @@ class Run {
   // once (a schedule's shape may depend on the size: chunking, auto's choice).
   struct Template {
     Expansion exp;
-    std::vector<int32_t> waiting;                 // per flow: flows it waits for
+    std::vector<int32_t> waiting;                  // per flow: flows it waits for
     std::vector<std::vector<int32_t>> dependents;  // per flow: flows waiting on it
     double uses = 0;                               // tasks that ran it
   };
@@ -163,8 +166,7 @@ class Run {
   std::set<std::pair<int, int>> used_pairs() {
     std::set<std::pair<int, int>> pairs;
     for (const Task& t : g_.tasks()) {
-      if (t.kind == TaskKind::Compute || (t.kind == TaskKind::Collective && fidelity_ == Fidelity::Closed))
-        continue;
+      if (t.kind == TaskKind::Compute || (t.kind == TaskKind::Collective && fidelity_ == Fidelity::Closed)) continue;
       for (const FlowSpec& f : template_of(t).exp.flows)
         if (f.src != f.dst) pairs.emplace(f.src, f.dst);
     }

@@ -18,12 +18,10 @@ namespace dejavu::sim {
 
 class SimGridEngine : public Engine {
  public:
-  Result run(const TaskGraph& graph, const Network& net,
-             const EngineOptions& options) const override;
+  Result run(const TaskGraph& graph, const Network& net, const EngineOptions& options) const override;
   // The simulation itself, in this process. SimGrid allows one per process: a second call
   // throws (use run(), which forks, for more).
-  static Result run_here(const TaskGraph& graph, const Network& net,
-                         const EngineOptions& options);
+  static Result run_here(const TaskGraph& graph, const Network& net, const EngineOptions& options);
 };
 
 }  // namespace dejavu::sim

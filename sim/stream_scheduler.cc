@@ -20,8 +20,7 @@ StreamScheduler::StreamScheduler(const TaskGraph& g) : g_(g) {
   streams_ = std::max<int>(1, static_cast<int>(g.stream_names().size()));
   queues_.resize(g.devices().size() * streams_);
   for (size_t i = 0; i < g.size(); ++i)
-    for_each_queue(g.task(static_cast<TaskId>(i)),
-                   [&](size_t q) { queues_[q].push_back(static_cast<TaskId>(i)); });
+    for_each_queue(g.task(static_cast<TaskId>(i)), [&](size_t q) { queues_[q].push_back(static_cast<TaskId>(i)); });
   head_.assign(queues_.size(), 0);
   busy_.assign(queues_.size(), 0);
   waiting_ = g.indegree();
@@ -31,9 +30,8 @@ StreamScheduler::StreamScheduler(const TaskGraph& g) : g_(g) {
 void StreamScheduler::try_start(TaskId id, std::vector<TaskId>& out) {
   if (waiting_[id] > 0 || started_[id]) return;
   bool ok = true;
-  for_each_queue(g_.task(id), [&](size_t q) {
-    ok = ok && !busy_[q] && head_[q] < queues_[q].size() && queues_[q][head_[q]] == id;
-  });
+  for_each_queue(g_.task(id),
+                 [&](size_t q) { ok = ok && !busy_[q] && head_[q] < queues_[q].size() && queues_[q][head_[q]] == id; });
   if (!ok) return;
   for_each_queue(g_.task(id), [&](size_t q) { busy_[q] = 1; });
   started_[id] = 1;
@@ -70,8 +68,9 @@ void StreamScheduler::check_all_finished() const {
     const Task& t = g_.task(static_cast<TaskId>(i));
     throw ModelError(std::to_string(g_.size() - finished_) +
                      " tasks never ran: the dependencies form a cycle or contradict the stream "
-                     "order; first stuck task: \"" + g_.labels().at(t.label) + "\" on " +
-                     g_.devices().at(t.device).name + "/" + g_.stream_names().at(t.stream));
+                     "order; first stuck task: \"" +
+                     g_.labels().at(t.label) + "\" on " + g_.devices().at(t.device).name + "/" +
+                     g_.stream_names().at(t.stream));
   }
   throw ModelError(std::to_string(g_.size() - finished_) + " tasks started but never finished");
 }

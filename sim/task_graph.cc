@@ -6,21 +6,28 @@ namespace dejavu::sim {
 
 const char* to_string(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::AllReduce: return "all_reduce";
-    case CollectiveOp::ReduceScatter: return "reduce_scatter";
-    case CollectiveOp::AllGather: return "all_gather";
-    case CollectiveOp::Broadcast: return "broadcast";
-    case CollectiveOp::Reduce: return "reduce";
-    case CollectiveOp::AllToAll: return "all_to_all";
-    case CollectiveOp::SendRecv: return "send_recv";
+    case CollectiveOp::AllReduce:
+      return "all_reduce";
+    case CollectiveOp::ReduceScatter:
+      return "reduce_scatter";
+    case CollectiveOp::AllGather:
+      return "all_gather";
+    case CollectiveOp::Broadcast:
+      return "broadcast";
+    case CollectiveOp::Reduce:
+      return "reduce";
+    case CollectiveOp::AllToAll:
+      return "all_to_all";
+    case CollectiveOp::SendRecv:
+      return "send_recv";
   }
   return "?";
 }
 
 bool parse_collective_op(const std::string& name, CollectiveOp* out) {
-  for (CollectiveOp op : {CollectiveOp::AllReduce, CollectiveOp::ReduceScatter, CollectiveOp::AllGather,
-                          CollectiveOp::Broadcast, CollectiveOp::Reduce, CollectiveOp::AllToAll,
-                          CollectiveOp::SendRecv}) {
+  for (CollectiveOp op :
+       {CollectiveOp::AllReduce, CollectiveOp::ReduceScatter, CollectiveOp::AllGather, CollectiveOp::Broadcast,
+        CollectiveOp::Reduce, CollectiveOp::AllToAll, CollectiveOp::SendRecv}) {
     if (name == to_string(op)) {
       *out = op;
       return true;
@@ -76,25 +83,22 @@ static Task base(TaskKind kind, int device, int stream, int label, int microbatc
   return t;
 }
 
-TaskId TaskGraph::add_compute(int device, int stream, double duration_s, int label,
-                              int microbatch) {
+TaskId TaskGraph::add_compute(int device, int stream, double duration_s, int label, int microbatch) {
   Task t = base(TaskKind::Compute, device, stream, label, microbatch);
   t.duration_s = duration_s;
   return push(t);
 }
 
-TaskId TaskGraph::add_transfer(int src_device, int stream, int comm_set, double bytes,
-                               int label, int microbatch) {
+TaskId TaskGraph::add_transfer(int src_device, int stream, int comm_set, double bytes, int label, int microbatch) {
   Task t = base(TaskKind::Transfer, src_device, stream, label, microbatch);
   t.comm_set = comm_set;
   t.bytes = bytes;
   return push(t);
 }
 
-TaskId TaskGraph::add_collective(int participants, int stream, CollectiveOp op, int comm_set,
-                                 double bytes, int label, int microbatch) {
-  Task t = base(TaskKind::Collective, participant_sets_.at(participants).at(0), stream, label,
-                microbatch);
+TaskId TaskGraph::add_collective(int participants, int stream, CollectiveOp op, int comm_set, double bytes, int label,
+                                 int microbatch) {
+  Task t = base(TaskKind::Collective, participant_sets_.at(participants).at(0), stream, label, microbatch);
   t.op = op;
   t.participants = participants;
   t.comm_set = comm_set;

@@ -51,13 +51,13 @@ struct Task {
   TaskKind kind = TaskKind::Compute;
   CollectiveOp op = CollectiveOp::AllReduce;
   int16_t stream = 0;
-  int32_t device = -1;         // compute: where it runs; transfer: the sender
-  int32_t participants = -1;   // collective: index into participant_sets (devices)
-  int32_t comm_set = -1;       // transfer / collective: index into comm_sets
-  int32_t label = -1;          // index into labels ("fwd L3 attention")
-  int32_t microbatch = -1;     // -1 when not per microbatch
-  double duration_s = 0;       // compute only
-  double bytes = 0;            // transfer / collective payload (per participant for collectives)
+  int32_t device = -1;        // compute: where it runs; transfer: the sender
+  int32_t participants = -1;  // collective: index into participant_sets (devices)
+  int32_t comm_set = -1;      // transfer / collective: index into comm_sets
+  int32_t label = -1;         // index into labels ("fwd L3 attention")
+  int32_t microbatch = -1;    // -1 when not per microbatch
+  double duration_s = 0;      // compute only
+  double bytes = 0;           // transfer / collective payload (per participant for collectives)
   // Device memory this task takes when it starts and gives back when it ends, on each
   // device it runs on (activations kept for the backward, gathered weights, buffers).
   double alloc_bytes = 0;
@@ -73,10 +73,9 @@ class TaskGraph {
   int add_participants(std::vector<int> devices);
 
   TaskId add_compute(int device, int stream, double duration_s, int label, int microbatch);
-  TaskId add_transfer(int src_device, int stream, int comm_set, double bytes, int label,
-                      int microbatch);
-  TaskId add_collective(int participants, int stream, CollectiveOp op, int comm_set,
-                        double bytes, int label, int microbatch);
+  TaskId add_transfer(int src_device, int stream, int comm_set, double bytes, int label, int microbatch);
+  TaskId add_collective(int participants, int stream, CollectiveOp op, int comm_set, double bytes, int label,
+                        int microbatch);
   void depend(TaskId before, TaskId after);  // `after` starts only once `before` is done
   void add_memory(TaskId id, double alloc_bytes, double free_bytes);
   Device& device(int id) { return devices_.at(id); }

@@ -18,16 +18,13 @@ Registry<PipelineSchedule>& schedules() {
 }
 
 void register_builtins() {
-  schedules().add("gpipe", "all forwards, then all backwards (GPipe)",
-                  [] { return std::make_unique<GPipe>(); });
+  schedules().add("gpipe", "all forwards, then all backwards (GPipe)", [] { return std::make_unique<GPipe>(); });
   register_sync_topologies();
   register_compressors();
   register_recovery_policies();
-  schedules().add("interleaved-1f1b",
-                  "1F1B over v model chunks per GPU (virtual_stages); bubble / v (Megatron-LM)",
+  schedules().add("interleaved-1f1b", "1F1B over v model chunks per GPU (virtual_stages); bubble / v (Megatron-LM)",
                   [] { return std::make_unique<InterleavedOneFOneB>(); });
-  schedules().add("zb-h1",
-                  "1F1B with backward split into input (B) and weight (W) gradients, W filling bubbles",
+  schedules().add("zb-h1", "1F1B with backward split into input (B) and weight (W) gradients, W filling bubbles",
                   [] { return std::make_unique<ZeroBubbleH1>(); });
   schedules().add("1f1b", "one forward, one backward after p-i-1 warm-up forwards (PipeDream-Flush)",
                   [] { return std::make_unique<OneFOneB>(); });

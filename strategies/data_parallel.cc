@@ -10,8 +10,8 @@ namespace {
 sim::TaskId transfers(SyncContext& c, std::vector<std::vector<int>> pairs, double bytes, const std::string& label,
                       const std::vector<sim::TaskId>& after) {
   if (pairs.empty()) pairs.push_back({c.hosts[0][0], c.hosts[0][0]});  // nothing to move
-  const sim::TaskId id = c.graph.add_transfer(c.devices.at(0), c.stream, c.graph.add_comm_set(sim::CommSet{std::move(pairs)}),
-                                              bytes, c.graph.label(label), -1);
+  const sim::TaskId id = c.graph.add_transfer(
+      c.devices.at(0), c.stream, c.graph.add_comm_set(sim::CommSet{std::move(pairs)}), bytes, c.graph.label(label), -1);
   for (sim::TaskId a : after) c.graph.depend(a, id);
   return id;
 }

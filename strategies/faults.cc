@@ -47,7 +47,8 @@ double time_of(const ConfigNode& e, const char* key, double fallback) {
 double positive_factor(const ConfigNode& e, const char* key) {
   const ConfigNode n = e.child(key);
   const double f = n.as_double(-limits::kMaxFactor, limits::kMaxFactor);
-  if (!(f > 0)) n.fail("expected a factor above 0, got " + n.as_string() + " (to take a link down use kind: link_down)");
+  if (!(f > 0))
+    n.fail("expected a factor above 0, got " + n.as_string() + " (to take a link down use kind: link_down)");
   return f;
 }
 }  // namespace
@@ -139,7 +140,8 @@ sim::Faults engine_faults(const FaultScenario& s, const platforms::Cluster& c, d
   };
   for (const FaultEvent& e : s.events) {
     if (e.kind == "straggler") f.host_speed[c.gpus[e.gpu].host].push_back({e.from_s, e.to_s, e.factor});
-    if (e.kind == "link_degrade" || e.kind == "link_down") f.link_bandwidth[e.link].push_back({e.from_s, e.to_s, e.factor});
+    if (e.kind == "link_degrade" || e.kind == "link_down")
+      f.link_bandwidth[e.link].push_back({e.from_s, e.to_s, e.factor});
     if (e.kind == "gpu_fail") fail(c.gpus[e.gpu].host, e.at_s);
     if (e.kind == "server_fail")
       for (const auto& slot : c.gpus)

@@ -25,12 +25,12 @@
 namespace dejavu::strategies {
 
 struct FaultEvent {
-  std::string kind;  // straggler | link_degrade | link_down | gpu_fail | server_fail
-  int gpu = -1;      // straggler, gpu_fail
-  int server = -1;   // server_fail
-  int link = -1;     // link_degrade, link_down
+  std::string kind;                       // straggler | link_degrade | link_down | gpu_fail | server_fail
+  int gpu = -1;                           // straggler, gpu_fail
+  int server = -1;                        // server_fail
+  int link = -1;                          // link_degrade, link_down
   double from_s = 0, to_s = 0, at_s = 0;  // to_s infinite: until the end
-  double factor = 1;                     // straggler speed, link bandwidth factor
+  double factor = 1;                      // straggler speed, link bandwidth factor
 };
 
 struct ByzantineWorker {

@@ -35,11 +35,11 @@ struct GpuRole {
 
 struct LoweredJob {
   sim::TaskGraph graph;
-  std::vector<GpuRole> roles;        // per GPU, in cluster order
-  std::vector<int> device_stage;     // per simulated device
-  double model_flops = 0;            // Megatron's count, no recomputation
-  double hardware_flops = 0;         // including recomputation
-  double params_per_gpu_max = 0;     // parameters held by the fullest GPU
+  std::vector<GpuRole> roles;     // per GPU, in cluster order
+  std::vector<int> device_stage;  // per simulated device
+  double model_flops = 0;         // Megatron's count, no recomputation
+  double hardware_flops = 0;      // including recomputation
+  double params_per_gpu_max = 0;  // parameters held by the fullest GPU
 };
 
 struct LowerOptions {
@@ -59,8 +59,8 @@ struct LowerOptions {
 };
 
 // Validates the plan first; throws ConfigError / ModelError.
-LoweredJob lower(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
-                 const Plan& plan, const LowerOptions& options = {});
+LoweredJob lower(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
+                 const LowerOptions& options = {});
 
 // One work item run as a single task (LowerOptions::fuse_items): its duration, and its
 // memory relative to its start: the most it holds at once and what it leaves allocated.
@@ -101,7 +101,7 @@ std::vector<BlockItems> block_items(const workloads::ModelGraph& model, const pl
 // The same, summed per block for stage partitioners.
 struct BlockCost {
   bool is_layer = false;
-  double time_s = 0;           // forward + backward (with recomputation)
+  double time_s = 0;  // forward + backward (with recomputation)
   double params_per_gpu = 0;
   double stored_bytes = 0;     // activations one microbatch keeps until its backward
   double transient_bytes = 0;  // the most its backward holds at once beyond that

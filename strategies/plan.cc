@@ -48,7 +48,8 @@ void load_data_parallel(const ConfigNode& dp, Plan& p) {
   if (c.bucket_bytes > 0 && p.zero >= 3)
     dp.child("bucket").fail("zero: 3 reduce-scatters each layer's gradients as its backward ends; drop bucket");
   if (c.bucket_bytes > 0 && (c.sync != "all-reduce" || c.compression != "none"))
-    dp.child("bucket").fail("buckets overlap an uncompressed all-reduce with the backward; use sync: all-reduce, compression: none");
+    dp.child("bucket").fail(
+        "buckets overlap an uncompressed all-reduce with the backward; use sync: all-reduce, compression: none");
   if (p.zero > 0 && c.sync != "all-reduce")
     dp.child("sync").fail("ZeRO shards over an all-reduce group; use sync: all-reduce with zero > 0");
   c.delay = static_cast<int>(dp.get_int("delay", 0, 0, 1 << 16));  // 0: average every step
@@ -57,8 +58,9 @@ void load_data_parallel(const ConfigNode& dp, Plan& p) {
 }  // namespace
 
 Plan load_plan(const ConfigNode& root) {
-  root.expect_map({"name", "tp", "pp", "dp", "micro_batch_size", "global_batch_size", "schedule",
-                   "virtual_stages", "stages", "recompute", "sequence_parallel", "zero", "zero_prefetch", "data_parallel", "ep", "cp", "cp_comm"});
+  root.expect_map({"name", "tp", "pp", "dp", "micro_batch_size", "global_batch_size", "schedule", "virtual_stages",
+                   "stages", "recompute", "sequence_parallel", "zero", "zero_prefetch", "data_parallel", "ep", "cp",
+                   "cp_comm"});
   Plan p;
   p.file = root.file();
   p.where[""] = root.loc();
@@ -113,29 +115,28 @@ Plan load_plan(const ConfigNode& root) {
 
 Plan load_plan_file(const std::string& path) { return load_plan(ConfigNode::load_file(path)); }
 
-void validate(const Plan& p, const workloads::ModelGraph& model,
-              const platforms::Cluster& cluster) {
+void validate(const Plan& p, const workloads::ModelGraph& model, const platforms::Cluster& cluster) {
   if (model.heads > 0 && model.heads % p.tp != 0)
     fail_at(p, "tp",
             std::to_string(p.tp) + " does not divide the " + std::to_string(model.heads) +
                 " attention heads of model " + model.name + "; valid: " + divisors(model.heads));
   if (p.microbatches() > limits::kMaxMicrobatches)
-    fail_at(p, "global_batch_size", std::to_string(p.microbatches()) + " microbatches per replica; at most " +
-                                        std::to_string(limits::kMaxMicrobatches) +
-                                        " (a larger micro_batch_size or dp takes the batch in fewer)");
+    fail_at(p, "global_batch_size",
+            std::to_string(p.microbatches()) + " microbatches per replica; at most " +
+                std::to_string(limits::kMaxMicrobatches) +
+                " (a larger micro_batch_size or dp takes the batch in fewer)");
   if (p.gpus() != cluster.gpu_count())
     fail_at(p, "dp",
             "tp x pp x dp" + std::string(p.cp > 1 ? " x cp" : "") + " = " + std::to_string(p.tp) + " x " +
                 std::to_string(p.pp) + " x " + std::to_string(p.dp) + (p.cp > 1 ? " x " + std::to_string(p.cp) : "") +
-                " = " + std::to_string(p.gpus()) + " GPUs, but platform " +
-                cluster.name + " has " + std::to_string(cluster.gpu_count()) +
-                "; valid: degrees whose product is " + std::to_string(cluster.gpu_count()));
+                " = " + std::to_string(p.gpus()) + " GPUs, but platform " + cluster.name + " has " +
+                std::to_string(cluster.gpu_count()) + "; valid: degrees whose product is " +
+                std::to_string(cluster.gpu_count()));
   const long long stages = static_cast<long long>(p.pp) * p.virtual_stages;
   if (stages > model.layers)
     fail_at(p, p.virtual_stages > 1 ? "virtual_stages" : "pp",
-            std::to_string(stages) + " stages for " + std::to_string(model.layers) +
-                " layers of model " + model.name + "; valid: pp x virtual_stages from 1 to " +
-                std::to_string(model.layers));
+            std::to_string(stages) + " stages for " + std::to_string(model.layers) + " layers of model " + model.name +
+                "; valid: pp x virtual_stages from 1 to " + std::to_string(model.layers));
   if (!p.stages.empty()) {
     long long sum = 0;
     for (int l : p.stages) sum += l;
@@ -149,32 +150,41 @@ void validate(const Plan& p, const workloads::ModelGraph& model,
     if (model.experts == 0)
       fail_at(p, "ep", std::to_string(p.ep) + " for model " + model.name + ", which has no experts; valid: 1");
     if (p.dp % p.ep != 0 || model.experts % p.ep != 0)
-      fail_at(p, "ep", std::to_string(p.ep) + " must divide dp (" + std::to_string(p.dp) + ") and the " +
-                           std::to_string(model.experts) + " experts");
+      fail_at(p, "ep",
+              std::to_string(p.ep) + " must divide dp (" + std::to_string(p.dp) + ") and the " +
+                  std::to_string(model.experts) + " experts");
     if (p.data_parallel.sync != "all-reduce")
-      fail_at(p, "ep", "expert parallelism shares the experts' gradients over all-reduce groups; valid: "
-                       "data_parallel.sync: all-reduce");
+      fail_at(p, "ep",
+              "expert parallelism shares the experts' gradients over all-reduce groups; valid: "
+              "data_parallel.sync: all-reduce");
   }
   if (p.data_parallel.servers > p.dp)
-    fail_at(p, "data_parallel.sync", std::to_string(p.data_parallel.servers) + " parameter servers for " +
-                                         std::to_string(p.dp) + " replicas; valid: 1 to dp");
+    fail_at(p, "data_parallel.sync",
+            std::to_string(p.data_parallel.servers) + " parameter servers for " + std::to_string(p.dp) +
+                " replicas; valid: 1 to dp");
   if (p.data_parallel.sync == "gossip" && p.data_parallel.peers >= p.dp && p.dp > 1)
-    fail_at(p, "data_parallel.sync", std::to_string(p.data_parallel.peers) + " gossip peers among " +
-                                         std::to_string(p.dp) + " replicas; valid: 1 to dp-1");
-  if (p.data_parallel.delay > 0 && (p.zero > 0 || p.data_parallel.bucket_bytes > 0 || !schedules().make(p.schedule)->flushes()))
+    fail_at(p, "data_parallel.sync",
+            std::to_string(p.data_parallel.peers) + " gossip peers among " + std::to_string(p.dp) +
+                " replicas; valid: 1 to dp-1");
+  if (p.data_parallel.delay > 0 &&
+      (p.zero > 0 || p.data_parallel.bucket_bytes > 0 || !schedules().make(p.schedule)->flushes()))
     fail_at(p, "data_parallel.delay",
             "delayed averaging exchanges whole gradients after a flushed iteration's backward; use zero: 0, no bucket "
-            "and a schedule that flushes (not " + p.schedule + ")");
+            "and a schedule that flushes (not " +
+                p.schedule + ")");
   if (p.schedule == "chimera") {
     if (p.pp < 2 || p.pp % 2 != 0)
-      fail_at(p, "pp", std::to_string(p.pp) + " stages; chimera pairs stage k with stage p-1-k: valid: an even pp of 2 or more");
+      fail_at(p, "pp",
+              std::to_string(p.pp) + " stages; chimera pairs stage k with stage p-1-k: valid: an even pp of 2 or more");
     if (p.microbatches() % 2 != 0)
-      fail_at(p, "global_batch_size", std::to_string(p.microbatches()) +
-                                          " microbatches per replica; chimera splits them over two pipelines: valid: an even number");
+      fail_at(p, "global_batch_size",
+              std::to_string(p.microbatches()) +
+                  " microbatches per replica; chimera splits them over two pipelines: valid: an even number");
     if (p.zero > 0 || p.data_parallel.sync != "all-reduce" || p.data_parallel.bucket_bytes > 0 ||
         p.data_parallel.compression != "none" || p.ep > 1 || p.cp > 1)
-      fail_at(p, "schedule", "chimera runs here with plain all-reduce data parallelism (zero: 0, no buckets, no "
-                             "compression, ep: 1, cp: 1)");
+      fail_at(p, "schedule",
+              "chimera runs here with plain all-reduce data parallelism (zero: 0, no buckets, no "
+              "compression, ep: 1, cp: 1)");
   }
   if (p.schedule == "interleaved-1f1b" && p.microbatches() % p.pp != 0)
     fail_at(p, "global_batch_size",

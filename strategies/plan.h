@@ -49,16 +49,16 @@ struct Plan {
   int zero_prefetch = 1;
   // How data-parallel replicas agree on gradients (`data_parallel:` in YAML).
   struct DataParallel {
-    std::string sync = "all-reduce";  // all-reduce | parameter-server | rolling-parameter-server | gossip
-    int servers = 1;                  // parameter-server shards
-    int peers = 1;                    // gossip partners per step
-    int step = 0;                     // which training step (rolling PS rotates, gossip draws)
-    unsigned long long seed = 1;      // gossip's peer draw
+    std::string sync = "all-reduce";   // all-reduce | parameter-server | rolling-parameter-server | gossip
+    int servers = 1;                   // parameter-server shards
+    int peers = 1;                     // gossip partners per step
+    int step = 0;                      // which training step (rolling PS rotates, gossip draws)
+    unsigned long long seed = 1;       // gossip's peer draw
     std::string compression = "none";  // none | topk | powersgd | 1bit | terngrad
-    double density = 0.01;            // topk: fraction of gradients sent
-    int rank = 4;                     // powersgd
-    double bucket_bytes = 0;          // > 0: all-reduce gradients in buckets during the backward
-    int delay = 0;                    // delayed averaging: an exchange's result is applied `delay` steps later
+    double density = 0.01;             // topk: fraction of gradients sent
+    int rank = 4;                      // powersgd
+    double bucket_bytes = 0;           // > 0: all-reduce gradients in buckets during the backward
+    int delay = 0;                     // delayed averaging: an exchange's result is applied `delay` steps later
   } data_parallel;
 
   std::string file;                        // where it was read from
@@ -76,7 +76,6 @@ Plan load_plan(const ConfigNode& root);
 Plan load_plan_file(const std::string& path);
 
 // Checks the plan against the model and the cluster; a ConfigError points at the plan key.
-void validate(const Plan& plan, const workloads::ModelGraph& model,
-              const platforms::Cluster& cluster);
+void validate(const Plan& plan, const workloads::ModelGraph& model, const platforms::Cluster& cluster);
 
 }  // namespace dejavu::strategies

@@ -40,8 +40,9 @@ void add_totals(Report& r, const workloads::ModelGraph& model, const platforms::
 // The pipeline phase runs until the last microbatch's task ends; within it, a device's
 // bubble is the time it does no microbatch work (neither compute nor its own exposed
 // tensor-parallel or pipeline communication).
-void add_simulated_devices(Report& r, const platforms::Cluster& cluster, const LoweredJob& job, const sim::Result& result,
-                           const std::vector<sim::DeviceTime>& times, const std::vector<sim::MemoryProfile>& memory) {
+void add_simulated_devices(Report& r, const platforms::Cluster& cluster, const LoweredJob& job,
+                           const sim::Result& result, const std::vector<sim::DeviceTime>& times,
+                           const std::vector<sim::MemoryProfile>& memory) {
   const sim::TaskGraph& g = job.graph;
   const auto microbatch_times = sim::device_times(g, result, [](const sim::Task& t) { return t.microbatch >= 0; });
   double pipeline_end = 0;
@@ -81,8 +82,8 @@ void add_simulated_devices(Report& r, const platforms::Cluster& cluster, const L
   r.pipeline_s = pipeline_end;
 }
 
-void add_gpus(Report& r, const platforms::Cluster& cluster, const LoweredJob& job, const std::vector<sim::DeviceTime>& times,
-              const std::vector<sim::MemoryProfile>& memory) {
+void add_gpus(Report& r, const platforms::Cluster& cluster, const LoweredJob& job,
+              const std::vector<sim::DeviceTime>& times, const std::vector<sim::MemoryProfile>& memory) {
   for (int i = 0; i < cluster.gpu_count(); ++i) {
     const GpuRole& role = job.roles[i];
     DeviceReport d;
@@ -135,7 +136,5 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
 }
 
 double busy_fraction(double demand) { return std::min(demand, 1.0); }
-
-
 
 }  // namespace dejavu::strategies

@@ -16,7 +16,7 @@ namespace dejavu::strategies {
 
 struct DeviceReport {
   int gpu = 0;
-  std::string name;     // network host name, "server0/gpu3"
+  std::string name;  // network host name, "server0/gpu3"
   std::string gpu_type;
   int stage = 0, dp_rank = 0, tp_rank = 0, cp_rank = 0;
   std::string simulated_as;  // the device that stood for it
@@ -87,7 +87,7 @@ struct Report {
   double mean_staleness = 0;
 };
 
-Report make_report(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
-                   const Plan& plan, const LoweredJob& job, const sim::Result& result);
+Report make_report(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
+                   const LoweredJob& job, const sim::Result& result);
 
 }  // namespace dejavu::strategies

@@ -108,9 +108,8 @@ void delayed_averaging(const Plan& plan, Simulation& s) {
 
 }  // namespace
 
-Simulation simulate(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
-                    const Plan& plan, const std::string& engine,
-                    const sim::EngineOptions& options) {
+Simulation simulate(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
+                    const std::string& engine, const sim::EngineOptions& options) {
   Simulation s;
   s.job = lower(model, cluster, plan);
   s.result = sim::engines().make(engine)->run(s.job.graph, cluster.network, options);
@@ -198,7 +197,5 @@ FaultSimulation simulate_with_faults(const workloads::ModelGraph& model, const p
   s.report = make_report(model, cluster, plan, s.job, r);
   return out;
 }
-
-
 
 }  // namespace dejavu::strategies

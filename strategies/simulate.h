@@ -16,9 +16,8 @@ struct Simulation {
   Report report;
 };
 
-Simulation simulate(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
-                    const Plan& plan, const std::string& engine = "analytic",
-                    const sim::EngineOptions& options = {});
+Simulation simulate(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
+                    const std::string& engine = "analytic", const sim::EngineOptions& options = {});
 
 // A Chakra execution trace: the plan is in the trace (rank r on GPU r); the report has no
 // model FLOPs to count.
@@ -40,16 +39,16 @@ struct DelayedTask {
 // What a fault scenario did to one iteration, against the same iteration without faults.
 struct FaultReport {
   std::string scenario;
-  double baseline_s = 0;      // the iteration without faults
-  double iteration_s = 0;     // with them (when it stopped, if it did)
-  double slowdown = 1;        // iteration_s / baseline_s, when it completed
+  double baseline_s = 0;   // the iteration without faults
+  double iteration_s = 0;  // with them (when it stopped, if it did)
+  double slowdown = 1;     // iteration_s / baseline_s, when it completed
   bool stopped = false;
   double stopped_at_s = 0;
   std::string cause;
   size_t tasks_done = 0, tasks_total = 0;
   double lost_gpu_seconds = 0;  // work of the stopped iteration: every GPU's time until the stop
   size_t delayed_tasks = 0, slowed_tasks = 0;
-  std::vector<DelayedTask> most_delayed;  // up to 10, the longest delays first
+  std::vector<DelayedTask> most_delayed;   // up to 10, the longest delays first
   std::vector<ByzantineWorker> byzantine;  // recorded for the convergence model
 };
 
@@ -63,6 +62,5 @@ struct FaultSimulation {
 FaultSimulation simulate_with_faults(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
                                      const Plan& plan, const FaultScenario& scenario,
                                      const std::string& engine = "analytic", const sim::EngineOptions& options = {});
-
 
 }  // namespace dejavu::strategies

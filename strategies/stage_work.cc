@@ -40,8 +40,11 @@ ActivationSplit activation_of(const Op& op, const ModelGraph& m, const Plan& pla
 namespace {
 
 std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vector<int>& all_ops, Pass kind) {
-  const char* pass = kind == Pass::Forward ? "fwd" : kind == Pass::Replay ? "recompute" : kind == Pass::Backward ? "bwd"
-                     : kind == Pass::BackwardInput ? "bwd-input" : "bwd-weight";
+  const char* pass = kind == Pass::Forward         ? "fwd"
+                     : kind == Pass::Replay        ? "recompute"
+                     : kind == Pass::Backward      ? "bwd"
+                     : kind == Pass::BackwardInput ? "bwd-input"
+                                                   : "bwd-weight";
   const bool backward = kind == Pass::Backward || kind == Pass::BackwardInput || kind == Pass::BackwardWeight;
   const bool replay = kind == Pass::Replay;
   std::vector<int> ops;
@@ -72,7 +75,7 @@ std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vecto
     const ActivationSplit act = activation_of(op, m, plan);
     const bool context = plan.cp > 1 && op.cp_kv_bytes > 0 && kind != Pass::BackwardWeight;
     const bool ring = context && plan.cp_comm == "ring";  // the attention op in a segment of its own
-    if (context && !backward) {  // gather the sequence's keys and values first
+    if (context && !backward) {                           // gather the sequence's keys and values first
       close();
       cur.cp_gather_per_sample = op.cp_kv_bytes / plan.tp;
     }

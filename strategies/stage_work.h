@@ -33,24 +33,25 @@ struct Segment {
 struct Block {
   bool is_layer = false;
   double params_per_gpu = 0;
-  double expert_params_per_gpu = 0;  // part of params_per_gpu, synchronised over dp / ep
-  std::vector<Segment> fwd, bwd, recompute;  // recompute is empty unless it replays
+  double expert_params_per_gpu = 0;            // part of params_per_gpu, synchronised over dp / ep
+  std::vector<Segment> fwd, bwd, recompute;    // recompute is empty unless it replays
   std::vector<Segment> bwd_input, bwd_weight;  // the backward split, for zero-bubble schedules
 };
 
 struct StageWork {
   std::vector<Block> blocks;  // in forward order
   double params_per_gpu = 0;
-  double expert_params_per_gpu = 0;  // part of params_per_gpu, synchronised over dp / ep
+  double expert_params_per_gpu = 0;                 // part of params_per_gpu, synchronised over dp / ep
   std::vector<std::pair<double, double>> matrices;  // weight matrices per GPU (rows, cols)
-  double stored_activation_per_sample = 0;  // what a microbatch keeps until its backward
+  double stored_activation_per_sample = 0;          // what a microbatch keeps until its backward
 };
 
 // Op -> virtual stage: contiguous layers (plan.stages, or as even as possible with the
 // first stages taking one more); ops before the layers go to stage 0, after to the last.
 std::vector<int> stage_of_ops(const workloads::ModelGraph& model, const std::vector<int>& order, const Plan& plan);
 
-std::vector<StageWork> build_stage_work(const workloads::ModelGraph& model, const Plan& plan, bool split_backward = false);
+std::vector<StageWork> build_stage_work(const workloads::ModelGraph& model, const Plan& plan,
+                                        bool split_backward = false);
 
 // Whether `op` has weights whose gradient a split backward computes in its W part.
 bool has_weight_gradient(const workloads::Op& op);

@@ -21,21 +21,34 @@ struct Member {
 
 bool collective_op(int chakra_type, sim::CollectiveOp* op) {
   switch (chakra_type) {
-    case 0: *op = sim::CollectiveOp::AllReduce; return true;
-    case 1: *op = sim::CollectiveOp::Reduce; return true;
-    case 2: *op = sim::CollectiveOp::AllGather; return true;
-    case 5: *op = sim::CollectiveOp::Broadcast; return true;
-    case 6: *op = sim::CollectiveOp::AllToAll; return true;
+    case 0:
+      *op = sim::CollectiveOp::AllReduce;
+      return true;
+    case 1:
+      *op = sim::CollectiveOp::Reduce;
+      return true;
+    case 2:
+      *op = sim::CollectiveOp::AllGather;
+      return true;
+    case 5:
+      *op = sim::CollectiveOp::Broadcast;
+      return true;
+    case 6:
+      *op = sim::CollectiveOp::AllToAll;
+      return true;
     case 7:
-    case 8: *op = sim::CollectiveOp::ReduceScatter; return true;
-    case 9: *op = sim::CollectiveOp::AllReduce; return true;  // a barrier: an empty all-reduce
-    default: return false;
+    case 8:
+      *op = sim::CollectiveOp::ReduceScatter;
+      return true;
+    case 9:
+      *op = sim::CollectiveOp::AllReduce;
+      return true;  // a barrier: an empty all-reduce
+    default:
+      return false;
   }
 }
 
-std::string where(const TraceNode& n) {
-  return "node " + std::to_string(n.id) + " (" + n.name + ")";
-}
+std::string where(const TraceNode& n) { return "node " + std::to_string(n.id) + " (" + n.name + ")"; }
 
 // Units: a node alone, or the nodes of several ranks that are one operation (the k-th
 // collective of a process group on each rank; a send and its matching receive).
@@ -44,10 +57,12 @@ struct Units {
   std::vector<std::vector<size_t>> of;  // [rank][node] -> unit
 };
 
-std::string unit_key(const workloads::ChakraTrace& trace, int r, const TraceNode& n, std::map<std::string, int>& counters) {
+std::string unit_key(const workloads::ChakraTrace& trace, int r, const TraceNode& n,
+                     std::map<std::string, int>& counters) {
   const int ranks = static_cast<int>(trace.ranks.size());
   if (n.type == TraceNodeType::Collective)
-    return "coll|" + n.process_group + "|" + std::to_string(counters["coll|" + std::to_string(r) + "|" + n.process_group]++);
+    return "coll|" + n.process_group + "|" +
+           std::to_string(counters["coll|" + std::to_string(r) + "|" + n.process_group]++);
   if (n.type != TraceNodeType::Send && n.type != TraceNodeType::Recv) return "";
   const int src = n.type == TraceNodeType::Send ? r : n.comm_src, dst = n.type == TraceNodeType::Send ? n.comm_dst : r;
   if (src < 0 || dst < 0 || src >= ranks || dst >= ranks)
@@ -92,8 +107,9 @@ void check_units(const workloads::ChakraTrace& trace, const Units& units) {
     const TraceNode& first = trace.ranks[u[0].rank].nodes[u[0].node];
     const std::string& file = trace.ranks[u[0].rank].file;
     if ((first.type == TraceNodeType::Send || first.type == TraceNodeType::Recv) && u.size() != 2)
-      throw ConfigError(SourceLoc{file, 0, 0}, where(first),
-                        first.type == TraceNodeType::Send ? "a send that no rank receives" : "a receive that no rank sends");
+      throw ConfigError(
+          SourceLoc{file, 0, 0}, where(first),
+          first.type == TraceNodeType::Send ? "a send that no rank receives" : "a receive that no rank sends");
     if (first.type != TraceNodeType::Collective) continue;
     std::set<int> ranks;
     for (const Member& m : u) {
@@ -103,8 +119,9 @@ void check_units(const workloads::ChakraTrace& trace, const Units& units) {
         throw ConfigError(SourceLoc{trace.ranks[m.rank].file, 0, 0}, where(n),
                           "this collective differs across ranks (kind " + std::to_string(n.comm_type) + ", " +
                               std::to_string(n.comm_bytes) + " bytes on rank " + std::to_string(m.rank) + "; kind " +
-                              std::to_string(first.comm_type) + ", " + std::to_string(first.comm_bytes) + " bytes on rank " +
-                              std::to_string(u[0].rank) + "); every rank of a group runs the same one");
+                              std::to_string(first.comm_type) + ", " + std::to_string(first.comm_bytes) +
+                              " bytes on rank " + std::to_string(u[0].rank) +
+                              "); every rank of a group runs the same one");
     }
     auto [it, fresh] = group_ranks.emplace(first.process_group, ranks);
     if ((fresh && ranks.size() < 2 && trace.ranks.size() > 1) || it->second != ranks)
@@ -145,7 +162,8 @@ std::vector<size_t> order_units(const workloads::ChakraTrace& trace, const Units
   for (size_t u = 0; order.size() != n_units && u < n_units; ++u)
     if (indegree[u] > 0) {
       const Member& m = units.members[u][0];
-      throw ModelError(trace.ranks[m.rank].file + ": " + where(trace.ranks[m.rank].nodes[m.node]) + " is in a dependency cycle");
+      throw ModelError(trace.ranks[m.rank].file + ": " + where(trace.ranks[m.rank].nodes[m.node]) +
+                       " is in a dependency cycle");
     }
   return order;
 }
@@ -162,7 +180,8 @@ sim::TaskId emit_unit(sim::TaskGraph& g, const workloads::ChakraTrace& trace, co
     if (!collective_op(n.comm_type, &op))
       throw ConfigError(SourceLoc{trace.ranks[m.rank].file, 0, 0}, where(n),
                         "comm_type " + std::to_string(n.comm_type) +
-                            " is not supported; valid: all-reduce, reduce, all-gather, broadcast, all-to-all, reduce-scatter, barrier");
+                            " is not supported; valid: all-reduce, reduce, all-gather, broadcast, all-to-all, "
+                            "reduce-scatter, barrier");
     std::set<int> members;
     for (const Member& x : unit) members.insert(x.rank);
     std::vector<int> devices, hosts;

@@ -21,7 +21,8 @@ constexpr double kMaxRows = 1000;
 
 double parse_message_size(const std::string& option, const std::string& text) {
   static const std::pair<char, double> binary[] = {{'K', 1024.0}, {'M', 1048576.0}, {'G', 1073741824.0}};
-  const std::string valid = "expected nccl-tests' form such as 1M or 8G, or a size such as \"64 MiB\", from 1 B to 1 PB";
+  const std::string valid =
+      "expected nccl-tests' form such as 1M or 8G, or a size such as \"64 MiB\", from 1 B to 1 PB";
   double v = -1;
   for (auto [suffix, factor] : binary)
     if (!text.empty() && text.back() == suffix) {
@@ -36,14 +37,17 @@ double parse_message_size(const std::string& option, const std::string& text) {
       throw ConfigError(SourceLoc{option, 0, 0}, "", "\"" + text.substr(0, 40) + "\": " + valid);
     }
   }
-  if (!std::isfinite(v) || v < 1 || v > 1e15) throw ConfigError(SourceLoc{option, 0, 0}, "", "\"" + text.substr(0, 40) + "\": " + valid);
+  if (!std::isfinite(v) || v < 1 || v > 1e15)
+    throw ConfigError(SourceLoc{option, 0, 0}, "", "\"" + text.substr(0, 40) + "\": " + valid);
   return v;
 }
 
 std::vector<SweepRow> run_sweep(const platforms::Cluster& cluster, const SweepOptions& o) {
   if (o.gpus < 2 || o.gpus > cluster.gpu_count())
-    throw ConfigError(SourceLoc{"--gpus", 0, 0}, "", std::to_string(o.gpus) + ": platform " + cluster.name + " has " +
-                      std::to_string(cluster.gpu_count()) + " GPUs; valid: 2 to " + std::to_string(cluster.gpu_count()));
+    throw ConfigError(SourceLoc{"--gpus", 0, 0}, "",
+                      std::to_string(o.gpus) + ": platform " + cluster.name + " has " +
+                          std::to_string(cluster.gpu_count()) + " GPUs; valid: 2 to " +
+                          std::to_string(cluster.gpu_count()));
   if (!(o.min_bytes > 0) || o.max_bytes < o.min_bytes)
     throw ConfigError(SourceLoc{"--max", 0, 0}, "", "below --min; expected min <= max");
   // How many rows, before making any.
@@ -51,7 +55,8 @@ std::vector<SweepRow> run_sweep(const platforms::Cluster& cluster, const SweepOp
   if (!(o.factor > 1) || rows_wanted > kMaxRows)
     throw ConfigError(SourceLoc{"--factor", 0, 0}, "",
                       "the sweep would have " + std::to_string(static_cast<long long>(std::min(rows_wanted, 1e18))) +
-                          " rows; at most " + std::to_string(static_cast<int>(kMaxRows)) + " (a larger --factor or a narrower --min/--max)");
+                          " rows; at most " + std::to_string(static_cast<int>(kMaxRows)) +
+                          " (a larger --factor or a narrower --min/--max)");
   std::vector<int> group;
   for (int i = 0; i < o.gpus; ++i) group.push_back(cluster.gpus[i].host);
   const auto algo = sim::collective_algorithms().make(o.algorithm);
@@ -63,8 +68,8 @@ std::vector<SweepRow> run_sweep(const platforms::Cluster& cluster, const SweepOp
   for (double S = o.min_bytes; S <= o.max_bytes * (1 + 1e-12); S *= o.factor) {
     sim::TaskGraph g;
     const int d = g.add_device("group", group);
-    g.add_collective(g.add_participants({d}), g.stream("comm"), o.op, g.add_comm_set(sim::CommSet{{group}}),
-                     S, g.label(sim::to_string(o.op)), -1);
+    g.add_collective(g.add_participants({d}), g.stream("comm"), o.op, g.add_comm_set(sim::CommSet{{group}}), S,
+                     g.label(sim::to_string(o.op)), -1);
     g.finalize();
     sim::EngineOptions eo = o.engine_options;
     eo.collective_algorithm = o.algorithm;
@@ -79,8 +84,7 @@ std::vector<SweepRow> run_sweep(const platforms::Cluster& cluster, const SweepOp
   return rows;
 }
 
-int attach_measurements(const std::string& path, const std::string& gpu_type, int gpus,
-                        std::vector<SweepRow>& rows) {
+int attach_measurements(const std::string& path, const std::string& gpu_type, int gpus, std::vector<SweepRow>& rows) {
   const CsvTable table = CsvTable::load_file(path);
   table.expect_columns({"gpu", "gpus", "message_bytes", "busbw_GBps"});
   int joined = 0;
@@ -105,12 +109,13 @@ int attach_measurements(const std::string& path, const std::string& gpu_type, in
 
 void write_sweep_table(std::ostream& out, const std::vector<SweepRow>& rows) {
   char buf[200];
-  const bool measured = std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.measured_busbw_Bps.has_value(); });
+  const bool measured =
+      std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.measured_busbw_Bps.has_value(); });
   out << "#        size       time(us)  algbw(GB/s)  busbw(GB/s)  algorithm";
   out << (measured ? "          measured(GB/s)  error\n" : "\n");
   for (const auto& r : rows) {
-    std::snprintf(buf, sizeof buf, "%14.0f %14.2f %12.2f %12.2f  %-18s", r.bytes, r.time_s * 1e6,
-                  r.algbw_Bps / 1e9, r.busbw_Bps / 1e9, r.algorithm.c_str());
+    std::snprintf(buf, sizeof buf, "%14.0f %14.2f %12.2f %12.2f  %-18s", r.bytes, r.time_s * 1e6, r.algbw_Bps / 1e9,
+                  r.busbw_Bps / 1e9, r.algorithm.c_str());
     out << buf;
     if (r.measured_busbw_Bps) {
       std::snprintf(buf, sizeof buf, " %14.2f  %+6.1f%%", *r.measured_busbw_Bps / 1e9, 100 * r.error());
@@ -124,8 +129,8 @@ void write_sweep_csv(std::ostream& out, const std::vector<SweepRow>& rows) {
   out << "size_bytes,time_s,algbw_GBps,busbw_GBps,algorithm,measured_busbw_GBps,error\n";
   char buf[200];
   for (const auto& r : rows) {
-    std::snprintf(buf, sizeof buf, "%.0f,%.9g,%.6g,%.6g,%s,", r.bytes, r.time_s, r.algbw_Bps / 1e9,
-                  r.busbw_Bps / 1e9, r.algorithm.c_str());
+    std::snprintf(buf, sizeof buf, "%.0f,%.9g,%.6g,%.6g,%s,", r.bytes, r.time_s, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9,
+                  r.algorithm.c_str());
     out << buf;
     if (r.measured_busbw_Bps) {
       std::snprintf(buf, sizeof buf, "%.6g,%.6g", *r.measured_busbw_Bps / 1e9, r.error());

@@ -32,17 +32,19 @@ struct Entry {
 
 // The scenario without its fail-stops: what times a step (stragglers, slow links).
 strategies::FaultScenario without_fail_stops(strategies::FaultScenario s) {
-  s.events.erase(std::remove_if(s.events.begin(), s.events.end(),
-                                [](const strategies::FaultEvent& e) { return e.kind == "gpu_fail" || e.kind == "server_fail"; }),
-                 s.events.end());
+  s.events.erase(
+      std::remove_if(s.events.begin(), s.events.end(),
+                     [](const strategies::FaultEvent& e) { return e.kind == "gpu_fail" || e.kind == "server_fail"; }),
+      s.events.end());
   s.mtbf_s = 0;
   return s;
 }
 
 // The scenario's fail-stops (timed, and random ones drawn over `horizon_s`) as the workers
 // they stop: a GPU's data-parallel replica in Megatron's rank order (tp, then cp, then dp).
-std::vector<strategies::WorkerFailure> worker_failures(const strategies::FaultScenario& s, const platforms::Cluster& cluster,
-                                                       const strategies::Plan& plan, double horizon_s) {
+std::vector<strategies::WorkerFailure> worker_failures(const strategies::FaultScenario& s,
+                                                       const platforms::Cluster& cluster, const strategies::Plan& plan,
+                                                       double horizon_s) {
   const sim::Faults f = strategies::engine_faults(s, cluster, horizon_s);
   std::vector<strategies::WorkerFailure> out;
   const int used = plan.tp * plan.cp * plan.dp * plan.pp;
@@ -72,13 +74,15 @@ strategies::WorkerTiming timing_of(const workloads::ModelGraph& model, const pla
   std::vector<double> base_compute(plan.dp, 0.0);
   for (const auto& d : r.devices) t.compute_s[d.dp_rank] = std::max(t.compute_s[d.dp_rank], d.busy_s);
   for (const auto& d : base.report.devices) base_compute[d.dp_rank] = std::max(base_compute[d.dp_rank], d.busy_s);
-  t.communication_s = std::max(0.0, base.report.iteration_time_s - *std::max_element(base_compute.begin(), base_compute.end()));
+  t.communication_s =
+      std::max(0.0, base.report.iteration_time_s - *std::max_element(base_compute.begin(), base_compute.end()));
   return t;
 }
 
 // One strategy of a --compare file; -1: not given (the command line's or the plan's value stands).
 Entry entry_of(const ConfigNode& e, const std::string& compare) {
-  e.expect_map({"name", "plan", "rule", "aggregator", "staleness", "delay", "init_candidates", "probe_steps", "keep", "resample"});
+  e.expect_map({"name", "plan", "rule", "aggregator", "staleness", "delay", "init_candidates", "probe_steps", "keep",
+                "resample"});
   Entry x;
   x.name = e.get_string("name");
   const ConfigNode p = e.child("plan");
@@ -145,7 +149,8 @@ strategies::ConvergenceConfig config_of(const ConvergeArgs& a, const Entry& e, c
   if (e.resample >= 0) c.resample = e.resample;
   if (c.init_candidates > plan.dp)
     throw ConfigError(SourceLoc{e.plan, 0, 0}, "dp",
-                      std::to_string(c.init_candidates) + " initialisations need as many data-parallel workers; the plan has " +
+                      std::to_string(c.init_candidates) +
+                          " initialisations need as many data-parallel workers; the plan has " +
                           std::to_string(plan.dp));
   c.peers = plan.data_parallel.peers;
   c.compression = plan.data_parallel.compression;
@@ -158,8 +163,9 @@ strategies::ConvergenceConfig config_of(const ConvergeArgs& a, const Entry& e, c
 // replicas (Megatron's rank order: tp, then cp, then dp); fail-stops over the run
 // (downtime included, generously) and the checkpoint interval of the scenario's recovery
 // (or the best one for its failure rate, as run-horizon).
-void add_faults(strategies::ConvergenceConfig& c, const strategies::FaultScenario& scenario, const platforms::Cluster& cluster,
-                const workloads::ModelGraph& model, const strategies::Plan& plan, const strategies::WorkerTiming& t) {
+void add_faults(strategies::ConvergenceConfig& c, const strategies::FaultScenario& scenario,
+                const platforms::Cluster& cluster, const workloads::ModelGraph& model, const strategies::Plan& plan,
+                const strategies::WorkerTiming& t) {
   for (strategies::ByzantineWorker w : scenario.byzantine) {
     w.gpu = w.gpu / (plan.tp * plan.cp) % plan.dp;
     c.byzantine.push_back(w);
@@ -173,7 +179,8 @@ void add_faults(strategies::ConvergenceConfig& c, const strategies::FaultScenari
     const double C = model.parameter_count() * (state.weights + state.optimizer) / cluster.storage_bandwidth_Bps;
     interval = strategies::best_checkpoint_interval_s(cluster.gpu_count() / scenario.mtbf_s, C, rec.restart_s + C);
   }
-  c.checkpoint_every = interval > 0 && std::isfinite(interval) ? std::max(1L, std::lround(interval / t.iteration_s)) : 0;
+  c.checkpoint_every =
+      interval > 0 && std::isfinite(interval) ? std::max(1L, std::lround(interval / t.iteration_s)) : 0;
 }
 
 }  // namespace
@@ -204,7 +211,8 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
     if (scenario) add_faults(c, *scenario, cluster, model, plan, t);
     ConvergeRow row;
     row.name = e.name;
-    row.rule = c.rule + (c.aggregator != "mean" ? "/" + c.aggregator : "") + (c.compression != "none" ? "+" + c.compression : "");
+    row.rule = c.rule + (c.aggregator != "mean" ? "/" + c.aggregator : "") +
+               (c.compression != "none" ? "+" + c.compression : "");
     row.result = strategies::train_to_target(c, t, e.name);
     const auto& curve = row.result.curve;
     row.step_s = curve.size() > 1 && curve.back().step > 0 ? curve.back().time_s / curve.back().step : t.iteration_s;
@@ -217,7 +225,8 @@ void write_converge_table(std::ostream& out, const std::vector<ConvergeRow>& row
   char buf[256];
   std::snprintf(buf, sizeof buf, "dejavu converge: time to validation loss %.3g\n", target);
   out << buf;
-  out << "  strategy              rule                       step        steps   time to target   final loss  staleness\n";
+  out << "  strategy              rule                       step        steps   time to target   final loss  "
+         "staleness\n";
   std::string notes;
   for (const ConvergeRow& r : rows) {
     const auto& c = r.result;
@@ -227,8 +236,9 @@ void write_converge_table(std::ostream& out, const std::vector<ConvergeRow>& row
                   c.curve.empty() ? 0.0 : c.curve.back().loss, c.mean_staleness);
     out << buf;
     if (c.failures) {
-      std::snprintf(buf, sizeof buf, "  %s: %d fail-stop(s), %ld steps rolled back, %s down, %d workers left\n", r.name.c_str(),
-                    c.failures, c.steps_lost, c.downtime_s > 0 ? units::format_time(c.downtime_s).c_str() : "0 s", c.workers_left);
+      std::snprintf(buf, sizeof buf, "  %s: %d fail-stop(s), %ld steps rolled back, %s down, %d workers left\n",
+                    r.name.c_str(), c.failures, c.steps_lost,
+                    c.downtime_s > 0 ? units::format_time(c.downtime_s).c_str() : "0 s", c.workers_left);
       notes += buf;
     }
     if (!c.probe_losses.empty()) {

@@ -13,7 +13,7 @@ struct ConvergeArgs {
   std::string platform, workload, plan, faults, compare, csv, plot, data = "synthetic:classes=10,dim=64";
   std::vector<std::string> calibrations;
   strategies::ConvergenceConfig config;
-  std::string rule;  // "" : from the plan
+  std::string rule;                 // "" : from the plan
   std::string engine = "analytic";  // what times the workers' steps
 };
 

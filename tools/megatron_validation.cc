@@ -31,8 +31,10 @@ std::vector<MegatronRow> load_megatron_csv(const std::string& path) {
     r.full_recompute_s = c.as_double("full_recompute_s", 1e-9, limits::kMaxTime);
     r.seqpar_selective_s = c.as_double("seqpar_selective_s", 1e-9, limits::kMaxTime);
     r.mfu_seqpar_selective = c.as_double("mfu_seqpar_selective", 0, 1);
-    if (r.hidden % r.heads != 0) c.fail("heads", std::to_string(r.heads) + " does not divide hidden " + std::to_string(r.hidden));
-    if (r.heads % r.tp != 0) c.fail("tp", std::to_string(r.tp) + " does not divide the " + std::to_string(r.heads) + " heads");
+    if (r.hidden % r.heads != 0)
+      c.fail("heads", std::to_string(r.heads) + " does not divide hidden " + std::to_string(r.hidden));
+    if (r.heads % r.tp != 0)
+      c.fail("tp", std::to_string(r.tp) + " does not divide the " + std::to_string(r.heads) + " heads");
     if (r.gpus % (r.tp * r.pp) != 0) c.fail("gpus", std::to_string(r.gpus) + " is not a multiple of tp x pp");
     r.line = c.line();
     r.file = path;
@@ -66,7 +68,9 @@ MegatronPrediction predict_row(const MegatronRow& row, const std::string& platfo
                                const std::vector<std::string>& calibrations) {
   platforms::Cluster cluster = load_platform(platform, calibrations);
   if (cluster.groups.size() != 1 || row.gpus % cluster.groups[0].gpus_per_server != 0)
-    throw ConfigError(SourceLoc{}, "gpus", "validation platform " + platform + " must be one group of servers dividing " + std::to_string(row.gpus) + " GPUs");
+    throw ConfigError(SourceLoc{}, "gpus",
+                      "validation platform " + platform + " must be one group of servers dividing " +
+                          std::to_string(row.gpus) + " GPUs");
   cluster.groups[0].count = row.gpus / cluster.groups[0].gpus_per_server;
   cluster.network = sim::Network();
   platforms::build_network(cluster);

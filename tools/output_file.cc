@@ -40,14 +40,16 @@ std::string target_of(const std::string& option, const std::string& path) {
   }
   struct stat st {};
   if (::stat(p.c_str(), &st) == 0) {
-    if (!S_ISREG(st.st_mode)) refuse(option, path, std::string("is ") + kind_of(st.st_mode) + "; dejavu writes regular files");
+    if (!S_ISREG(st.st_mode))
+      refuse(option, path, std::string("is ") + kind_of(st.st_mode) + "; dejavu writes regular files");
     if (::access(p.c_str(), W_OK) != 0) refuse(option, path, std::string("cannot be written: ") + std::strerror(errno));
     return p.string();
   }
   const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
   if (::stat(dir.c_str(), &st) != 0) refuse(option, path, "the folder " + dir.string() + " does not exist");
   if (!S_ISDIR(st.st_mode)) refuse(option, path, dir.string() + " is not a folder");
-  if (::access(dir.c_str(), W_OK) != 0) refuse(option, path, "cannot write into " + dir.string() + ": " + std::strerror(errno));
+  if (::access(dir.c_str(), W_OK) != 0)
+    refuse(option, path, "cannot write into " + dir.string() + ": " + std::strerror(errno));
   return p.string();
 }
 
@@ -97,14 +99,18 @@ void OutputSet::add_folder(const std::string& option, const std::string& dir, co
   if (dir.empty()) return;
   struct stat st {};
   if (::stat(dir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) refuse(option, dir, S_ISREG(st.st_mode) ? "is a file; expected a folder" : std::string("is ") + kind_of(st.st_mode) + "; expected a folder");
+    if (!S_ISDIR(st.st_mode))
+      refuse(option, dir,
+             S_ISREG(st.st_mode) ? "is a file; expected a folder"
+                                 : std::string("is ") + kind_of(st.st_mode) + "; expected a folder");
     for (const std::string& name : files) add(option, (fs::path(dir) / name).string());
     return;
   }
   const fs::path parent = fs::path(dir).parent_path().empty() ? fs::path(".") : fs::path(dir).parent_path();
   if (::stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     refuse(option, dir, "the folder " + parent.string() + " does not exist");
-  if (::access(parent.c_str(), W_OK) != 0) refuse(option, dir, "cannot create it: " + std::string(std::strerror(errno)));
+  if (::access(parent.c_str(), W_OK) != 0)
+    refuse(option, dir, "cannot create it: " + std::string(std::strerror(errno)));
   // Nothing is created before commit: the files go into a temporary folder beside it.
   folders_.push_back(dir);
   for (const std::string& name : files) {
@@ -139,7 +145,8 @@ void OutputSet::commit() {
   }
   for (File& f : files_) {
     if (!f.written) continue;
-    if (::rename(f.temporary.c_str(), f.target.c_str()) != 0) refuse(f.option, f.path, std::string("cannot write the file: ") + std::strerror(errno));
+    if (::rename(f.temporary.c_str(), f.target.c_str()) != 0)
+      refuse(f.option, f.path, std::string("cannot write the file: ") + std::strerror(errno));
     f.written = false;
   }
   committed_ = true;

@@ -58,8 +58,9 @@ SearchRun run_search(const SearchArgs& a) {
     throw ConfigError(SourceLoc{"--verify", 0, 0}, "", "unknown engine \"" + a.verify + "\"; valid: simgrid, analytic");
   search::Problem problem{&model, &cluster, a.global_batch > 0 ? a.global_batch : model.global_batch_size};
   if (problem.global_batch <= 0)
-    throw ConfigError(SourceLoc{a.workload, 0, 0}, "global_batch_size",
-                      "the training job's global batch is not set; give --global-batch N or global_batch_size in the workload YAML");
+    throw ConfigError(
+        SourceLoc{a.workload, 0, 0}, "global_batch_size",
+        "the training job's global batch is not set; give --global-batch N or global_batch_size in the workload YAML");
   search::SearchOptions options;
   options.seed = a.seed;
   options.top = a.top;
@@ -189,15 +190,16 @@ void write_search_json(std::ostream& out, const SearchRun& run) {
   j["searches"] = nlohmann::json::array();
   for (size_t i = 0; i < run.results.size(); ++i) {
     const auto& r = run.results[i];
-    nlohmann::json s = {{"algorithm", r.algorithm},     {"evaluations", r.evaluations},
-                        {"simulations", r.simulations}, {"wall_s", r.wall_s},
-                        {"budget_exhausted", r.budget_exhausted}, {"note", r.note}};
+    nlohmann::json s = {
+        {"algorithm", r.algorithm}, {"evaluations", r.evaluations},           {"simulations", r.simulations},
+        {"wall_s", r.wall_s},       {"budget_exhausted", r.budget_exhausted}, {"note", r.note}};
     s["top"] = nlohmann::json::array();
     for (size_t k = 0; k < r.top.size(); ++k) {
       nlohmann::json c = candidate_json(r.top[k]);
       if (i < run.verified.size()) {
         const VerifiedPlan& v = run.verified[i][k];
-        c["verified"] = {{"engine", v.engine}, {"iteration_time_s", v.error.empty() ? nlohmann::json(v.iteration_time_s) : nlohmann::json()}};
+        c["verified"] = {{"engine", v.engine},
+                         {"iteration_time_s", v.error.empty() ? nlohmann::json(v.iteration_time_s) : nlohmann::json()}};
         if (!v.error.empty()) c["verified"]["error"] = v.error;
       }
       s["top"].push_back(c);
@@ -219,8 +221,10 @@ void write_search_html(std::ostream& out, const SearchRun& run) {
   for (const auto& r : run.results)
     for (const auto& c : r.top) worst = std::max(worst, c.score.iteration_time_s);
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>dejavu search</title>\n<style>"
-         "body{font-family:sans-serif;margin:24px}table{border-collapse:collapse}td,th{padding:3px 10px;text-align:left;"
-         "border-bottom:1px solid #ddd}.bar{background:#4e79a7;height:12px}.best{font-weight:bold}</style></head><body>\n";
+         "body{font-family:sans-serif;margin:24px}table{border-collapse:collapse}td,th{padding:3px "
+         "10px;text-align:left;"
+         "border-bottom:1px solid "
+         "#ddd}.bar{background:#4e79a7;height:12px}.best{font-weight:bold}</style></head><body>\n";
   out << "<h1>Plan search: " << esc(run.workload) << " on " << esc(run.platform) << "</h1>\n<p>" << run.gpus
       << " GPUs, global batch " << run.global_batch << ".</p>\n";
   const search::Candidate* best = run.best();
@@ -242,11 +246,12 @@ void write_search_html(std::ostream& out, const SearchRun& run) {
       out << "<tr" << (is_best ? " class=\"best\"" : "") << "><td>" << k + 1 << "</td><td>"
           << esc(search::describe(c.plan)) << "</td><td>" << esc(units::format_time(c.score.iteration_time_s))
           << "</td><td><div class=\"bar\" style=\"width:" << bar << "px\"></div></td><td>"
-          << static_cast<long long>(c.score.tokens_per_s) << "</td><td>" << esc(units::format_bytes(c.score.peak_memory_bytes))
-          << "</td>";
+          << static_cast<long long>(c.score.tokens_per_s) << "</td><td>"
+          << esc(units::format_bytes(c.score.peak_memory_bytes)) << "</td>";
       if (i < run.verified.size()) {
         const auto& v = run.verified[i][k];
-        out << "<td>" << esc(v.error.empty() ? v.engine + " " + units::format_time(v.iteration_time_s) : v.error) << "</td>";
+        out << "<td>" << esc(v.error.empty() ? v.engine + " " + units::format_time(v.iteration_time_s) : v.error)
+            << "</td>";
       }
       out << "</tr>\n";
     }

@@ -15,16 +15,16 @@ namespace dejavu::tools {
 struct SearchArgs {
   std::string platform, workload;
   std::vector<std::string> calibrations;  // --calibration files
-  std::string algo = "grid";  // a searcher's name, or "all"
-  std::string budget;         // "30 s"; empty: none
+  std::string algo = "grid";              // a searcher's name, or "all"
+  std::string budget;                     // "30 s"; empty: none
   unsigned long long seed = 1;
   int top = 5;
   long iterations = 0;
-  int global_batch = 0;       // 0: the workload's global_batch_size
-  std::string verify;         // "simgrid": re-simulate the top plans on it
-  std::string json, output;   // files to write
-  std::string report;         // HTML
-  bool progress = true;       // a bar on stderr when it is a terminal
+  int global_batch = 0;      // 0: the workload's global_batch_size
+  std::string verify;        // "simgrid": re-simulate the top plans on it
+  std::string json, output;  // files to write
+  std::string report;        // HTML
+  bool progress = true;      // a bar on stderr when it is a terminal
 };
 
 struct VerifiedPlan {

@@ -41,7 +41,8 @@ ProfileFit fit_profiles(const workloads::ModelGraph& model, const platforms::Clu
   for (size_t i = 0; i < rows.size(); ++i) {
     const StageMeasurement& m = rows[i];
     if (model.heads > 0 && model.heads % m.tp != 0)
-      throw ConfigError(SourceLoc{m.file, m.line, 1}, "tp", std::to_string(m.tp) + " does not divide the heads of " + model.name);
+      throw ConfigError(SourceLoc{m.file, m.line, 1}, "tp",
+                        std::to_string(m.tp) + " does not divide the heads of " + model.name);
     if (m.layers > model.layers || m.tp > cluster.gpu_count())
       throw ConfigError(SourceLoc{m.file, m.line, 1}, "layers", "more layers or GPUs than the model and platform have");
     strategies::Plan p;
@@ -93,8 +94,8 @@ ProfileFit fit_profiles(const workloads::ModelGraph& model, const platforms::Clu
 
 void write_profile_fit(std::ostream& out, const ProfileFit& f) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "# fitted on %d profiled configurations: measured = %.4g x simulated %+.4g s\n", f.train,
-                f.a, f.b);
+  std::snprintf(buf, sizeof buf, "# fitted on %d profiled configurations: measured = %.4g x simulated %+.4g s\n",
+                f.train, f.a, f.b);
   out << buf;
   out << "# config (tp mb recompute sp layers)      measured    simulated   error    fitted      error\n";
   for (const auto& r : f.rows) {
@@ -104,9 +105,10 @@ void write_profile_fit(std::ostream& out, const ProfileFit& f) {
                   100 * (r.simulated_s / r.row.seconds - 1), r.fitted_s, 100 * (r.fitted_s / r.row.seconds - 1));
     out << buf;
   }
-  std::snprintf(buf, sizeof buf,
-                "# * profiled. Held out: %zu configurations; mean |error| %.2f%% fitted, %.2f%% from the simulator alone\n",
-                f.rows.size() - f.train, 100 * f.heldout_error_fitted, 100 * f.heldout_error_simulated);
+  std::snprintf(
+      buf, sizeof buf,
+      "# * profiled. Held out: %zu configurations; mean |error| %.2f%% fitted, %.2f%% from the simulator alone\n",
+      f.rows.size() - f.train, 100 * f.heldout_error_fitted, 100 * f.heldout_error_simulated);
   out << buf;
 }
 

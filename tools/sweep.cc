@@ -143,7 +143,8 @@ std::vector<std::string> axis_values(const ConfigNode& n) {
   if (factor > 1 && !(from > 0)) n.child("from").fail("a range by factor starts above 0");
   // How many values, before making any: each must differ from the last.
   const double count = 1 + std::floor(step > 0 ? (to - from) / step : std::log(to / from) / std::log(factor));
-  if (count > kMaxAxisValues) n.fail("a range of " + number(count) + " values; an axis takes at most " + number(kMaxAxisValues));
+  if (count > kMaxAxisValues)
+    n.fail("a range of " + number(count) + " values; an axis takes at most " + number(kMaxAxisValues));
   for (double x = from; x <= to * (1 + 1e-12) + 1e-12 && values.size() < count; x = step > 0 ? x + step : x * factor) {
     if (!values.empty() && number(x) == values.back())
       n.fail("the step is too fine: " + number(x) + " repeats; valid: a step that changes the value");
@@ -160,10 +161,13 @@ SweepSpec load_sweep(const std::string& path) {
   s.file = path;
   s.name = root.get_string("name", root.file_stem());
   // The name prefixes every point file: it must stay inside -o.
-  if (s.name.empty() || s.name[0] == '.' || s.name.find_first_not_of(
-          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos) {
-    if (root.has("name")) root.child("name").fail("\"" + s.name + "\"; valid: letters, digits, '.', '_' and '-', not starting with '.'");
-    root.fail("the file's name \"" + s.name + "\" cannot name a sweep; give name: with letters, digits, '.', '_' and '-'");
+  if (s.name.empty() || s.name[0] == '.' ||
+      s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+          std::string::npos) {
+    if (root.has("name"))
+      root.child("name").fail("\"" + s.name + "\"; valid: letters, digits, '.', '_' and '-', not starting with '.'");
+    root.fail("the file's name \"" + s.name +
+              "\" cannot name a sweep; give name: with letters, digits, '.', '_' and '-'");
   }
   const fs::path dir = fs::path(path).parent_path();
   auto file = [&](const char* key) {
@@ -212,7 +216,8 @@ SweepSpec load_sweep(const std::string& path) {
     if (axis.values.empty()) n.fail("an axis needs at least one value");
     points *= static_cast<double>(axis.values.size());
     if (points > kMaxPoints)
-      n.fail("the sweep would have " + number(points) + " points; at most " + number(kMaxPoints) + " (fewer values or axes)");
+      n.fail("the sweep would have " + number(points) + " points; at most " + number(kMaxPoints) +
+             " (fewer values or axes)");
     s.axes.push_back(axis);
   }
   return s;
@@ -278,7 +283,8 @@ std::string run_point(const SweepSpec& spec, const SweepPoint& point) {
         parent[last.key] = YAML::Load(point.values[a]);
     }
     const platforms::Cluster cluster = platforms::load_cluster(ConfigNode(docs["platform"].second, spec.platform, ""));
-    const workloads::ModelGraph model = workloads::load_workload(ConfigNode(docs["workload"].second, spec.workload, ""));
+    const workloads::ModelGraph model =
+        workloads::load_workload(ConfigNode(docs["workload"].second, spec.workload, ""));
     // The point's plan, simulated on the sweep's engine, into the record.
     auto record = [&](const strategies::Plan& plan) {
       const strategies::Simulation s = strategies::simulate(model, cluster, plan, spec.engine);
@@ -302,7 +308,8 @@ std::string run_point(const SweepSpec& spec, const SweepPoint& point) {
       strategies::Plan plan = strategies::load_plan(ConfigNode(docs["plan"].second, spec.plan, ""));
       // Refit dp to the cluster when the axes changed the GPU count or the other degrees.
       const int others = plan.tp * plan.pp * plan.cp;
-      if (plan.gpus() != cluster.gpu_count() && cluster.gpu_count() % others == 0) plan.dp = cluster.gpu_count() / others;
+      if (plan.gpus() != cluster.gpu_count() && cluster.gpu_count() % others == 0)
+        plan.dp = cluster.gpu_count() / others;
       record(plan);
     }
   } catch (const std::exception& e) {
@@ -342,8 +349,9 @@ void show_progress(const SweepSpec& spec, const SweepSummary& sum, size_t pendin
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double eta = finished > 0 ? elapsed / finished * (pending - finished) : 0;
   char buf[160];
-  std::snprintf(buf, sizeof buf, "\r%s: %zu/%zu done, %zu running, %zu failed, %zu skipped, ETA %s   ", spec.name.c_str(),
-                finished, pending, running, sum.failed, sum.skipped, finished > 0 ? units::format_time(eta).c_str() : "?");
+  std::snprintf(buf, sizeof buf, "\r%s: %zu/%zu done, %zu running, %zu failed, %zu skipped, ETA %s   ",
+                spec.name.c_str(), finished, pending, running, sum.failed, sum.skipped,
+                finished > 0 ? units::format_time(eta).c_str() : "?");
   std::cerr << buf << std::flush;
 }
 }  // namespace
@@ -369,7 +377,8 @@ SweepSummary run_sweep_points(const SweepSpec& spec, const SweepRunOptions& o) {
     j["status"] = "failed";
     j["error"] = why;
     j["transient"] = true;
-    write_file_atomically(point_file(spec, o.out_dir, p).string(), [&](std::ostream& out) { out << json_text(j) << "\n"; });
+    write_file_atomically(point_file(spec, o.out_dir, p).string(),
+                          [&](std::ostream& out) { out << json_text(j) << "\n"; });
   };
   auto done = [&](size_t i, const sim::ChildOutcome& c) {
     const SweepPoint& p = pending[i];
@@ -379,9 +388,12 @@ SweepSummary run_sweep_points(const SweepSpec& spec, const SweepRunOptions& o) {
     else if (!elsewhere && !finished(point_file(spec, o.out_dir, p)))
       record_failure(p, c.signal != 0 ? "worker crashed (signal " + std::to_string(c.signal) + ")"
                                       : "worker exited without a result");
-    if (elsewhere) ++sum.skipped;
-    else if (c.exit_code == 0) ++sum.done;
-    else ++sum.failed;
+    if (elsewhere)
+      ++sum.skipped;
+    else if (c.exit_code == 0)
+      ++sum.done;
+    else
+      ++sum.failed;
   };
   sim::PoolOptions pool{std::max(1, o.jobs), spec.timeout_s, {}};
   if (bar) pool.tick = [&](size_t running) { show_progress(spec, sum, pending.size(), running, t0); };
@@ -403,19 +415,22 @@ void check_record(const nlohmann::json& j, const std::string& file) {
   if (!j.contains("status") || !j["status"].is_string()) bad("status", "missing or not text");
   if (!j.contains("axes") || !j["axes"].is_array()) bad("axes", "missing or not a list");
   for (const auto& a : j["axes"])
-    if (!a.is_array() || a.size() != 2 || !a[0].is_string() || !a[1].is_string()) bad("axes", "expected [path, value] pairs");
+    if (!a.is_array() || a.size() != 2 || !a[0].is_string() || !a[1].is_string())
+      bad("axes", "expected [path, value] pairs");
   for (const char* k : {"plan", "error"})
     if (j.contains(k) && !j[k].is_string()) bad(k, "not text");
   if (j["status"] != "ok") return;
   for (const char* k : {"iteration_time_s", "tflops_per_gpu", "mfu", "peak_memory_bytes"})
-    if (!j.contains(k) || !j[k].is_number() || !std::isfinite(j[k].get<double>())) bad(k, "missing or not a finite number");
+    if (!j.contains(k) || !j[k].is_number() || !std::isfinite(j[k].get<double>()))
+      bad(k, "missing or not a finite number");
   if (!j.contains("oom") || !j["oom"].is_boolean()) bad("oom", "missing or not true/false");
 }
 }  // namespace
 
 MergedTable merge_results(const std::string& out_dir) {
   const fs::path dir = fs::path(out_dir) / "points";
-  if (!fs::is_directory(dir)) throw ConfigError(SourceLoc{out_dir, 0, 0}, "", "no sweep results here (no points/ folder)");
+  if (!fs::is_directory(dir))
+    throw ConfigError(SourceLoc{out_dir, 0, 0}, "", "no sweep results here (no points/ folder)");
   std::vector<nlohmann::json> records;
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir))
@@ -440,13 +455,15 @@ MergedTable merge_results(const std::string& out_dir) {
     records.push_back(j);
   }
   if (records.empty()) throw ConfigError(SourceLoc{out_dir, 0, 0}, "", "no point results to merge");
-  std::sort(records.begin(), records.end(),
-            [](const nlohmann::json& a, const nlohmann::json& b) { return a["index"].get<size_t>() < b["index"].get<size_t>(); });
+  std::sort(records.begin(), records.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    return a["index"].get<size_t>() < b["index"].get<size_t>();
+  });
   MergedTable t;
   for (const auto& a : records.front()["axes"]) t.axes.push_back(a[0].get<std::string>());
   for (const auto& r : records) {
     if (r["axes"].size() != t.axes.size())
-      throw ConfigError(SourceLoc{out_dir, 0, 0}, "axes", "points with different axes in one folder; merge each sweep on its own");
+      throw ConfigError(SourceLoc{out_dir, 0, 0}, "axes",
+                        "points with different axes in one folder; merge each sweep on its own");
     std::vector<std::string> row;
     for (const auto& a : r["axes"]) row.push_back(a[1].get<std::string>());
     const bool ok = r["status"] == "ok";
@@ -488,18 +505,20 @@ std::string heat_colour(double f) {  // light (fast) to dark blue (slow)
 }
 
 // Two axes: a heatmap of iteration times (light fast, dark slow, grey failed).
-void draw_heatmap(report::Svg& svg, const MergedTable& t, const std::vector<std::string>& xs, const std::vector<std::string>& ys,
-                  double lo, double hi) {
+void draw_heatmap(report::Svg& svg, const MergedTable& t, const std::vector<std::string>& xs,
+                  const std::vector<std::string>& ys, double lo, double hi) {
   const size_t time_col = t.axes.size() + 1;
   const double cw = 110, ch = 40, left = 170, top = 60;
   for (size_t i = 0; i < xs.size(); ++i) svg.text(left + i * cw + cw / 2, top - 8, xs[i], "text-anchor=\"middle\"");
   for (size_t j = 0; j < ys.size(); ++j) svg.text(left - 8, top + j * ch + ch / 2 + 4, ys[j], "text-anchor=\"end\"");
   for (const auto& r : t.rows) {
-    const size_t i = std::find(xs.begin(), xs.end(), r[1]) - xs.begin(), j = std::find(ys.begin(), ys.end(), r[0]) - ys.begin();
+    const size_t i = std::find(xs.begin(), xs.end(), r[1]) - xs.begin(),
+                 j = std::find(ys.begin(), ys.end(), r[0]) - ys.begin();
     const bool ok = !r[time_col].empty();
     const double f = ok && hi > lo ? (std::stod(r[time_col]) - lo) / (hi - lo) : 0;
     svg.rect(left + i * cw, top + j * ch, cw, ch, ok ? heat_colour(f) : "#dddddd", "", "stroke=\"white\"");
-    svg.text(left + i * cw + cw / 2, top + j * ch + ch / 2 + 4, ok ? units::format_time(std::stod(r[time_col])) : "failed",
+    svg.text(left + i * cw + cw / 2, top + j * ch + ch / 2 + 4,
+             ok ? units::format_time(std::stod(r[time_col])) : "failed",
              std::string("text-anchor=\"middle\" fill=\"") + (f > 0.5 ? "white" : "black") + "\"");
   }
 }
@@ -525,8 +544,8 @@ void draw_line(report::Svg& svg, const MergedTable& t, double hi, double width) 
 void write_merged_svg(std::ostream& out, const MergedTable& t) {
   if (t.axes.empty() || t.axes.size() > 2)
     throw ConfigError(SourceLoc{"--plot", 0, 0}, "",
-                      "a plot takes one axis (a line) or two (a heatmap); this sweep has " + std::to_string(t.axes.size()) +
-                          " (the CSV has them all)");
+                      "a plot takes one axis (a line) or two (a heatmap); this sweep has " +
+                          std::to_string(t.axes.size()) + " (the CSV has them all)");
   const size_t A = t.axes.size(), time_col = A + 1;
   std::vector<std::string> xs, ys;
   auto add = [](std::vector<std::string>& v, const std::string& s) {
@@ -541,8 +560,10 @@ void write_merged_svg(std::ostream& out, const MergedTable& t) {
   const double width = 170 + 110.0 * xs.size() + 40, height = A == 2 ? 60 + 40.0 * ys.size() + 70 : 360;
   report::Svg svg(width, height, 12, "", true);
   svg.text(10, 20, "iteration time (s) over " + t.axes[0] + (A == 2 ? " and " + t.axes[1] : ""), "font-size=\"14\"");
-  if (A == 2) draw_heatmap(svg, t, xs, ys, lo, hi);
-  else draw_line(svg, t, hi, width);
+  if (A == 2)
+    draw_heatmap(svg, t, xs, ys, lo, hi);
+  else
+    draw_line(svg, t, hi, width);
   out << svg.str();
 }
 

@@ -18,10 +18,35 @@ std::vector<int> widths(const ConfigNode& list) {
   if (out.empty()) list.fail("expected at least one layer");
   return out;
 }
+// The embedding tables, summed: how many, the fewest rows, lookups per sample, parameters.
+struct Tables {
+  double tables = 0, rows_min = 0, lookups = 0, params = 0;
+  int dim = 0;
+};
+
+Tables tables_of(const ConfigNode& list) {
+  Tables s;
+  for (const ConfigNode& t : list.items()) {
+    t.expect_map({"count", "rows", "dim", "pooling"});
+    const int count = positive_key(t, "count", 1, false, limits::kMaxCount),
+              rows = positive_key(t, "rows", 0, true, 1 << 30);
+    const int d = positive_key(t, "dim", 0, true, limits::kMaxWidth),
+              pooling = positive_key(t, "pooling", 1, false, 1 << 20);
+    if (s.dim != 0 && d != s.dim)
+      t.child("dim").fail("every table needs the same dim for the interaction, got " + std::to_string(d));
+    s.dim = d;
+    s.tables += count;
+    s.rows_min = s.rows_min == 0 ? rows : std::min<double>(s.rows_min, rows);
+    s.lookups += static_cast<double>(count) * pooling;
+    s.params += static_cast<double>(count) * rows * d;
+  }
+  return s;
+}
 }  // namespace
 
 ModelGraph DlrmGenerator::generate(const ConfigNode& n) const {
-  n.expect_map({"kind", "name", "dense_features", "tables", "bottom_mlp", "top_mlp", "sharding", "dtype", "global_batch_size"});
+  n.expect_map(
+      {"kind", "name", "dense_features", "tables", "bottom_mlp", "top_mlp", "sharding", "dtype", "global_batch_size"});
   ModelGraph g;
   g.name = n.get_string("name", n.file_stem());
   g.dtype = dtype_key(n, sim::DType::FP32);
@@ -29,26 +54,19 @@ ModelGraph DlrmGenerator::generate(const ConfigNode& n) const {
   const double e = sim::dtype_bytes(g.dtype);
   const int dense = positive_key(n, "dense_features", 13, false, limits::kMaxWidth);
   const std::vector<int> bottom = widths(n.child("bottom_mlp")), top = widths(n.child("top_mlp"));
-  const std::string sharding = n.has("sharding")
-                                   ? n.child("sharding").as_choice({"table-wise", "row-wise", "column-wise", "data-parallel"})
-                                   : "table-wise";
-  double tables = 0, rows_min = 0, lookups = 0, params = 0;
-  int dim = 0;
-  for (const ConfigNode& t : n.child("tables").items()) {
-    t.expect_map({"count", "rows", "dim", "pooling"});
-    const int count = positive_key(t, "count", 1, false, limits::kMaxCount), rows = positive_key(t, "rows", 0, true, 1 << 30);
-    const int d = positive_key(t, "dim", 0, true, limits::kMaxWidth), pooling = positive_key(t, "pooling", 1, false, 1 << 20);
-    if (dim != 0 && d != dim) t.child("dim").fail("every table needs the same dim for the interaction, got " + std::to_string(d));
-    dim = d;
-    tables += count;
-    rows_min = rows_min == 0 ? rows : std::min<double>(rows_min, rows);
-    lookups += static_cast<double>(count) * pooling;
-    params += static_cast<double>(count) * rows * d;
-  }
+  const std::string sharding =
+      n.has("sharding") ? n.child("sharding").as_choice({"table-wise", "row-wise", "column-wise", "data-parallel"})
+                        : "table-wise";
+  const Tables t = tables_of(n.child("tables"));
+  const double tables = t.tables, rows_min = t.rows_min, lookups = t.lookups, params = t.params;
+  const int dim = t.dim;
   if (bottom.back() != dim)
-    n.child("bottom_mlp").fail("must end at the embedding dim " + std::to_string(dim) + ", got " + std::to_string(bottom.back()));
-  g.experts = sharding == "table-wise" ? static_cast<int>(tables) : sharding == "column-wise" ? dim
-              : sharding == "row-wise" ? static_cast<int>(std::min(rows_min, 1e9)) : 0;
+    n.child("bottom_mlp")
+        .fail("must end at the embedding dim " + std::to_string(dim) + ", got " + std::to_string(bottom.back()));
+  g.experts = sharding == "table-wise"    ? static_cast<int>(tables)
+              : sharding == "column-wise" ? dim
+              : sharding == "row-wise"    ? static_cast<int>(std::min(rows_min, 1e9))
+                                          : 0;
   g.layers = static_cast<int>(top.size());
   Chain chain(g);
 

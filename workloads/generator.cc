@@ -22,18 +22,17 @@ void register_builtins() {
                    [] { return std::make_unique<BertGenerator>(); });
   generators().add("vit", "Vision Transformer: patch embedding, class token, classifier",
                    [] { return std::make_unique<VitGenerator>(); });
-  generators().add("dlrm", "DLRM: embedding tables (sharded table-, row-, column-wise or replicated), MLPs, interaction",
+  generators().add("dlrm",
+                   "DLRM: embedding tables (sharded table-, row-, column-wise or replicated), MLPs, interaction",
                    [] { return std::make_unique<DlrmGenerator>(); });
-  generators().add("transformer",
-                   "GPT-style decoder: embedding, decoder layers, LM head (Megatron layout)",
+  generators().add("transformer", "GPT-style decoder: embedding, decoder layers, LM head (Megatron layout)",
                    [] { return std::make_unique<TransformerGenerator>(); });
 }
 
 ModelGraph load_workload(const ConfigNode& root) {
   const ConfigNode kind = root.child("kind");
   if (!generators().has(kind.as_string()))
-    kind.fail("unknown workload kind \"" + kind.as_string() + "\"; valid: " +
-              generators().names_joined());
+    kind.fail("unknown workload kind \"" + kind.as_string() + "\"; valid: " + generators().names_joined());
   ModelGraph g = generators().make(kind.as_string())->generate(root);
   g.topological_order();  // rejects cycles here, at the edge
   if (root.has("global_batch_size")) {
@@ -43,8 +42,6 @@ ModelGraph load_workload(const ConfigNode& root) {
   return g;
 }
 
-ModelGraph load_workload_file(const std::string& path) {
-  return load_workload(ConfigNode::load_file(path));
-}
+ModelGraph load_workload_file(const std::string& path) { return load_workload(ConfigNode::load_file(path)); }
 
 }  // namespace dejavu::workloads

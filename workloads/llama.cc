@@ -11,8 +11,13 @@ namespace {
 // Llama's sizes, as doubles for the FLOP and byte counts.
 struct Dims {
   explicit Dims(const LlamaConfig& c)
-      : s(c.seq_len), h(c.hidden), a(c.heads), f(c.ffn_hidden), V(c.vocab),
-        kv(static_cast<double>(c.kv_heads) * (h / a)), e(sim::dtype_bytes(c.dtype)) {}
+      : s(c.seq_len),
+        h(c.hidden),
+        a(c.heads),
+        f(c.ffn_hidden),
+        V(c.vocab),
+        kv(static_cast<double>(c.kv_heads) * (h / a)),
+        e(sim::dtype_bytes(c.dtype)) {}
   double s, h, a, f, V;
   double kv;  // key (and value) width
   double e;
@@ -135,8 +140,8 @@ ModelGraph make_llama(const LlamaConfig& c) {
 }
 
 ModelGraph LlamaGenerator::generate(const ConfigNode& n) const {
-  n.expect_map({"kind", "name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "dtype", "global_batch_size",
-                "tie_embeddings", "experts", "top_k", "capacity_factor"});
+  n.expect_map({"kind", "name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "dtype",
+                "global_batch_size", "tie_embeddings", "experts", "top_k", "capacity_factor"});
   LlamaConfig c;
   c.name = n.get_string("name", n.file_stem());
   c.layers = positive_key(n, "layers", 0, true, limits::kMaxLayers);
@@ -152,7 +157,8 @@ ModelGraph LlamaGenerator::generate(const ConfigNode& n) const {
     c.experts = positive_key(n, "experts", 0, true, limits::kMaxCount);
     c.top_k = positive_key(n, "top_k", 2, false, limits::kMaxCount);
     if (c.top_k > c.experts)
-      n.child("top_k").fail("must be at most experts (" + std::to_string(c.experts) + "), got " + std::to_string(c.top_k));
+      n.child("top_k").fail("must be at most experts (" + std::to_string(c.experts) + "), got " +
+                            std::to_string(c.top_k));
     c.capacity_factor = n.get_double("capacity_factor", 1.0, 1.0, limits::kMaxCount);
   }
   if (c.hidden % c.heads != 0)

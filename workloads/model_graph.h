@@ -32,13 +32,13 @@ class ModelGraph {
   double model_flops(double global_batch) const;
 
   std::string name;
-  int layers = 0;                     // repeated layers, split across pipeline stages
-  int heads = 0;                      // tensor parallelism must divide this (0: no limit)
-  int experts = 0;                    // expert parallelism must divide this (0: dense)
+  int layers = 0;                        // repeated layers, split across pipeline stages
+  int heads = 0;                         // tensor parallelism must divide this (0: no limit)
+  int experts = 0;                       // expert parallelism must divide this (0: dense)
   double boundary_bytes_per_sample = 0;  // activation crossing a layer boundary
   sim::DType dtype = sim::DType::BF16;
-  double tokens_per_sample = 1;       // sequence length for language models (tokens/s)
-  int global_batch_size = 0;          // the training job's batch, if the YAML fixes it (0: not)
+  double tokens_per_sample = 1;  // sequence length for language models (tokens/s)
+  int global_batch_size = 0;     // the training job's batch, if the YAML fixes it (0: not)
 
  private:
   Graph graph_;

@@ -16,21 +16,21 @@ enum class TpMode {
 };
 
 struct Op {
-  std::string name;                  // "L3.qkv"
+  std::string name;  // "L3.qkv"
   sim::OpClass op_class = sim::OpClass::Gemm;
-  int layer = 0;                     // -1 before the repeated layers, `layers` after them
-  double fwd_flops = 0;              // per sample
-  double bwd_flops = 0;              // per sample
-  double fwd_bytes = 0;              // memory traffic per sample
+  int layer = 0;         // -1 before the repeated layers, `layers` after them
+  double fwd_flops = 0;  // per sample
+  double bwd_flops = 0;  // per sample
+  double fwd_bytes = 0;  // memory traffic per sample
   double bwd_bytes = 0;
-  double weight_bytes = 0;           // weights read once per pass, whatever the batch
+  double weight_bytes = 0;                  // weights read once per pass, whatever the batch
   double weight_rows = 0, weight_cols = 0;  // a GEMM's weight matrix shape (gradient compression)
-  double params = 0;                 // parameter count
+  double params = 0;                        // parameter count
   // Activations kept for the backward, per sample, as Korthikanti et al. 2022 count them.
   double activation_bytes = 0;
-  bool activation_split = true;      // divided by t under tensor parallelism without SP
+  bool activation_split = true;          // divided by t under tensor parallelism without SP
   double selective_recompute_bytes = 0;  // the part selective recomputation drops
-  bool layer_input = false;          // the layer's input: all full recomputation keeps
+  bool layer_input = false;              // the layer's input: all full recomputation keeps
   TpMode tp = TpMode::Split;
   // Megatron's f/g operators: an all-reduce of `tp_sync_bytes` per sample over the
   // tensor-parallel group after the forward (g, after row-parallel ops) or after the

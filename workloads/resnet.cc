@@ -70,8 +70,8 @@ ModelGraph make_resnet50(int image_size, int classes, sim::DType dtype) {
 
 ModelGraph ResNet50Generator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "image_size", "classes", "dtype", "global_batch_size"});
-  ModelGraph g = make_resnet50(positive_key(n, "image_size", 224, false, 1 << 16), positive_key(n, "classes", 1000, false, 1 << 24),
-                               dtype_key(n, sim::DType::BF16));
+  ModelGraph g = make_resnet50(positive_key(n, "image_size", 224, false, 1 << 16),
+                               positive_key(n, "classes", 1000, false, 1 << 24), dtype_key(n, sim::DType::BF16));
   g.name = n.get_string("name", n.file_stem());
   return g;
 }

@@ -11,7 +11,11 @@ namespace {
 // A transformer's sizes, as doubles for the FLOP and byte counts.
 struct Dims {
   explicit Dims(const TransformerConfig& c)
-      : s(c.seq_len), h(c.hidden), a(c.heads), V(c.vocab), f(c.ffn_hidden > 0 ? c.ffn_hidden : 4.0 * c.hidden),
+      : s(c.seq_len),
+        h(c.hidden),
+        a(c.heads),
+        V(c.vocab),
+        f(c.ffn_hidden > 0 ? c.ffn_hidden : 4.0 * c.hidden),
         e(sim::dtype_bytes(c.dtype)) {}
   double s, h, a, V, f, e;
 };
@@ -41,7 +45,7 @@ void add_embedding(Chain& chain, const TransformerConfig& c, const Dims& d) {
   const double positions = c.max_position > 0 ? c.max_position : s;
   emb.params = (d.V + positions) * h;
   if (c.ends == TransformerConfig::Ends::Bert) emb.params += 2 * h + 2 * h;  // token types, LayerNorm
-  emb.weight_bytes = 0;      // a lookup touches only the rows it reads
+  emb.weight_bytes = 0;                                                      // a lookup touches only the rows it reads
   emb.activation_bytes = 0;  // its output is layer 0's input, kept there
   emb.tp_sync_fwd = true;
   emb.tp_sync_bytes = s * h * e;
@@ -135,7 +139,7 @@ void add_lm_head(Chain& chain, const TransformerConfig& c, const Dims& d) {
   }
   Op head = gemm("lm_head", after, s, h, V, e, false);
   head.params = c.ends == TransformerConfig::Ends::Bert ? V : 0;  // BERT's decoder keeps a bias
-  head.activation_bytes = s * h * e;  // its input; the logits are the loss's
+  head.activation_bytes = s * h * e;                              // its input; the logits are the loss's
   head.activation_split = false;
   chain.add(head);
   // The logits (vocabulary-parallel) are kept for the cross-entropy backward.
@@ -182,7 +186,8 @@ TransformerConfig read_layers(const ConfigNode& n, TransformerConfig::Ends ends)
 }  // namespace
 
 ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
-  n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "dtype", "global_batch_size"});
+  n.expect_map(
+      {"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "dtype", "global_batch_size"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Gpt);
   c.seq_len = positive_key(n, "seq_len", 0, true, limits::kMaxSequence);
   c.vocab = positive_key(n, "vocab", 0, true, 1 << 30);
@@ -190,7 +195,8 @@ ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
 }
 
 ModelGraph BertGenerator::generate(const ConfigNode& n) const {
-  n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "max_position", "dtype", "global_batch_size"});
+  n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "max_position", "dtype",
+                "global_batch_size"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Bert);
   c.seq_len = positive_key(n, "seq_len", 0, true, limits::kMaxSequence);
   c.vocab = positive_key(n, "vocab", 0, true, 1 << 30);
@@ -201,7 +207,8 @@ ModelGraph BertGenerator::generate(const ConfigNode& n) const {
 }
 
 ModelGraph VitGenerator::generate(const ConfigNode& n) const {
-  n.expect_map({"kind", "name", "image_size", "patch", "layers", "hidden", "heads", "ffn_hidden", "classes", "dtype", "global_batch_size"});
+  n.expect_map({"kind", "name", "image_size", "patch", "layers", "hidden", "heads", "ffn_hidden", "classes", "dtype",
+                "global_batch_size"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Vit);
   c.image_size = positive_key(n, "image_size", 224, false, 1 << 16);
   c.patch = positive_key(n, "patch", 0, true, 1 << 16);

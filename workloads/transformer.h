@@ -18,10 +18,10 @@ struct TransformerConfig {
   sim::DType dtype = sim::DType::BF16;
   // The same layers as encoders (the layer FLOPs are the same; only the ends differ):
   enum class Ends { Gpt, Bert, Vit } ends = Ends::Gpt;
-  int max_position = 0;   // bert: position table rows (0: seq_len)
-  int patch = 0;          // vit: seq_len = (image_size / patch)^2 + 1 (the class token)
+  int max_position = 0;  // bert: position table rows (0: seq_len)
+  int patch = 0;         // vit: seq_len = (image_size / patch)^2 + 1 (the class token)
   int image_size = 0;
-  int classes = 0;        // vit: classifier outputs
+  int classes = 0;  // vit: classifier outputs
 };
 
 ModelGraph make_transformer(const TransformerConfig& c);

@@ -20,7 +20,6 @@ std::unique_ptr<CollectiveAlgorithm> make_auto();
 // Chunks a pipelined algorithm cuts `bytes` into: one per 4 MiB, at least 1, at most 64.
 int pipeline_chunks(double bytes);
 
-[[noreturn]] void unsupported(const std::string& algorithm, CollectiveOp op, size_t n,
-                              const std::string& why);
+[[noreturn]] void unsupported(const std::string& algorithm, CollectiveOp op, size_t n, const std::string& why);
 
 }  // namespace dejavu::sim

@@ -39,8 +39,7 @@ class Auto : public CollectiveAlgorithm {
     return *best;
   }
 
-  CommSchedule schedule(const Network& net, const std::vector<int>& g, CollectiveOp op,
-                        double S) const override {
+  CommSchedule schedule(const Network& net, const std::vector<int>& g, CollectiveOp op, double S) const override {
     return resolve(net, g, op, S).schedule(net, g, op, S);
   }
   double time_s(const Network& net, const std::vector<int>& g, CollectiveOp op, double S) const override {

@@ -12,8 +12,7 @@ class Direct : public CollectiveAlgorithm {
   std::string name() const override { return "direct"; }
   bool supports(const Network&, const std::vector<int>&, CollectiveOp) const override { return true; }
 
-  CommSchedule schedule(const Network&, const std::vector<int>& g, CollectiveOp op,
-                        double S) const override {
+  CommSchedule schedule(const Network&, const std::vector<int>& g, CollectiveOp op, double S) const override {
     const int n = static_cast<int>(g.size());
     CommSchedule s;
     if (n <= 1) return s;
@@ -31,7 +30,9 @@ class Direct : public CollectiveAlgorithm {
         break;
       case CollectiveOp::ReduceScatter:
       case CollectiveOp::AllGather:
-      case CollectiveOp::AllToAll: s.steps.push_back(all_pairs(S / n)); break;
+      case CollectiveOp::AllToAll:
+        s.steps.push_back(all_pairs(S / n));
+        break;
       case CollectiveOp::SendRecv: {
         auto& step = s.steps.emplace_back();
         for (int i = 0; i < n; ++i) step.push_back({g[i], g[(i + 1) % n], S});

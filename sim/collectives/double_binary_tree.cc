@@ -30,8 +30,7 @@ class DoubleBinaryTree : public CollectiveAlgorithm {
     return op == CollectiveOp::AllReduce || op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce;
   }
 
-  CommSchedule schedule(const Network& net, const std::vector<int>& g, CollectiveOp op,
-                        double S) const override {
+  CommSchedule schedule(const Network& net, const std::vector<int>& g, CollectiveOp op, double S) const override {
     if (!supports(net, g, op)) unsupported(name(), op, g.size(), "trees run all_reduce, broadcast, reduce");
     const int n = static_cast<int>(g.size());
     CommSchedule s;

@@ -17,10 +17,8 @@ class HalvingDoubling : public CollectiveAlgorithm {
     return op != CollectiveOp::AllToAll && op != CollectiveOp::SendRecv && n > 0 && (n & (n - 1)) == 0;
   }
 
-  CommSchedule schedule(const Network& net, const std::vector<int>& g, CollectiveOp op,
-                        double S) const override {
-    if (!supports(net, g, op))
-      unsupported(name(), op, g.size(), "needs a power-of-two group and no all_to_all");
+  CommSchedule schedule(const Network& net, const std::vector<int>& g, CollectiveOp op, double S) const override {
+    if (!supports(net, g, op)) unsupported(name(), op, g.size(), "needs a power-of-two group and no all_to_all");
     const int n = static_cast<int>(g.size());
     int L = 0;
     while ((1 << L) < n) ++L;
@@ -36,9 +34,16 @@ class HalvingDoubling : public CollectiveAlgorithm {
       for (int k = 0; k < L; ++k) exchange(1 << k, S * (1 << k) / n);
     };
     switch (op) {
-      case CollectiveOp::AllReduce: halving(); doubling(); break;
-      case CollectiveOp::ReduceScatter: halving(); break;
-      case CollectiveOp::AllGather: doubling(); break;
+      case CollectiveOp::AllReduce:
+        halving();
+        doubling();
+        break;
+      case CollectiveOp::ReduceScatter:
+        halving();
+        break;
+      case CollectiveOp::AllGather:
+        doubling();
+        break;
       case CollectiveOp::Broadcast:
         for (int k = 0; k < L; ++k) {
           auto& step = s.steps.emplace_back();
@@ -52,7 +57,8 @@ class HalvingDoubling : public CollectiveAlgorithm {
         }
         break;
       case CollectiveOp::AllToAll:
-      case CollectiveOp::SendRecv: break;
+      case CollectiveOp::SendRecv:
+        break;
     }
     return s;
   }

@@ -25,8 +25,7 @@ class Hierarchical : public CollectiveAlgorithm {
     return true;
   }
 
-  CommSchedule schedule(const Network& net, const std::vector<int>& g, CollectiveOp op,
-                        double S) const override {
+  CommSchedule schedule(const Network& net, const std::vector<int>& g, CollectiveOp op, double S) const override {
     if (!supports(net, g, op))
       unsupported(name(), op, g.size(), "needs all_reduce over two or more servers with equal GPU counts");
     const auto servers = by_server(net, g);

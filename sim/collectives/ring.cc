@@ -21,8 +21,8 @@ int pipeline_chunks(double bytes) {
 }
 
 void unsupported(const std::string& algorithm, CollectiveOp op, size_t n, const std::string& why) {
-  throw Error("collective algorithm " + algorithm + " cannot run " + to_string(op) + " over " +
-              std::to_string(n) + " GPUs: " + why);
+  throw Error("collective algorithm " + algorithm + " cannot run " + to_string(op) + " over " + std::to_string(n) +
+              " GPUs: " + why);
 }
 
 namespace {
@@ -35,8 +35,7 @@ class Ring : public CollectiveAlgorithm {
     return op != CollectiveOp::AllToAll;
   }
 
-  CommSchedule schedule(const Network& net, const std::vector<int>& g, CollectiveOp op,
-                        double S) const override {
+  CommSchedule schedule(const Network& net, const std::vector<int>& g, CollectiveOp op, double S) const override {
     if (!supports(net, g, op)) unsupported(name(), op, g.size(), "use direct for all_to_all");
     const int n = static_cast<int>(g.size());
     CommSchedule s;
@@ -66,8 +65,7 @@ class Ring : public CollectiveAlgorithm {
   }
 
   // The all-reduce, reduce-scatter and all-gather steps are all alike: price one.
-  double time_s(const Network& net, const std::vector<int>& g, CollectiveOp op,
-                double S) const override {
+  double time_s(const Network& net, const std::vector<int>& g, CollectiveOp op, double S) const override {
     const int n = static_cast<int>(g.size());
     if (n <= 1) return 0;
     if (op != CollectiveOp::AllReduce && op != CollectiveOp::ReduceScatter && op != CollectiveOp::AllGather)

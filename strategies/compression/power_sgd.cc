@@ -27,8 +27,8 @@ class PowerSgd : public Compressor {
     out.kernel = {sim::OpClass::Gemm, flops, 2 * dense, dtype};
     return out;
   }
-  Eigen::VectorXd apply(const CompressionParams& p, const Eigen::VectorXd& v, const std::vector<GradientMatrix>& matrices,
-                        sim::Rng& rng) override {
+  Eigen::VectorXd apply(const CompressionParams& p, const Eigen::VectorXd& v,
+                        const std::vector<GradientMatrix>& matrices, sim::Rng& rng) override {
     Eigen::VectorXd out = v;
     if (q_.empty()) q_.resize(matrices.size());
     for (size_t i = 0; i < matrices.size(); ++i) {

@@ -47,15 +47,16 @@ void GradientPass::pair_syncs() {
 
 // A data-parallel collective over the gradients' holders: the dense part over every
 // replica, the experts' part over the replicas holding the same experts.
-std::vector<sim::TaskId> GradientPass::dp_collective(int s, sim::CollectiveOp op, const std::string& label, double bytes,
-                                                     double expert_bytes) {
+std::vector<sim::TaskId> GradientPass::dp_collective(int s, sim::CollectiveOp op, const std::string& label,
+                                                     double bytes, double expert_bytes) {
   std::vector<sim::TaskId> out;
   if (bytes - expert_bytes > 0 && L_.dpc > 1)
     out.push_back(g_.add_collective(g_.add_participants(L_.dev[s]), L_.streams.dp, op, g_.add_comm_set(L_.dp_rings(s)),
                                     bytes - expert_bytes, g_.label(label), -1));
   if (expert_bytes > 0 && L_.dpe > 1)
-    out.push_back(g_.add_collective(g_.add_participants(L_.dev[s]), L_.streams.dp, op, g_.add_comm_set(L_.expert_rings(s)),
-                                    expert_bytes, g_.label("expert " + label), -1));
+    out.push_back(g_.add_collective(g_.add_participants(L_.dev[s]), L_.streams.dp, op,
+                                    g_.add_comm_set(L_.expert_rings(s)), expert_bytes, g_.label("expert " + label),
+                                    -1));
   return out;
 }
 
@@ -98,14 +99,16 @@ std::vector<sim::TaskId> GradientPass::sync_topology(int s, double& compressed) 
   const double e = L_.element_bytes, grad_bytes = L_.params[s] * e;
   const double expert_grad_bytes = (plan.ep > 1 ? L_.expert_params[s] : 0) * e;
   std::vector<std::pair<double, double>> matrices;
-  for (int vs = s; vs < L_.V; vs += L_.p) matrices.insert(matrices.end(), L_.work[vs].matrices.begin(), L_.work[vs].matrices.end());
+  for (int vs = s; vs < L_.V; vs += L_.p)
+    matrices.insert(matrices.end(), L_.work[vs].matrices.begin(), L_.work[vs].matrices.end());
   const Compression z = compress(plan.data_parallel, grad_bytes, L_.model.dtype, matrices);
   std::vector<sim::TaskId> ready = items_.last_backwards[s];
   if (plan.data_parallel.compression != "none") {
     ready.clear();
     for (int c = 0; c < L_.classes_count(); ++c) {
-      const sim::TaskId id = g_.add_compute(L_.dev[s][c], L_.streams.compute, time_s(s, c, z.kernel),
-                                            g_.label("compress gradients (" + plan.data_parallel.compression + ")"), -1);
+      const sim::TaskId id =
+          g_.add_compute(L_.dev[s][c], L_.streams.compute, time_s(s, c, z.kernel),
+                         g_.label("compress gradients (" + plan.data_parallel.compression + ")"), -1);
       g_.add_memory(id, z.wire_bytes, 0);
       for (sim::TaskId b : items_.last_backwards[s]) g_.depend(b, id);
       ready.push_back(id);
@@ -133,8 +136,9 @@ std::vector<sim::TaskId> GradientPass::sync_topology(int s, double& compressed) 
   if (expert_wire > 0 && L_.dpe > 1) {
     // Top-k values travel gathered, not reduced, as in the dense exchange.
     const auto op = z.sparse ? sim::CollectiveOp::AllGather : sim::CollectiveOp::AllReduce;
-    const sim::TaskId id = g_.add_collective(g_.add_participants(L_.dev[s]), L_.streams.dp, op, g_.add_comm_set(L_.expert_rings(s)),
-                                             expert_wire, g_.label("expert gradient all-reduce"), -1);
+    const sim::TaskId id =
+        g_.add_collective(g_.add_participants(L_.dev[s]), L_.streams.dp, op, g_.add_comm_set(L_.expert_rings(s)),
+                          expert_wire, g_.label("expert gradient all-reduce"), -1);
     for (sim::TaskId r : ready) g_.depend(r, id);
     synced.push_back(id);
   }
@@ -155,15 +159,16 @@ void GradientPass::emit_stage(int s) {
     // Reduce-scattered block by block during the backward; the stream runs them in order.
     for (sim::TaskId id : zero3_[s].last_reduction()) synced.push_back(id);
   } else if ((L_.dpc > 1 || L_.dpe > 1) && plan.zero >= 1) {
-    synced = dp_collective(s, sim::CollectiveOp::ReduceScatter, "dp gradient reduce-scatter", grad_bytes, expert_grad_bytes);
+    synced =
+        dp_collective(s, sim::CollectiveOp::ReduceScatter, "dp gradient reduce-scatter", grad_bytes, expert_grad_bytes);
     for (sim::TaskId rs : synced)
       for (sim::TaskId id : items_.last_backwards[s]) g_.depend(id, rs);
   } else if (L_.dpc > 1) {
     synced = sync_topology(s, compressed);
   }
   // The optimizer steps the shard ZeRO leaves it: dense over dp·cp, experts over dp/ep·cp.
-  const double stepped = plan.zero >= 1 ? (grad_bytes - expert_grad_bytes) / e / L_.dpc + expert_grad_bytes / e / L_.dpe
-                                        : L_.params[s];
+  const double stepped =
+      plan.zero >= 1 ? (grad_bytes - expert_grad_bytes) / e / L_.dpc + expert_grad_bytes / e / L_.dpe : L_.params[s];
   std::vector<sim::TaskId> steps;
   for (int c = 0; c < L_.classes_count(); ++c) {
     const sim::Kernel k{sim::OpClass::Optimizer, 0, stepped * kOptimizerBytesPerParam, L_.model.dtype};
@@ -173,7 +178,8 @@ void GradientPass::emit_stage(int s) {
     steps.push_back(step);
   }
   if (plan.zero == 1 || plan.zero == 2)
-    for (sim::TaskId gather : dp_collective(s, sim::CollectiveOp::AllGather, "dp weight all-gather", grad_bytes, expert_grad_bytes))
+    for (sim::TaskId gather :
+         dp_collective(s, sim::CollectiveOp::AllGather, "dp weight all-gather", grad_bytes, expert_grad_bytes))
       for (sim::TaskId step : steps) g_.depend(step, gather);
 }
 

@@ -17,7 +17,8 @@ namespace dejavu::strategies::lowering {
 
 class GradientPass {
  public:
-  GradientPass(sim::TaskGraph& g, const JobLayout& layout, const ItemTasks& items, const std::vector<Zero3Stage>& zero3);
+  GradientPass(sim::TaskGraph& g, const JobLayout& layout, const ItemTasks& items,
+               const std::vector<Zero3Stage>& zero3);
   void emit();
 
  private:

@@ -6,13 +6,19 @@ namespace {
 std::string text_of(const Segment& seg, TaskKind kind, sim::CollectiveOp op) {
   const std::string name = sim::to_string(op);
   switch (kind) {
-    case TaskKind::Compute: return seg.name;
-    case TaskKind::ExchangeBefore: return "ep " + name + " before " + seg.name;
-    case TaskKind::ExchangeAfter: return "ep " + name + " after " + seg.name;
-    case TaskKind::TensorSync: return "tp " + name + " after " + seg.name;
+    case TaskKind::Compute:
+      return seg.name;
+    case TaskKind::ExchangeBefore:
+      return "ep " + name + " before " + seg.name;
+    case TaskKind::ExchangeAfter:
+      return "ep " + name + " after " + seg.name;
+    case TaskKind::TensorSync:
+      return "tp " + name + " after " + seg.name;
     case TaskKind::ContextGather:
-    case TaskKind::ContextScatter: return "cp " + name + " " + seg.name;
-    case TaskKind::RingSend: return "cp ring send " + seg.name;
+    case TaskKind::ContextScatter:
+      return "cp " + name + " " + seg.name;
+    case TaskKind::RingSend:
+      return "cp ring send " + seg.name;
   }
   return seg.name;
 }

@@ -52,7 +52,8 @@ std::vector<std::vector<int>> JobLayout::fold_replicas() const {
     std::string sig = options.fold_symmetric ? "" : std::to_string(r);
     for (int s = 0; s < p; ++s) {
       for (int k = 0; k < K; ++k) {
-        if (std::find(distinct.begin(), distinct.end(), gpu(s, r, k)) != distinct.end()) sig += "!" + std::to_string(gpu(s, r, k));
+        if (std::find(distinct.begin(), distinct.end(), gpu(s, r, k)) != distinct.end())
+          sig += "!" + std::to_string(gpu(s, r, k));
         sig += cluster.gpus[gpu(s, r, k)].spec->name + ",";
         const auto ring = cluster.network.path_cost(host(s, r, k), host(s, r, k / t * t + (k % t + 1) % t));
         sig += exact(ring.latency_s) + "/" + exact(ring.bottleneck_Bps) + ";";

@@ -40,8 +40,8 @@ class JobLayout {
   int dpc, dpe;              // GPUs sharing each dense / expert gradient
   double micro_batch, element_bytes;
   bool fused, cp_ring;
-  std::vector<StageWork> work;               // per virtual stage (pipeline copies included)
-  std::vector<std::vector<int>> classes;     // replica classes: the replicas each stands for
+  std::vector<StageWork> work;                // per virtual stage (pipeline copies included)
+  std::vector<std::vector<int>> classes;      // replica classes: the replicas each stands for
   std::vector<double> params, expert_params;  // per GPU stage
 
   int gpu(int s, int r, int k) const { return gpu_index(plan, s, r, k); }

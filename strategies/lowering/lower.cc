@@ -25,7 +25,8 @@ void check_task_count(const lowering::JobLayout& L) {
   double per_microbatch = 0;
   for (const StageWork& w : L.work)
     for (const Block& b : w.blocks) {
-      const double segments = b.fwd.size() + b.bwd.size() + b.recompute.size() + b.bwd_input.size() + b.bwd_weight.size();
+      const double segments =
+          b.fwd.size() + b.bwd.size() + b.recompute.size() + b.bwd_input.size() + b.bwd_weight.size();
       per_microbatch += (L.fused ? 0 : segments * per_segment) + (plan.zero >= 3 ? 4 : 0);
     }
   if (L.fused) per_microbatch += 3.0 * L.work.size();
@@ -33,8 +34,10 @@ void check_task_count(const lowering::JobLayout& L) {
   if (tasks > limits::kMaxTasks) {
     auto it = plan.where.find("global_batch_size");
     char buf[200];
-    std::snprintf(buf, sizeof buf, "the plan lowers to about %.3g tasks; dejavu simulates at most %.3g (fewer "
-                  "microbatches per replica, fewer layers per stage, or a larger micro_batch_size)", tasks, limits::kMaxTasks);
+    std::snprintf(buf, sizeof buf,
+                  "the plan lowers to about %.3g tasks; dejavu simulates at most %.3g (fewer "
+                  "microbatches per replica, fewer layers per stage, or a larger micro_batch_size)",
+                  tasks, limits::kMaxTasks);
     throw ConfigError(it != plan.where.end() ? it->second : SourceLoc{plan.file, 0, 0}, "global_batch_size", buf);
   }
 }
@@ -80,8 +83,9 @@ LoweredJob lower(const workloads::ModelGraph& model, const platforms::Cluster& c
   return job;
 }
 
-std::vector<BlockItems> block_items(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
-                                    int stage, const std::string& collective_algorithm, bool split_backward) {
+std::vector<BlockItems> block_items(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
+                                    const Plan& plan, int stage, const std::string& collective_algorithm,
+                                    bool split_backward) {
   Plan whole = plan;
   whole.pp = 1;
   whole.virtual_stages = 1;
@@ -93,8 +97,8 @@ std::vector<BlockItems> block_items(const workloads::ModelGraph& model, const pl
   return out;
 }
 
-std::vector<BlockCost> block_costs(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
-                                   int stage, const std::string& collective_algorithm) {
+std::vector<BlockCost> block_costs(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
+                                   const Plan& plan, int stage, const std::string& collective_algorithm) {
   std::vector<BlockCost> out;
   for (const BlockItems& blk : block_items(model, cluster, plan, stage, collective_algorithm, false)) {
     BlockCost c;

@@ -13,7 +13,8 @@ void SegmentEmitter::emit(const Segment& seg, double duration_s, int j, Chain& c
     // attention, and reduce-scatters their gradients after its backward.
     if (seg.cp_gather_per_sample > 0)
       context(seg, sim::CollectiveOp::AllGather, seg.cp_gather_per_sample, TaskKind::ContextGather, j, chain);
-    const sim::TaskId id = g_.add_compute(device_, L_.streams.compute, duration_s, labels_.of(seg, TaskKind::Compute), j);
+    const sim::TaskId id =
+        g_.add_compute(device_, L_.streams.compute, duration_s, labels_.of(seg, TaskKind::Compute), j);
     g_.add_memory(id, seg.alloc_per_sample * b, seg.free_per_sample * b);
     chain.add(g_, id);
   }
@@ -30,7 +31,8 @@ void SegmentEmitter::exchange(const Segment& seg, bool before, int j, Chain& cha
   const sim::CollectiveOp op = before ? seg.ep_before_op : seg.ep_after_op;
   const int label = labels_.of(seg, before ? TaskKind::ExchangeBefore : TaskKind::ExchangeAfter, op);
   const double bytes = per_sample * L_.micro_batch / L_.cp;
-  const sim::TaskId a2a = g_.add_collective(L_.stage_participants[s_], L_.streams.ep, op, L_.ep_set[s_], bytes, label, j);
+  const sim::TaskId a2a =
+      g_.add_collective(L_.stage_participants[s_], L_.streams.ep, op, L_.ep_set[s_], bytes, label, j);
   g_.add_memory(a2a, bytes, bytes);
   chain.add(g_, a2a);
 }
@@ -53,15 +55,18 @@ void SegmentEmitter::ring_attention(const Segment& seg, double duration_s, doubl
   const int send_label = labels_.of(seg, TaskKind::RingSend);
   sim::TaskId sent = -1;
   for (int step = 0; step < cp; ++step) {
-    const sim::TaskId id = g_.add_compute(device_, L_.streams.compute, duration_s / cp, labels_.of(seg, TaskKind::Compute), j);
+    const sim::TaskId id =
+        g_.add_compute(device_, L_.streams.compute, duration_s / cp, labels_.of(seg, TaskKind::Compute), j);
     g_.add_memory(id, step == 0 ? seg.alloc_per_sample * b : 0, step == cp - 1 ? seg.free_per_sample * b : 0);
     if (chain.last >= 0) g_.depend(chain.last, id);
     if (sent >= 0) g_.depend(sent, id);
     if (step + 1 < cp) {
-      const sim::TaskId x =
-          g_.add_transfer(device_, L_.streams.cp, L_.cp_next[s_][c_], kv_bytes / cp * (backward ? 2 : 1), send_label, j);
-      if (sent >= 0) g_.depend(sent, x);
-      else if (chain.last >= 0) g_.depend(chain.last, x);
+      const sim::TaskId x = g_.add_transfer(device_, L_.streams.cp, L_.cp_next[s_][c_],
+                                            kv_bytes / cp * (backward ? 2 : 1), send_label, j);
+      if (sent >= 0)
+        g_.depend(sent, x);
+      else if (chain.last >= 0)
+        g_.depend(chain.last, x);
       sent = x;
     }
     if (chain.first < 0) chain.first = id;

@@ -41,8 +41,10 @@ ClassItems::ClassItems(sim::TaskGraph& g, const JobLayout& L, SegmentLabels& lab
     sim::CommSet to_next, to_prev;
     for (int r : L.classes[c])
       for (int k = 0; k < L.K; ++k) {
-        if (L.has_next(vs)) to_next.groups.push_back({L.host(L.gpu_stage(vs), r, k), L.host(L.gpu_stage(vs + 1), r, k)});
-        if (L.has_prev(vs)) to_prev.groups.push_back({L.host(L.gpu_stage(vs), r, k), L.host(L.gpu_stage(vs - 1), r, k)});
+        if (L.has_next(vs))
+          to_next.groups.push_back({L.host(L.gpu_stage(vs), r, k), L.host(L.gpu_stage(vs + 1), r, k)});
+        if (L.has_prev(vs))
+          to_prev.groups.push_back({L.host(L.gpu_stage(vs), r, k), L.host(L.gpu_stage(vs - 1), r, k)});
       }
     if (L.has_next(vs)) fwd_set_[vs] = g.add_comm_set(std::move(to_next));
     if (L.has_prev(vs)) bwd_set_[vs] = g.add_comm_set(std::move(to_prev));
@@ -85,8 +87,10 @@ void ClassItems::emit_stage(int s) {
 void ClassItems::emit_item(const WorkItem& item, int s, Zero3Device& zero3) {
   const int vs = L_.schedule->virtual_stage(item.chunk, s, L_.p);
   Chain chain;
-  if (L_.fused) emit_fused(item, vs, s, zero3, chain);
-  else emit_blocks(item, vs, s, zero3, chain);
+  if (L_.fused)
+    emit_fused(item, vs, s, zero3, chain);
+  else
+    emit_blocks(item, vs, s, zero3, chain);
   place(item, vs, s, chain);
 }
 
@@ -102,11 +106,16 @@ void ClassItems::emit_fused(const WorkItem& item, int vs, int s, Zero3Device& ze
   };
   if (zero3_.empty()) return task(items_[vs][kind]);
   const auto& blocks = L_.work[vs].blocks;
-  const BackwardPass pass = kind == kBackward ? BackwardPass::Whole : kind == kBackwardInput ? BackwardPass::Input : BackwardPass::Weight;
+  const BackwardPass pass = kind == kBackward        ? BackwardPass::Whole
+                            : kind == kBackwardInput ? BackwardPass::Input
+                                                     : BackwardPass::Weight;
   for (size_t i = 0; i < blocks.size(); ++i) {
     const size_t bi = item.backward ? blocks.size() - 1 - i : i;
     const BlockItems& b = blocks_[vs][bi];
-    const ItemCost& cost = kind == kForward ? b.fwd : kind == kBackward ? b.bwd : kind == kBackwardInput ? b.bwd_input : b.bwd_weight;
+    const ItemCost& cost = kind == kForward         ? b.fwd
+                           : kind == kBackward      ? b.bwd
+                           : kind == kBackwardInput ? b.bwd_input
+                                                    : b.bwd_weight;
     const bool reduces = kind != kForward && completes_gradients(blocks[bi], pass);
     zero3.block(blocks[bi], j, kind != kBackwardWeight, reduces, chain, [&] { task(cost); });
   }
@@ -132,15 +141,17 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
   for (size_t bi = blocks.size(); bi-- > 0;) {
     const Block& blk = blocks[bi];
     if (kind == kBackwardWeight) {
-      zero3.block(blk, j, false, completes_gradients(blk, BackwardPass::Weight), chain, [&] { run(blk.bwd_weight, t.bwd_weight[bi]); });
+      zero3.block(blk, j, false, completes_gradients(blk, BackwardPass::Weight), chain,
+                  [&] { run(blk.bwd_weight, t.bwd_weight[bi]); });
       if (j == L_.m - 1 && chain.last >= 0) tasks_.grads_ready[c_][vs][bi] = chain.last;
       continue;
     }
     const bool input_only = kind == kBackwardInput;
-    zero3.block(blk, j, true, completes_gradients(blk, input_only ? BackwardPass::Input : BackwardPass::Whole), chain, [&] {
-      run(blk.recompute, t.recompute[bi]);
-      run(input_only ? blk.bwd_input : blk.bwd, input_only ? t.bwd_input[bi] : t.bwd[bi]);
-    });
+    zero3.block(blk, j, true, completes_gradients(blk, input_only ? BackwardPass::Input : BackwardPass::Whole), chain,
+                [&] {
+                  run(blk.recompute, t.recompute[bi]);
+                  run(input_only ? blk.bwd_input : blk.bwd, input_only ? t.bwd_input[bi] : t.bwd[bi]);
+                });
     if (j == L_.m - 1 && !input_only) tasks_.grads_ready[c_][vs][bi] = chain.last;
   }
 }

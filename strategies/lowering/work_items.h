@@ -28,7 +28,7 @@ struct SegmentTimes {
 struct ItemTasks {
   using Grid = std::vector<std::vector<std::vector<sim::TaskId>>>;
   Grid f_first, f_last, b_first, b_last, f_send, b_send, weight_first;
-  std::vector<std::vector<sim::TaskId>> last_backwards;  // [GPU stage]
+  std::vector<std::vector<sim::TaskId>> last_backwards;            // [GPU stage]
   std::vector<std::vector<std::vector<sim::TaskId>>> grads_ready;  // [class][virtual stage][block]
   explicit ItemTasks(const JobLayout& layout);
 };
@@ -52,10 +52,10 @@ class ClassItems {
   std::vector<Zero3Stage>& zero3_;
   ItemTasks& tasks_;
   int c_;
-  std::vector<int> fwd_set_, bwd_set_;                           // per virtual stage
-  std::vector<SegmentTimes> times_;                              // per virtual stage
-  std::vector<std::vector<BlockItems>> blocks_;                  // fused: per virtual stage, per block
-  std::vector<std::array<ItemCost, kItemKinds>> items_;          // fused: per virtual stage, whole items
+  std::vector<int> fwd_set_, bwd_set_;                   // per virtual stage
+  std::vector<SegmentTimes> times_;                      // per virtual stage
+  std::vector<std::vector<BlockItems>> blocks_;          // fused: per virtual stage, per block
+  std::vector<std::array<ItemCost, kItemKinds>> items_;  // fused: per virtual stage, whole items
   std::array<int, kItemKinds> fused_label_{};
   int send_fwd_label_, send_bwd_label_;
 };

@@ -48,11 +48,12 @@ class Zero3Stage {
 class Zero3Device {
  public:
   Zero3Device(sim::TaskGraph& g, Zero3Stage* stage) : g_(g), stage_(stage) {}
-  void block(const Block& blk, int microbatch, bool gathers, bool reduces, Chain& chain, const std::function<void()>& body);
+  void block(const Block& blk, int microbatch, bool gathers, bool reduces, Chain& chain,
+             const std::function<void()>& body);
 
  private:
   sim::TaskGraph& g_;
-  Zero3Stage* stage_;                  // null: no ZeRO-3
+  Zero3Stage* stage_;                   // null: no ZeRO-3
   std::vector<sim::TaskId> block_end_;  // the last task of each gathered block, in order
   size_t reduced_ = 0;
 };

@@ -14,8 +14,7 @@ std::vector<WorkItem> InterleavedOneFOneB::order(int stage, int p, int m, int v)
     if (backward) chunk = v - 1 - chunk;
     return WorkItem{(k / (p * v)) * p + k % p, backward, chunk};
   };
-  const int warmup = v == 1 ? std::min(p - stage - 1, total)
-                            : std::min((p - stage - 1) * 2 + (v - 1) * p, total);
+  const int warmup = v == 1 ? std::min(p - stage - 1, total) : std::min((p - stage - 1) * 2 + (v - 1) * p, total);
   std::vector<WorkItem> out;
   out.reserve(2 * total);
   int f = 0, b = 0;

@@ -67,9 +67,12 @@ bool propose(const Problem& problem, const Space& space, const Plan& from, Plan&
     return true;
   };
   switch (move) {
-    case 0: return regrid(other(space.tp, from.tp, rng), from.pp, from.micro_batch_size);
-    case 1: return regrid(from.tp, other(space.pp, from.pp, rng), from.micro_batch_size);
-    case 2: return regrid(from.tp, from.pp, other(space.micro_batch, from.micro_batch_size, rng));
+    case 0:
+      return regrid(other(space.tp, from.tp, rng), from.pp, from.micro_batch_size);
+    case 1:
+      return regrid(from.tp, other(space.pp, from.pp, rng), from.micro_batch_size);
+    case 2:
+      return regrid(from.tp, from.pp, other(space.micro_batch, from.micro_batch_size, rng));
     case 3: {
       if (from.pp == 1) return false;
       to.schedule = other(space.schedules, from.schedule, rng);
@@ -78,7 +81,9 @@ bool propose(const Problem& problem, const Space& space, const Plan& from, Plan&
       return to.pp * to.virtual_stages <= problem.model->layers &&
              (to.virtual_stages == 1 || to.microbatches() % to.pp == 0);
     }
-    case 4: to.recompute = other(space.recompute, from.recompute, rng); return true;
+    case 4:
+      to.recompute = other(space.recompute, from.recompute, rng);
+      return true;
     case 5:
       if (from.dp == 1) return false;
       to.zero = other(space.zero, from.zero, rng);

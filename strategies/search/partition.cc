@@ -118,7 +118,10 @@ Partition alpa_partition(const PartitionProblem& pr, const std::function<bool()>
   size_t lo = 0, hi = bounds.size();
   while (lo < hi) {
     const size_t mid = (lo + hi) / 2;
-    if (min_sum(pr, px, bounds[mid], nullptr) < kInf) hi = mid; else lo = mid + 1;
+    if (min_sum(pr, px, bounds[mid], nullptr) < kInf)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   const double B1 = pr.microbatches - 1;
   for (size_t k = lo; k < bounds.size(); ++k) {
@@ -209,10 +212,10 @@ Partition differentiable_partition(const PartitionProblem& pr, const DiffOptions
     total += mean;
   }
   for (int s = 0; s < p; ++s) total += pr.fixed_s[s];
-  const double unit = total / p;                  // seconds per "1"
+  const double unit = total / p;  // seconds per "1"
   const double B1 = pr.microbatches - 1;
-  const double scale = 1.0 / (p + B1);            // the surrogate ~ 1 at an even split
-  const double kappa = 30;                        // LSE sharpness, in mean stage times
+  const double scale = 1.0 / (p + B1);  // the surrogate ~ 1 at an even split
+  const double kappa = 30;              // LSE sharpness, in mean stage times
   const double lambda_memory = 50, lambda_order = 5;
   std::vector<std::vector<double>> alpha = initial_logits(L, p, o.seed), m1(L, std::vector<double>(p)), m2 = m1;
   std::vector<std::vector<double>> pi(L, std::vector<double>(p)), grad(L, std::vector<double>(p));
@@ -250,8 +253,8 @@ Partition differentiable_partition(const PartitionProblem& pr, const DiffOptions
     for (int l = 0; l < L; ++l) {
       double dot = 0;
       for (int s = 0; s < p; ++s) {
-        grad[l][s] = gT[s] * pr.layer_s[s][l] / unit + gE[l] * s +
-                     (pr.layer_bytes.empty() ? 0 : gM[s] * pr.layer_bytes[s][l]);
+        grad[l][s] =
+            gT[s] * pr.layer_s[s][l] / unit + gE[l] * s + (pr.layer_bytes.empty() ? 0 : gM[s] * pr.layer_bytes[s][l]);
         dot += pi[l][s] * grad[l][s];
       }
       for (int s = 0; s < p; ++s) {
@@ -277,7 +280,8 @@ PartitionProblem partition_problem(const Problem& problem, const Plan& plan, con
   PartitionProblem pr;
   pr.stages = V;
   pr.microbatches = m;
-  const double per_param = model_state_per_param(model.dtype, plan.zero, static_cast<double>(plan.dp) * plan.cp).total();
+  const double per_param =
+      model_state_per_param(model.dtype, plan.zero, static_cast<double>(plan.dp) * plan.cp).total();
   std::map<std::string, std::vector<BlockCost>> priced;  // stages on the same GPUs price alike
   for (int vs = 0; vs < V; ++vs) {
     const int s = vs % p;  // the GPU stage running virtual stage vs

@@ -44,9 +44,9 @@ Partition alpa_partition(const PartitionProblem& problem, const std::function<bo
 
 struct DiffOptions {
   int steps = 300;
-  double learning_rate = 0.2;    // Adam, on logits
-  unsigned long long seed = 1;   // the logits' initial noise
-  std::function<bool()> stop;    // asked every few steps; true ends early (an empty Partition)
+  double learning_rate = 0.2;   // Adam, on logits
+  unsigned long long seed = 1;  // the logits' initial noise
+  std::function<bool()> stop;   // asked every few steps; true ends early (an empty Partition)
 };
 // DARTS-style: per layer, softmax(alpha_l / tau) over the stages; surrogate
 //   sum_s T_s + (B-1) LSE_k(T) + memory penalty + order penalty,  T_s = sum_l pi_ls c_ls,
@@ -60,6 +60,7 @@ Partition differentiable_partition(const PartitionProblem& problem, const DiffOp
 // min(p - s, m) microbatches' activations; GPipe all m), a GPU's chunks sharing its memory.
 // The objective is Alpa's; for interleaved and zero-bubble schedules it is a proxy, and the
 // evaluator has the last word.
-PartitionProblem partition_problem(const Problem& problem, const Plan& plan, const std::string& collective_algorithm = "ring");
+PartitionProblem partition_problem(const Problem& problem, const Plan& plan,
+                                   const std::string& collective_algorithm = "ring");
 
 }  // namespace dejavu::strategies::search

@@ -27,15 +27,16 @@ const std::vector<BlockItems>& PipelineModel::blocks(const Plan& plan, int stage
     std::string sig = std::to_string(plan.tp) + ":";
     for (int k = 0; k < plan.tp; ++k) {
       const auto& slot = cluster.gpus[gpu_index(plan, stage, 0, k)];
-      const auto c = cluster.network.path_cost(slot.host, cluster.gpus[gpu_index(plan, stage, 0, (k + 1) % plan.tp)].host);
+      const auto c =
+          cluster.network.path_cost(slot.host, cluster.gpus[gpu_index(plan, stage, 0, (k + 1) % plan.tp)].host);
       char buf[96];
       std::snprintf(buf, sizeof buf, "%s,%a/%a;", slot.spec->name.c_str(), c.latency_s, c.bottleneck_Bps);
       sig += buf;
     }
     kind->second = signatures_.try_emplace(sig, static_cast<int>(signatures_.size())).first->second;
   }
-  const auto key = std::make_tuple(kind->second, plan.tp, plan.micro_batch_size, rc, plan.sequence_parallel ? 1 : 0,
-                                   split ? 1 : 0);
+  const auto key =
+      std::make_tuple(kind->second, plan.tp, plan.micro_batch_size, rc, plan.sequence_parallel ? 1 : 0, split ? 1 : 0);
   auto it = blocks_.find(key);
   if (it == blocks_.end())
     it = blocks_.emplace(key, block_items(*problem_.model, *problem_.cluster, plan, stage, algorithm_, split)).first;
@@ -112,7 +113,10 @@ enum Kind { kFwd, kBwd, kBwdInput, kBwdWeight };
 constexpr double kUnknown = -1;
 
 int kind_of(const WorkItem& w) {
-  return !w.backward ? kFwd : w.part == BackwardPart::Weight ? kBwdWeight : w.part == BackwardPart::Input ? kBwdInput : kBwd;
+  return !w.backward                      ? kFwd
+         : w.part == BackwardPart::Weight ? kBwdWeight
+         : w.part == BackwardPart::Input  ? kBwdInput
+                                          : kBwd;
 }
 
 const ItemCost& cost_of(const BlockItems& blk, int kind) {
@@ -162,15 +166,25 @@ struct PipelineModel::Work {
 // The list scheduler's state: start = max(inputs done, stream free).
 struct PipelineModel::Timeline {
   Timeline(int p, int V, int m)
-      : f_end(V, std::vector<double>(m, kUnknown)), b_end(f_end), fs_end(f_end), bs_end(f_end),
-        compute_free(p, 0), pp_free(p, 0), dp_free(p, 0), last_backward(p, 0), gather_free(p, 0),
-        held(p, 0), held_peak(p, 0), events(p), block_end(p) {}
+      : f_end(V, std::vector<double>(m, kUnknown)),
+        b_end(f_end),
+        fs_end(f_end),
+        bs_end(f_end),
+        compute_free(p, 0),
+        pp_free(p, 0),
+        dp_free(p, 0),
+        last_backward(p, 0),
+        gather_free(p, 0),
+        held(p, 0),
+        held_peak(p, 0),
+        events(p),
+        block_end(p) {}
   std::vector<std::vector<double>> f_end, b_end, fs_end, bs_end;
   std::vector<double> compute_free, pp_free, dp_free, last_backward;
-  std::vector<double> gather_free;    // ZeRO-3's gather stream
-  std::vector<double> held, held_peak;  // activations, without ZeRO-3
+  std::vector<double> gather_free;                                   // ZeRO-3's gather stream
+  std::vector<double> held, held_peak;                               // activations, without ZeRO-3
   std::vector<std::vector<std::tuple<double, int, double>>> events;  // as sim::memory_profiles
-  std::vector<std::vector<double>> block_end;  // ZeRO-3: each gathered block's end, in order
+  std::vector<std::vector<double>> block_end;                        // ZeRO-3: each gathered block's end, in order
   double makespan = 0;
 };
 
@@ -245,7 +259,8 @@ double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, i
       const size_t n = t.block_end[s].size();
       double g0 = t.gather_free[s];
       if (n > static_cast<size_t>(plan.zero_prefetch)) g0 = std::max(g0, t.block_end[s][n - 1 - plan.zero_prefetch]);
-      t.gather_free[s] = g0 + collective_s(plan, s, static_cast<int>(sim::CollectiveOp::AllGather), blk.params_per_gpu * e);
+      t.gather_free[s] =
+          g0 + collective_s(plan, s, static_cast<int>(sim::CollectiveOp::AllGather), blk.params_per_gpu * e);
       gathered = blk.params_per_gpu * e * (dpc - 1) / dpc;
       events.emplace_back(g0, 1, gathered);
       start = std::max(start, t.gather_free[s]);
@@ -259,7 +274,8 @@ double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, i
       t.block_end[s].push_back(end);
     }
     // The gradients' reduce-scatter, after the pass that completes them (lower()'s rule).
-    const bool reduces = kind == kBwd || (kind == kBwdWeight && blk.weight_pass) || (kind == kBwdInput && !blk.weight_pass);
+    const bool reduces =
+        kind == kBwd || (kind == kBwdWeight && blk.weight_pass) || (kind == kBwdInput && !blk.weight_pass);
     if (reduces && blk.params_per_gpu > 0) {
       const double full = blk.params_per_gpu * e * (dpc - 1) / dpc;
       events.emplace_back(start, 1, full);
@@ -348,7 +364,9 @@ double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t,
   const auto& cluster = *problem_.cluster;
   const int d = plan.dp;
   const double dpc = d, e = sim::dtype_bytes(model.dtype);
-  auto collective = [&](sim::CollectiveOp op, double bytes) { return collective_s(plan, s, static_cast<int>(op), bytes); };
+  auto collective = [&](sim::CollectiveOp op, double bytes) {
+    return collective_s(plan, s, static_cast<int>(op), bytes);
+  };
   const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc);
   const double resident = w.params[s] * state.total() + w.reserved[s];
   const double grad_bytes = w.params[s] * e;
@@ -366,7 +384,8 @@ double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t,
   const double step_end = std::max(t.compute_free[s], synced) + perf.time_s(k);
   t.makespan = std::max(t.makespan, step_end);
   if (d > 1 && (plan.zero == 1 || plan.zero == 2))
-    t.makespan = std::max(t.makespan, std::max(t.dp_free[s], step_end) + collective(sim::CollectiveOp::AllGather, grad_bytes));
+    t.makespan =
+        std::max(t.makespan, std::max(t.dp_free[s], step_end) + collective(sim::CollectiveOp::AllGather, grad_bytes));
   return resident;
 }
 

@@ -20,13 +20,13 @@ struct Progress {
 };
 
 struct SearchOptions {
-  double budget_s = 0;             // wall-clock cap; 0: none. A search cut short says so.
+  double budget_s = 0;  // wall-clock cap; 0: none. A search cut short says so.
   // What the budget is measured on: seconds since any fixed moment. Empty: the steady
   // clock. (Tests give a clock that advances with the work, so the budget bounds work.)
   std::function<double()> clock;
-  unsigned long long seed = 1;     // every random choice (mcmc, diff)
-  int top = 5;                     // how many of the best plans to keep
-  long iterations = 0;             // mcmc proposals, diff steps; 0: the searcher's default
+  unsigned long long seed = 1;                    // every random choice (mcmc, diff)
+  int top = 5;                                    // how many of the best plans to keep
+  long iterations = 0;                            // mcmc proposals, diff steps; 0: the searcher's default
   std::function<void(const Progress&)> progress;  // called now and then
 };
 
@@ -42,7 +42,7 @@ struct SearchResult {
   long simulations = 0;        // of which were simulated
   double wall_s = 0;
   bool budget_exhausted = false;
-  std::string note;            // what the searcher wants the user to know
+  std::string note;  // what the searcher wants the user to know
   const Candidate* best() const { return top.empty() ? nullptr : &top.front(); }
 };
 

@@ -15,11 +15,11 @@
 namespace dejavu::strategies::search {
 
 struct Space {
-  std::vector<int> tp;             // divisors of the heads, at most a server's GPUs
-  std::vector<int> pp;             // at most the layers
-  std::vector<int> micro_batch;    // powers of two up to max_micro_batch
+  std::vector<int> tp;           // divisors of the heads, at most a server's GPUs
+  std::vector<int> pp;           // at most the layers
+  std::vector<int> micro_batch;  // powers of two up to max_micro_batch
   std::vector<std::string> schedules = {"1f1b", "gpipe", "interleaved-1f1b", "zb-h1"};
-  std::vector<int> chunks = {2};   // virtual_stages tried with interleaved-1f1b
+  std::vector<int> chunks = {2};  // virtual_stages tried with interleaved-1f1b
   std::vector<std::string> recompute = {"none", "selective", "full"};
   std::vector<int> zero = {0, 1, 2, 3};
   std::vector<bool> sequence_parallel = {false, true};

@@ -35,40 +35,52 @@ ConvergenceData parse_data_spec(const std::string& spec) {
       double min, max;
       bool whole;
     };
-    static const Key keys[] = {{"classes", 2, 1000, true},   {"dim", 1, 100000, true},   {"samples", 1, 1000000, true},
-                               {"separation", 1e-6, 1e6, false}, {"skew", 0, 1, false}, {"imbalance", 1, 1e6, false},
-                               {"seed", 0, 9007199254740992.0, true}};
+    static const Key keys[] = {
+        {"classes", 2, 1000, true},           {"dim", 1, 100000, true}, {"samples", 1, 1000000, true},
+        {"separation", 1e-6, 1e6, false},     {"skew", 0, 1, false},    {"imbalance", 1, 1e6, false},
+        {"seed", 0, 9007199254740992.0, true}};
     const Key* key = nullptr;
     for (const Key& c : keys)
       if (k == c.name) key = &c;
     if (!key)
-      throw ConfigError(SourceLoc{"--data", 0, 0}, k,
-                        "unknown key in \"" + kv + "\"; valid: classes, dim, samples, separation, skew, imbalance, seed");
+      throw ConfigError(
+          SourceLoc{"--data", 0, 0}, k,
+          "unknown key in \"" + kv + "\"; valid: classes, dim, samples, separation, skew, imbalance, seed");
     if (!std::isfinite(x) || x < key->min || x > key->max || (key->whole && x != std::floor(x))) {
       char range[128];
-      std::snprintf(range, sizeof range, "expected %s from %g to %g, got %s", key->whole ? "a whole number" : "a number",
-                    key->min, key->max, v.c_str());
+      std::snprintf(range, sizeof range, "expected %s from %g to %g, got %s",
+                    key->whole ? "a whole number" : "a number", key->min, key->max, v.c_str());
       throw ConfigError(SourceLoc{"--data", 0, 0}, k, range);
     }
-    if (k == "classes") d.classes = static_cast<int>(x);
-    else if (k == "dim") d.dim = static_cast<int>(x);
-    else if (k == "samples") d.samples_per_worker = static_cast<int>(x);
-    else if (k == "separation") d.separation = x;
-    else if (k == "skew") d.skew = x;
-    else if (k == "imbalance") d.imbalance = x;
-    else d.seed = static_cast<unsigned long long>(x);
+    if (k == "classes")
+      d.classes = static_cast<int>(x);
+    else if (k == "dim")
+      d.dim = static_cast<int>(x);
+    else if (k == "samples")
+      d.samples_per_worker = static_cast<int>(x);
+    else if (k == "separation")
+      d.separation = x;
+    else if (k == "skew")
+      d.skew = x;
+    else if (k == "imbalance")
+      d.imbalance = x;
+    else
+      d.seed = static_cast<unsigned long long>(x);
   }
   return d;
 }
 
 void check_config(const ConvergenceConfig& c) {
-  auto bad = [](const char* option, const std::string& problem) { throw ConfigError(SourceLoc{option, 0, 0}, "", problem); };
+  auto bad = [](const char* option, const std::string& problem) {
+    throw ConfigError(SourceLoc{option, 0, 0}, "", problem);
+  };
   const double elements = static_cast<double>(c.workers) * c.data.samples_per_worker * c.data.dim;
   if (elements > 1e8)
     bad("--data", "workers x samples x dim = " + std::to_string(static_cast<long long>(elements)) +
                       " numbers of training data; at most 1e8 (fewer samples or a smaller dim)");
   if (c.batch > c.data.samples_per_worker)
-    bad("--batch", std::to_string(c.batch) + " samples per step from a shard of " + std::to_string(c.data.samples_per_worker) +
+    bad("--batch", std::to_string(c.batch) + " samples per step from a shard of " +
+                       std::to_string(c.data.samples_per_worker) +
                        "; valid: 1 to the shard's samples (--data samples=N)");
   const std::string problem = aggregators().make(c.aggregator)->check(c.workers, c.trim);
   if (!problem.empty()) bad("--trim", problem);
@@ -99,12 +111,12 @@ double gradient_check(const std::string& kind, int dim, int classes, int hidden,
     const double h = 1e-5;
     a[i] += h;
     b[i] -= h;
-    const double fd = (model.loss(a, data.x[0], data.y[0], rows, nullptr) - model.loss(b, data.x[0], data.y[0], rows, nullptr)) / (2 * h);
+    const double fd =
+        (model.loss(a, data.x[0], data.y[0], rows, nullptr) - model.loss(b, data.x[0], data.y[0], rows, nullptr)) /
+        (2 * h);
     worst = std::max(worst, std::fabs(fd - g[i]) / std::max(1e-4, std::fabs(fd) + std::fabs(g[i])));
   }
   return worst;
 }
-
-
 
 }  // namespace dejavu::strategies

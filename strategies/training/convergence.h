@@ -50,17 +50,17 @@ struct ConvergenceConfig {
   int hidden = 64;                 // mlp
   ConvergenceData data;
   int workers = 8;
-  std::string rule = "sync";       // sync | ps-async | gossip | pipedream | delayed
-  int staleness = 4;               // ps-async bound; pipedream: pp - 1
-  int peers = 1;                   // gossip
+  std::string rule = "sync";               // sync | ps-async | gossip | pipedream | delayed
+  int staleness = 4;                       // ps-async bound; pipedream: pp - 1
+  int peers = 1;                           // gossip
   std::string gossip_topology = "random";  // random (peers seeded-random partners) | ring (both neighbours)
-  bool independent_init = false;   // each worker starts from its own seeded initialisation
-  int delay = 2;                   // delayed averaging
+  bool independent_init = false;           // each worker starts from its own seeded initialisation
+  int delay = 2;                           // delayed averaging
   std::string compression = "none";
-  double density = 0.01;           // topk
-  int rank = 4;                    // powersgd
+  double density = 0.01;            // topk
+  int rank = 4;                     // powersgd
   std::string aggregator = "mean";  // mean | median | trimmed | krum | zeno
-  int trim = 1;                    // trimmed mean: drop b high and low; krum/zeno: b suspected
+  int trim = 1;                     // trimmed mean: drop b high and low; krum/zeno: b suspected
   std::vector<ByzantineWorker> byzantine;
   // Fail-stops and the scenario's recovery: checkpoint (everyone rolls back to the last
   // checkpoint after restart_s), spares (the same after swap_s while hot spares last),
@@ -78,7 +78,7 @@ struct ConvergenceConfig {
   int keep = 1;
   double resample = 0;
   double learning_rate = 0.5;
-  int batch = 32;                  // per worker per step
+  int batch = 32;  // per worker per step
   int max_steps = 3000;
   double target_loss = 0.3;
   int eval_every = 10;
@@ -108,9 +108,9 @@ struct ConvergenceResult {
   double time_to_target_s = 0;
   long steps_to_target = 0;
   double mean_staleness = 0;
-  int failures = 0;           // fail-stops met
-  double downtime_s = 0;      // restarts and swaps
-  long steps_lost = 0;        // rolled back to a checkpoint
+  int failures = 0;       // fail-stops met
+  double downtime_s = 0;  // restarts and swaps
+  long steps_lost = 0;    // rolled back to a checkpoint
   int workers_left = 0;
   std::vector<double> probe_losses;  // parallel initialisation: each candidate's loss after the first probe
   int chosen_init = 0;               // the candidate all workers went on from
@@ -124,6 +124,5 @@ ConvergenceResult train_to_target(const ConvergenceConfig& config, const WorkerT
 // The largest relative difference between the model's analytic gradient and central finite
 // differences, at a seeded random point on seeded random data (a test of the models).
 double gradient_check(const std::string& model, int dim, int classes, int hidden, unsigned long long seed);
-
 
 }  // namespace dejavu::strategies

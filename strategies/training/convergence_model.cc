@@ -47,7 +47,8 @@ Data make_data(const ConvergenceData& d, int workers) {
   return out;
 }
 
-Model::Model(const std::string& kind, int dim, int classes, int hidden) : kind_(kind), d_(dim), c_(classes), h_(hidden) {
+Model::Model(const std::string& kind, int dim, int classes, int hidden)
+    : kind_(kind), d_(dim), c_(classes), h_(hidden) {
   if (kind == "logistic") {
     blocks_ = {{0, d_, c_}, {d_ * c_, c_, 1}};
   } else {
@@ -64,8 +65,8 @@ VectorXd Model::init(Rng& rng) const {
   return p;
 }
 
-double Model::loss(const VectorXd& p, const MatrixXd& x, const std::vector<int>& y, const std::vector<int>& rows, VectorXd* grad,
-                 double* acc) const {
+double Model::loss(const VectorXd& p, const MatrixXd& x, const std::vector<int>& y, const std::vector<int>& rows,
+                   VectorXd* grad, double* acc) const {
   const int n = static_cast<int>(rows.size());
   MatrixXd xb(n, d_);
   for (int i = 0; i < n; ++i) xb.row(i) = x.row(rows[i]);

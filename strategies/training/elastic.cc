@@ -15,8 +15,9 @@ platforms::Cluster without_last_servers(const platforms::Cluster& full, int lost
     if (g == smaller.groups.rend()) break;
     --g->count;
   }
-  smaller.groups.erase(std::remove_if(smaller.groups.begin(), smaller.groups.end(), [](const auto& x) { return x.count == 0; }),
-                       smaller.groups.end());
+  smaller.groups.erase(
+      std::remove_if(smaller.groups.begin(), smaller.groups.end(), [](const auto& x) { return x.count == 0; }),
+      smaller.groups.end());
   smaller.network = sim::Network{};
   smaller.gpus.clear();
   if (!smaller.groups.empty()) platforms::build_network(smaller);

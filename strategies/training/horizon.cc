@@ -62,9 +62,11 @@ void check_feasible(const HorizonInputs& in, double rate, double interval_s, dou
     char buf[96];
     std::snprintf(buf, sizeof buf, "%.3g checkpoint intervals and %.3g failures", intervals, failures);
     throw ConfigError(SourceLoc{in.scenario.file, 0, 0}, "",
-                      std::string("the run would take ") + buf + " to play (at most 1e8); valid: a longer mtbf, fewer "
-                      "iterations or a longer checkpoint interval (failures every " +
-                          units::format_time(rate > 0 ? 1 / rate : kInf) + ", an interval of " + units::format_time(interval_s) + ")");
+                      std::string("the run would take ") + buf +
+                          " to play (at most 1e8); valid: a longer mtbf, fewer "
+                          "iterations or a longer checkpoint interval (failures every " +
+                          units::format_time(rate > 0 ? 1 / rate : kInf) + ", an interval of " +
+                          units::format_time(interval_s) + ")");
   }
 }
 }  // namespace
@@ -128,7 +130,7 @@ struct Pace {
   double wanted;  // the checkpoint interval asked for, in seconds
   int gpus;
   double T;
-  long k = 1;     // whole iterations per checkpoint interval
+  long k = 1;  // whole iterations per checkpoint interval
   void set(double iteration_s) {
     T = iteration_s;
     k = !std::isfinite(wanted) ? in.iterations : std::max(1L, std::min(in.iterations, std::lround(wanted / T)));

@@ -22,10 +22,10 @@
 namespace dejavu::strategies {
 
 struct HorizonInputs {
-  double iteration_s = 0;         // fault-free iteration time of the plan
-  long iterations = 0;            // to train
+  double iteration_s = 0;  // fault-free iteration time of the plan
+  long iterations = 0;     // to train
   int gpus = 0;
-  double checkpoint_bytes = 0;    // model states written per checkpoint
+  double checkpoint_bytes = 0;  // model states written per checkpoint
   double storage_Bps = 0;
   FaultScenario scenario;
   // Elastic: once `servers_lost` servers have left, the iteration time of the re-searched
@@ -50,7 +50,7 @@ struct HorizonResult {
   double failure_rate_per_s = 0;
   int failures = 0, spares_used = 0, servers_lost = 0;
   double lost_work_s = 0, downtime_s = 0, checkpoint_overhead_s = 0;
-  std::string stopped;          // why the run could not finish, if it could not
+  std::string stopped;  // why the run could not finish, if it could not
   std::vector<ByzantineWorker> byzantine;
 };
 
@@ -60,6 +60,5 @@ double expected_interval_s(double rate, double work_s, double checkpoint_s, doub
 double best_checkpoint_interval_s(double rate, double checkpoint_s, double downtime_s);
 
 HorizonResult run_horizon(const HorizonInputs& in);
-
 
 }  // namespace dejavu::strategies

@@ -66,8 +66,9 @@ VectorXd Trainer::sent_gradient(int w, const VectorXd& p) {
 VectorXd Trainer::aggregate(const std::vector<VectorXd>& gs, const VectorXd& p) const {
   const int m = static_cast<int>(gs.size());
   if (m == 1) return gs[0];  // what every rule makes of one gradient
-  const AggregationContext ctx{p, std::min(c_.trim, (m - 1) / 2), c_.learning_rate,
-                               [&](const VectorXd& q) { return model_.loss(q, data_.vx, data_.vy, zeno_rows_, nullptr); }};
+  const AggregationContext ctx{p, std::min(c_.trim, (m - 1) / 2), c_.learning_rate, [&](const VectorXd& q) {
+                                 return model_.loss(q, data_.vx, data_.vy, zeno_rows_, nullptr);
+                               }};
   return aggregator_->combine(gs, ctx);
 }
 

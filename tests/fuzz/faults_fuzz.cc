@@ -25,7 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             "kind: transformer\nlayers: 2\nhidden: 128\nheads: 4\nseq_len: 64\nvocab: 500\n", "fuzz-workload.yaml")));
   }();
   return fuzz::accept_or_refuse([&] {
-    const auto scenario = strategies::load_fault_scenario(ConfigNode::load_string(fuzz::text(data, size), "fuzz.yaml"), setup.first);
+    const auto scenario =
+        strategies::load_fault_scenario(ConfigNode::load_string(fuzz::text(data, size), "fuzz.yaml"), setup.first);
     strategies::Plan plan;
     plan.pp = 2;
     plan.dp = 2;

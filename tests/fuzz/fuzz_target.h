@@ -26,12 +26,14 @@ int accept_or_refuse(F&& f) {
   return 0;
 }
 
-inline std::string text(const uint8_t* data, size_t size) { return std::string(reinterpret_cast<const char*>(data), size); }
+inline std::string text(const uint8_t* data, size_t size) {
+  return std::string(reinterpret_cast<const char*>(data), size);
+}
 
 // The input as a file, for parsers that read paths: one per process, rewritten each time.
 inline std::string as_file(const std::string& bytes, const std::string& suffix) {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("dejavu-fuzz-" + std::to_string(::getpid()) + suffix)).string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("dejavu-fuzz-" + std::to_string(::getpid()) + suffix)).string();
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
 }

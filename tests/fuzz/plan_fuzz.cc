@@ -37,7 +37,8 @@ const World& world() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const World& w = world();
   return dejavu::fuzz::accept_or_refuse([&] {
-    const auto plan = dejavu::strategies::load_plan(dejavu::ConfigNode::load_string(dejavu::fuzz::text(data, size), "fuzz.yaml"));
+    const auto plan =
+        dejavu::strategies::load_plan(dejavu::ConfigNode::load_string(dejavu::fuzz::text(data, size), "fuzz.yaml"));
     dejavu::strategies::simulate(w.model, w.cluster, plan, "analytic");
   });
 }

@@ -10,7 +10,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool registered = (dejavu::workloads::register_builtins(), true);
   (void)registered;
   return dejavu::fuzz::accept_or_refuse([&] {
-    const auto model = dejavu::workloads::load_workload(dejavu::ConfigNode::load_string(dejavu::fuzz::text(data, size), "fuzz.yaml"));
+    const auto model =
+        dejavu::workloads::load_workload(dejavu::ConfigNode::load_string(dejavu::fuzz::text(data, size), "fuzz.yaml"));
     std::ostringstream out;
     dejavu::workloads::write_inspection(out, model, 8);
   });

@@ -95,7 +95,9 @@ TEST(Calibration, AFitFromRowsTooAlikeIsKeptInRangeAndSaysSo) {
   // slope (an efficiency of 320x the peak, a half time of seconds). The calibration keeps
   // values a calibration file may hold and warns.
   const auto rows = load_measurements(
-      write("alike.csv", "op_class,flops,bytes,dtype,seconds\nmatmul,1e12,1e6,bf16,1e-2\nmatmul,1.1e12,1e6,bf16,1.0001e-2\n").string());
+      write("alike.csv",
+            "op_class,flops,bytes,dtype,seconds\nmatmul,1e12,1e6,bf16,1e-2\nmatmul,1.1e12,1e6,bf16,1.0001e-2\n")
+          .string());
   const auto fits = fit_measurements(rows, gpu_spec("A100-SXM-80GB"));
   ASSERT_EQ(fits.size(), 1u);
   EXPECT_LE(fits[0].efficiency.half_time_s, 1.0);
@@ -110,10 +112,12 @@ TEST(Calibration, MalformedFilesNameTheLine) {
   };
   for (const Case& c : {
            Case{"op_class,flops,dtype,seconds\nmatmul,1e9,bf16,1e-3\n", ":1:1: bytes: missing column"},
-           Case{"op_class,flops,bytes,dtype,seconds\nmatmul,1e9,1e6,bf16,-1e-3\n", ":2:5: seconds: expected a number from 1e-12 to 1e+06, got -1e-3"},
+           Case{"op_class,flops,bytes,dtype,seconds\nmatmul,1e9,1e6,bf16,-1e-3\n",
+                ":2:5: seconds: expected a number from 1e-12 to 1e+06, got -1e-3"},
            Case{"op_class,flops,bytes,dtype,seconds\nmatmul,1e9,1e6,bf16,1e-3\nwarp_drive,1,1,bf16,1\n",
                 ":3:1: op_class: unknown op class \"warp_drive\""},
-           Case{"op_class,flops,bytes,dtype,seconds\nmatmul,lots,1e6,bf16,1e-3\n", ":2:2: flops: expected a number from 0 to 1e+21, got \"lots\""},
+           Case{"op_class,flops,bytes,dtype,seconds\nmatmul,lots,1e6,bf16,1e-3\n",
+                ":2:2: flops: expected a number from 0 to 1e+21, got \"lots\""},
            Case{"op_class,flops,bytes,dtype,seconds\nmatmul,1e9,1e6,bf17,1e-3\n", ":2:4: dtype: unknown dtype"},
            Case{"op_class,flops,bytes,dtype,seconds\nall_reduce,0,1e6,bf16,1e-3\n", "unknown op class \"all_reduce\""},
        }) {
@@ -128,8 +132,8 @@ TEST(Calibration, MalformedFilesNameTheLine) {
 
 TEST(Calibration, AppliesToTheClusterItNames) {
   Cluster cluster = load_cluster_file(std::string(DEJAVU_SOURCE_DIR) + "/platforms/presets/dgx-a100-1x8.yaml");
-  const Calibration c = load_calibration(
-      ConfigNode::load_string("gpu: A100-SXM-80GB\ngemm: {compute_efficiency: 0.4, half_time: 0 s, launch: 0 s}\n", "half.yaml"));
+  const Calibration c = load_calibration(ConfigNode::load_string(
+      "gpu: A100-SXM-80GB\ngemm: {compute_efficiency: 0.4, half_time: 0 s, launch: 0 s}\n", "half.yaml"));
   const sim::Kernel k{sim::OpClass::Gemm, 1e13, 1e6, sim::DType::BF16};
   const double before = perf_model(cluster, *cluster.gpus[0].spec).time_s(k);
   apply_calibration(cluster, c, "half.yaml");

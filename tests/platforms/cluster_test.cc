@@ -43,9 +43,7 @@ TEST(Cluster, SharedNicServersRouteThroughTheServerSwitch) {
   EXPECT_DOUBLE_EQ(across.bottleneck_Bps, 12.5e9);
 }
 
-Cluster from_yaml(const std::string& text) {
-  return load_cluster(ConfigNode::load_string(text, "inline.yaml"));
-}
+Cluster from_yaml(const std::string& text) { return load_cluster(ConfigNode::load_string(text, "inline.yaml")); }
 
 TEST(Cluster, LeafSpineKeepsSameLeafTrafficOffTheSpine) {
   const Cluster c = from_yaml(R"(
@@ -112,7 +110,8 @@ network: {kind: rail-optimized, latency: 1 us}
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("inline.yaml:7:10: servers[0].nic: rail-optimized needs one NIC per GPU"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -14,8 +14,7 @@ TEST(PerfModel, LargeGemmIsComputeBoundOnTheSaturatingCurve) {
   const sim::Kernel k{sim::OpClass::Gemm, F, 3 * 8192.0 * 8192 * 2, sim::DType::BF16};
   // time = launch + F / (peak * e_max * F / (F + peak * t_half))
   const auto& g = e.per_class[0];
-  const double expected =
-      g.launch_s + (F + 312e12 * g.half_time_s) / (312e12 * g.compute_max);
+  const double expected = g.launch_s + (F + 312e12 * g.half_time_s) / (312e12 * g.compute_max);
   EXPECT_NEAR(pm.time_s(k), expected, 1e-15);
   // and large GEMMs approach e_max of peak
   EXPECT_NEAR(F / (pm.time_s(k) - g.launch_s) / 312e12, g.compute_max, 0.01);

@@ -82,8 +82,7 @@ TEST(RingAllReduce, MatchesClosedFormWithoutContention) {
   const int d = g.add_device("group", {1, 2, 3, 4});
   const int part = g.add_participants({d});
   const int set = g.add_comm_set(CommSet{{{1, 2, 3, 4}}});
-  const TaskId ar = g.add_collective(part, g.stream("comm"), CollectiveOp::AllReduce, set, S,
-                                     g.label("ar"), -1);
+  const TaskId ar = g.add_collective(part, g.stream("comm"), CollectiveOp::AllReduce, set, S, g.label("ar"), -1);
   g.finalize();
   const Result r = run(g, net);
   EXPECT_NEAR(r.end_s[ar], 2.0 * (n - 1) * (S / (n * B) + a), 1e-15);
@@ -98,8 +97,7 @@ TEST(RingAllReduce, ReduceScatterTakesHalfTheSteps) {
   std::vector<int> group;
   for (int i = 1; i <= n; ++i) group.push_back(i);
   const auto ring = collective_algorithms().make("ring");
-  EXPECT_NEAR(ring->time_s(net, group, CollectiveOp::ReduceScatter, S),
-              (n - 1) * (S / (n * B) + a), 1e-15);
+  EXPECT_NEAR(ring->time_s(net, group, CollectiveOp::ReduceScatter, S), (n - 1) * (S / (n * B) + a), 1e-15);
   EXPECT_DOUBLE_EQ(ring->time_s(net, {1}, CollectiveOp::AllReduce, S), 0.0);
 }
 
@@ -110,8 +108,8 @@ TEST(AnalyticEngine, CollectiveWaitsForEveryParticipant) {
   const int c = g.stream("compute"), comm = g.stream("comm");
   g.add_compute(d1, comm, 3.0, g.label("busy comm stream"), 0);
   const int both = g.add_participants({d0, d1});
-  const TaskId ar = g.add_collective(both, comm, CollectiveOp::AllReduce,
-                                     g.add_comm_set(CommSet{{{1, 2}}}), 0, g.label("ar"), -1);
+  const TaskId ar =
+      g.add_collective(both, comm, CollectiveOp::AllReduce, g.add_comm_set(CommSet{{{1, 2}}}), 0, g.label("ar"), -1);
   g.add_compute(d0, c, 1.0, g.label("x"), 0);
   g.finalize();
   const Result r = run(g, net);

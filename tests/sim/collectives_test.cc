@@ -15,7 +15,8 @@ namespace {
 Network star(int n, double B, double a, double s = 0) {
   Network net;
   const int sw = net.add_switch("switch");
-  for (int i = 0; i < n; ++i) net.add_link("l" + std::to_string(i), net.add_host("h" + std::to_string(i), -1, s), sw, B, a / 2);
+  for (int i = 0; i < n; ++i)
+    net.add_link("l" + std::to_string(i), net.add_host("h" + std::to_string(i), -1, s), sw, B, a / 2);
   return net;
 }
 
@@ -33,8 +34,8 @@ const double B = 100e9, a = 2e-6, s = 3e-6, MiB = 1048576;
 
 TEST(Collectives, RingAllReducePaysTheStepLatencyEveryStep) {
   const Network net = star(4, B, a, s);
-  EXPECT_NEAR(closed("ring", net, hosts(4), CollectiveOp::AllReduce, 64 * MiB),
-              6 * (64 * MiB / (4 * B) + a + s), 1e-15);
+  EXPECT_NEAR(closed("ring", net, hosts(4), CollectiveOp::AllReduce, 64 * MiB), 6 * (64 * MiB / (4 * B) + a + s),
+              1e-15);
 }
 
 TEST(Collectives, RingBroadcastIsAChunkedChain) {
@@ -75,13 +76,13 @@ TEST(Collectives, DoubleBinaryTreeAllReduceOnThreeHosts) {
 }
 
 platforms::Cluster servers(int m, int k, const std::string& extra = "") {
-  return platforms::load_cluster(ConfigNode::load_string(
-      "servers:\n  - count: " + std::to_string(m) + "\n    gpu: A100-SXM-80GB\n    gpus_per_server: " +
-          std::to_string(k) +
-          "\n    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 1 us}\n"
-          "    nic: {bandwidth: 200 Gbps, latency: 2 us}\n" + extra +
-          "network: {kind: fat-tree, latency: 1 us}\n",
-      "servers.yaml"));
+  return platforms::load_cluster(
+      ConfigNode::load_string("servers:\n  - count: " + std::to_string(m) +
+                                  "\n    gpu: A100-SXM-80GB\n    gpus_per_server: " + std::to_string(k) +
+                                  "\n    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 1 us}\n"
+                                  "    nic: {bandwidth: 200 Gbps, latency: 2 us}\n" +
+                                  extra + "network: {kind: fat-tree, latency: 1 us}\n",
+                              "servers.yaml"));
 }
 
 std::vector<int> all_hosts(const platforms::Cluster& c) {
@@ -107,8 +108,8 @@ TEST(Collectives, HierarchicalAllReduceMovesExactlyItsBytesAcrossTheNics) {
   TaskGraph g;
   const auto group = all_hosts(c);
   const int d = g.add_device("all", group);
-  g.add_collective(g.add_participants({d}), g.stream("comm"), CollectiveOp::AllReduce,
-                   g.add_comm_set(CommSet{{group}}), S, g.label("ar"), -1);
+  g.add_collective(g.add_participants({d}), g.stream("comm"), CollectiveOp::AllReduce, g.add_comm_set(CommSet{{group}}),
+                   S, g.label("ar"), -1);
   g.finalize();
   EngineOptions o;
   o.collective_algorithm = "hierarchical";
@@ -129,7 +130,8 @@ double run_collective(const Network& net, const std::vector<int>& group, Collect
                       const std::string& algo, const std::string& engine, const std::string& fidelity = "closed") {
   TaskGraph g;
   const int d = g.add_device("all", group);
-  g.add_collective(g.add_participants({d}), g.stream("comm"), op, g.add_comm_set(CommSet{{group}}), S, g.label("c"), -1);
+  g.add_collective(g.add_participants({d}), g.stream("comm"), op, g.add_comm_set(CommSet{{group}}), S, g.label("c"),
+                   -1);
   g.finalize();
   EngineOptions o;
   o.collective_algorithm = algo;

@@ -23,8 +23,7 @@ TEST(ConfigNode, QuantityErrorCarriesPositionAndPath) {
     FAIL();
   } catch (const ConfigError& e) {
     const std::string msg = e.what();
-    EXPECT_EQ(msg.rfind("p.yaml:2:16: links[0].bandwidth: expected a rate such as \"400 Gbps\"", 0), 0u)
-        << msg;
+    EXPECT_EQ(msg.rfind("p.yaml:2:16: links[0].bandwidth: expected a rate such as \"400 Gbps\"", 0), 0u) << msg;
     EXPECT_NE(msg.find("got \"fast\""), std::string::npos);
   }
 }

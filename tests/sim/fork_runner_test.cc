@@ -37,14 +37,27 @@ TEST(ForkRunner, ReturnsTheSameResultAsAnInProcessRun) {
 }
 
 TEST(ForkRunner, ACrashingChildIsAnErrorForThatRunOnly) {
-  EXPECT_THROW(run_in_child([]() -> Result { std::raise(SIGSEGV); return {}; }), Error);
+  EXPECT_THROW(run_in_child([]() -> Result {
+                 std::raise(SIGSEGV);
+                 return {};
+               }),
+               Error);
   // and the caller goes on
-  EXPECT_EQ(run_in_child([] { Result r; r.makespan_s = 7; return r; }).makespan_s, 7);
+  EXPECT_EQ(run_in_child([] {
+              Result r;
+              r.makespan_s = 7;
+              return r;
+            }).makespan_s,
+            7);
 }
 
 TEST(ForkRunner, AHangingChildTimesOut) {
   try {
-    run_in_child([]() -> Result { for (;;) ::pause(); }, 0.3);
+    run_in_child(
+        []() -> Result {
+          for (;;) ::pause();
+        },
+        0.3);
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("did not finish within"), std::string::npos) << e.what();

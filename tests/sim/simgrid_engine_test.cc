@@ -51,16 +51,16 @@ TEST(SimGridEngine, OppositeDirectionsOnAFullDuplexLinkDoNotSlowEachOther) {
 }
 
 platforms::Cluster two_servers(double oversubscription) {
-  return platforms::load_cluster(ConfigNode::load_string(
-      "servers:\n"
-      "  - count: 2\n"
-      "    gpu: A100-SXM-80GB\n"
-      "    gpus_per_server: 8\n"
-      "    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 1 us}\n"
-      "    nic: {bandwidth: 200 Gbps, latency: 2 us}\n"
-      "network: {kind: fat-tree, latency: 1 us, oversubscription: " +
-          std::to_string(oversubscription) + "}\n",
-      "two-servers.yaml"));
+  return platforms::load_cluster(
+      ConfigNode::load_string("servers:\n"
+                              "  - count: 2\n"
+                              "    gpu: A100-SXM-80GB\n"
+                              "    gpus_per_server: 8\n"
+                              "    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 1 us}\n"
+                              "    nic: {bandwidth: 200 Gbps, latency: 2 us}\n"
+                              "network: {kind: fat-tree, latency: 1 us, oversubscription: " +
+                                  std::to_string(oversubscription) + "}\n",
+                              "two-servers.yaml"));
 }
 
 TEST(SimGridEngine, AllToAllAcrossA4To1SpineTakesFourTimesLonger) {

@@ -80,7 +80,8 @@ TEST(Chakra, TwoRankTraceSimulatesToTheHandWorkedTime) {
     Node ar = node(2, "allreduce", ChakraProtoMsg::COMM_COLL_NODE, {1});
     attr(ar, "comm_type", ChakraProtoMsg::ALL_REDUCE);
     attr(ar, "comm_size", static_cast<int64_t>(S));
-    Node p2p = node(3, r == 0 ? "send" : "recv", r == 0 ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE, {2});
+    Node p2p = node(3, r == 0 ? "send" : "recv",
+                    r == 0 ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE, {2});
     attr(p2p, r == 0 ? "comm_dst" : "comm_src", r == 0 ? 1 : 0);
     attr(p2p, "comm_size", static_cast<int64_t>(S));
     attr(p2p, "comm_tag", 7);
@@ -146,7 +147,8 @@ TEST(Chakra, BadTracesAreClearErrors) {
 
   Node c = node(1, "gemm", ChakraProtoMsg::COMP_NODE, {9});
   write_rank(prefix, 0, {c});
-  EXPECT_NE(error_of().find("bad.0.et: node 1 (gemm): depends on node 9, which the file does not have"), std::string::npos)
+  EXPECT_NE(error_of().find("bad.0.et: node 1 (gemm): depends on node 9, which the file does not have"),
+            std::string::npos)
       << error_of();
 
   Node ok = node(1, "gemm", ChakraProtoMsg::COMP_NODE);
@@ -164,7 +166,8 @@ TEST(Chakra, BadTracesAreClearErrors) {
     simulate_trace(workloads::load_chakra_trace(prefix), star(1, "1 GB/s", "1 us"));
     FAIL();
   } catch (const ModelError& e) {
-    EXPECT_NE(std::string(e.what()).find("bad.0.et: node 1 (x) is in a dependency cycle"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bad.0.et: node 1 (x) is in a dependency cycle"), std::string::npos)
+        << e.what();
   }
   fs::remove_all(fs::path(prefix).parent_path());
 }

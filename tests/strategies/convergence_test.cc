@@ -135,8 +135,8 @@ TEST(Convergence, RobustAggregatorsSurviveByzantineWorkersTheMeanDoesNot) {
   // Krum 15, Zeno 10.
   const ConvergenceResult mean = train_to_target(c, even(8, 0.3, 0.1), "mean");
   EXPECT_FALSE(mean.reached);
-  std::printf("two sign-flipping workers of eight: mean does not reach loss %.2g in %d steps (final %.3g)", c.target_loss,
-              c.max_steps, mean.curve.back().loss);
+  std::printf("two sign-flipping workers of eight: mean does not reach loss %.2g in %d steps (final %.3g)",
+              c.target_loss, c.max_steps, mean.curve.back().loss);
   for (const char* agg : {"median", "trimmed", "krum", "zeno"}) {
     SCOPED_TRACE(agg);
     c.aggregator = agg;

@@ -26,7 +26,8 @@ struct DataParallelFixture : ::testing::Test {
     std::vector<double> out;
     for (const auto& slot : cluster.gpus)
       for (int l = 0; l < cluster.network.link_count(); ++l)
-        if (cluster.network.link(l).a == slot.host && cluster.network.link(l).name.find("nvswitch") != std::string::npos)
+        if (cluster.network.link(l).a == slot.host &&
+            cluster.network.link(l).name.find("nvswitch") != std::string::npos)
           out.push_back(s.result.link_bytes[2 * l] + s.result.link_bytes[2 * l + 1]);
     return out;
   }

@@ -58,7 +58,8 @@ TEST(Engines, SendsThroughAnOversubscribedUplinkShareItOnSimGrid) {
   bool found = false;
   for (size_t i = 0; i < a.job.graph.size() && !found; ++i) {
     const sim::Task& t = a.job.graph.task(static_cast<sim::TaskId>(i));
-    if (t.kind != sim::TaskKind::Transfer || a.job.graph.labels()[t.label] != "send activations to next stage") continue;
+    if (t.kind != sim::TaskKind::Transfer || a.job.graph.labels()[t.label] != "send activations to next stage")
+      continue;
     found = true;
     EXPECT_EQ(a.job.graph.comm_set(t.comm_set).groups.size(), 8u);
     EXPECT_NEAR(a.result.end_s[i] - a.result.start_s[i], latency + S / 25e9, 1e-9);
@@ -78,7 +79,8 @@ servers:
     intra: {kind: pcie, bandwidth: 32 GB/s, latency: 2 us}
     nic: {bandwidth: 100 Gbps, latency: 2 us, per_gpu: false}
 network: {kind: fat-tree, latency: 1 us}
-)", "shared-nic.yaml"));
+)",
+                                                                       "shared-nic.yaml"));
   const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
   Plan plan;
   plan.pp = 2;

@@ -168,8 +168,8 @@ TEST(Faults, AFailStopStopsTheIterationAndSaysWhatWasLost) {
   for (const std::string engine : {"analytic", "simgrid"}) {
     SCOPED_TRACE(engine);
     const FaultSimulation f = simulate_with_faults(
-        j.model, j.cluster, j.plan, scenario("events:\n  - {kind: gpu_fail, device: 5, at: 0.2 s}\n", j.cluster), engine,
-        options_for(engine));
+        j.model, j.cluster, j.plan, scenario("events:\n  - {kind: gpu_fail, device: 5, at: 0.2 s}\n", j.cluster),
+        engine, options_for(engine));
     ASSERT_TRUE(f.faults.stopped);
     EXPECT_DOUBLE_EQ(f.faults.stopped_at_s, 0.2);
     EXPECT_NE(f.faults.cause.find("server0/gpu5"), std::string::npos) << f.faults.cause;

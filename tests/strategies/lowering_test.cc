@@ -254,7 +254,8 @@ TEST(Pipeline, AsynchronousPipelinesHaveNoFlushAndRecordTheirStaleness) {
   const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
   const double f = pm.time_s({sim::OpClass::Gemm, 4e12, 0, sim::DType::BF16});
   const double b = pm.time_s({sim::OpClass::Gemm, 8e12, 0, sim::DType::BF16});
-  const double step = pm.time_s(sim::Kernel{sim::OpClass::Optimizer, 0, 1e6 * kOptimizerBytesPerParam, sim::DType::BF16});
+  const double step =
+      pm.time_s(sim::Kernel{sim::OpClass::Optimizer, 0, 1e6 * kOptimizerBytesPerParam, sim::DType::BF16});
   plan.schedule = "1f1b";
   const Simulation flush = simulate(model, cluster, plan);
   EXPECT_NEAR(flush.report.iteration_time_s, (m + p - 1) * (f + b) + step, 1e-9);
@@ -277,7 +278,7 @@ TEST(Pipeline, AsynchronousPipelinesHaveNoFlushAndRecordTheirStaleness) {
   const Simulation pd = simulate(model, cluster, plan);
   EXPECT_NEAR(pd.report.iteration_time_s, m * (f + b) + m * step, 1e-9);
   EXPECT_EQ(pd.report.optimizer_steps, m);
-  EXPECT_EQ(pd.report.staleness, (std::vector<double>{3, 2, 1, 0}));  // p - i - 1
+  EXPECT_EQ(pd.report.staleness, (std::vector<double>{3, 2, 1, 0}));     // p - i - 1
   EXPECT_EQ(pd.report.weight_versions, (std::vector<int>{4, 3, 2, 1}));  // p - i
   EXPECT_DOUBLE_EQ(pd.report.mean_staleness, 1.5);
   for (int d = 0; d < p; ++d) {
@@ -309,7 +310,8 @@ TEST(DataParallel, DelayedAveragingHidesTheExchangeBehindDSteps) {
   const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
   const double compute = pm.time_s({sim::OpClass::Gemm, 4e12, 0, sim::DType::BF16}) +
                          pm.time_s({sim::OpClass::Gemm, 8e12, 0, sim::DType::BF16});
-  const double step = pm.time_s(sim::Kernel{sim::OpClass::Optimizer, 0, 1e6 * kOptimizerBytesPerParam, sim::DType::BF16});
+  const double step =
+      pm.time_s(sim::Kernel{sim::OpClass::Optimizer, 0, 1e6 * kOptimizerBytesPerParam, sim::DType::BF16});
   const Simulation every = simulate(model, cluster, plan);
   ASSERT_NEAR(every.report.iteration_time_s, compute + 2 * L + step, 1e-9);
   for (int D : {1, 2, 4, 8}) {
@@ -550,13 +552,11 @@ TEST(Lowering, OneGpuIterationIsTheSumOfOpTimes) {
   double per_microbatch = 0;
   for (size_t v = 0; v < in.model.size(); ++v) {
     const workloads::Op& op = in.model.op(v);
-    per_microbatch += pm.time_s({op.op_class, op.fwd_flops * b, op.fwd_bytes * b + op.weight_bytes,
-                                 in.model.dtype});
-    per_microbatch += pm.time_s({op.op_class, op.bwd_flops * b,
-                                 op.bwd_bytes * b + 2 * op.weight_bytes, in.model.dtype});
+    per_microbatch += pm.time_s({op.op_class, op.fwd_flops * b, op.fwd_bytes * b + op.weight_bytes, in.model.dtype});
+    per_microbatch +=
+        pm.time_s({op.op_class, op.bwd_flops * b, op.bwd_bytes * b + 2 * op.weight_bytes, in.model.dtype});
   }
-  const double step =
-      pm.time_s({sim::OpClass::Optimizer, 0, 28 * in.model.parameter_count(), in.model.dtype});
+  const double step = pm.time_s({sim::OpClass::Optimizer, 0, 28 * in.model.parameter_count(), in.model.dtype});
   const double expected = in.plan.microbatches() * per_microbatch + step;
   EXPECT_NEAR(s.result.makespan_s / expected, 1.0, 1e-12);
   EXPECT_EQ(s.report.devices.size(), 1u);

@@ -51,7 +51,9 @@ TEST(Plan, UnknownScheduleListsTheKnownOnes) {
     load_plan(ConfigNode::load_string("global_batch_size: 8\nschedule: zigzag\n", "s.yaml"));
     FAIL();
   } catch (const ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()), "s.yaml:2:11: schedule: unknown schedule \"zigzag\"; valid: 1f1b, chimera, gpipe, interleaved-1f1b, pipedream, pipedream-2bw, zb-h1");
+    EXPECT_EQ(std::string(e.what()),
+              "s.yaml:2:11: schedule: unknown schedule \"zigzag\"; valid: 1f1b, chimera, gpipe, interleaved-1f1b, "
+              "pipedream, pipedream-2bw, zb-h1");
   }
 }
 

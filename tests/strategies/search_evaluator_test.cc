@@ -36,11 +36,11 @@ TEST(FusedLowering, SameTimeAndPeakMemoryAsOneTaskPerSegment) {
   struct Case {
     const char *platform, *workload, *plan;
   };
-  for (const Case& c : {Case{"dgx-a100-4x8", "gpt3-13b", "tp4-pp2-dp4-1f1b"},
-                        Case{"dgx-a100-4x8", "gpt3-13b", "tp8-pp4-gpipe"},
-                        Case{"dgx-a100-4x8", "gpt3-13b", "tp4-pp2-dp4-interleaved-sp"},
-                        Case{"dgx-a100-4x8", "gpt3-13b", "tp4-pp2-dp2-1f1b"},
-                        Case{"mixed-a100-h100-2x8", "gpt3-13b", "tp4-pp2-dp2-1f1b"}}) {
+  for (const Case& c :
+       {Case{"dgx-a100-4x8", "gpt3-13b", "tp4-pp2-dp4-1f1b"}, Case{"dgx-a100-4x8", "gpt3-13b", "tp8-pp4-gpipe"},
+        Case{"dgx-a100-4x8", "gpt3-13b", "tp4-pp2-dp4-interleaved-sp"},
+        Case{"dgx-a100-4x8", "gpt3-13b", "tp4-pp2-dp2-1f1b"},
+        Case{"mixed-a100-h100-2x8", "gpt3-13b", "tp4-pp2-dp2-1f1b"}}) {
     SCOPED_TRACE(c.plan);
     const auto cluster = platforms::load_cluster_file(src("platforms/presets/") + c.platform + ".yaml");
     const auto model = workloads::load_workload_file(src("workloads/presets/") + c.workload + ".yaml");

@@ -27,7 +27,7 @@ struct Inputs {
 
 Inputs load(const std::string& platform, const std::string& workload, int batch) {
   return Inputs{platforms::load_cluster_file(src("platforms/presets/" + platform + ".yaml")),
-               workloads::load_workload_file(src("workloads/presets/" + workload + ".yaml")), batch};
+                workloads::load_workload_file(src("workloads/presets/" + workload + ".yaml")), batch};
 }
 
 // A cost function the test knows the optimum of: fastest with tp 2, pp 2, microbatch 2,
@@ -40,7 +40,8 @@ class FakeEvaluator : public Evaluator {
     Score s;
     s.valid = s.simulated = true;
     s.iteration_time_s = 1 + std::abs(p.tp - 2) + std::abs(p.pp - 2) + 0.1 * std::abs(p.micro_batch_size - 2) +
-                         (p.recompute == "full" ? 0 : 0.01) + 0.001 * std::abs(p.zero - 1) + (p.sequence_parallel ? 0.0001 : 0);
+                         (p.recompute == "full" ? 0 : 0.01) + 0.001 * std::abs(p.zero - 1) +
+                         (p.sequence_parallel ? 0.0001 : 0);
     s.fits = p.micro_batch_size > 1;
     s.peak_memory_bytes = s.fits ? 1 : 3;
     s.capacity_bytes = 2;
@@ -79,7 +80,8 @@ TEST(GridSearch, FindsTheTrueOptimumOfTheFullSimulation) {
   SimulationEvaluator evaluator(s.problem());
   const SearchResult r = GridSearcher().search(s.problem(), evaluator, {});
   ASSERT_TRUE(r.best());
-  EXPECT_NEAR(r.best()->score.iteration_time_s, truth, 1e-9 * truth) << describe(r.best()->plan) << " vs " << truth_plan;
+  EXPECT_NEAR(r.best()->score.iteration_time_s, truth, 1e-9 * truth)
+      << describe(r.best()->plan) << " vs " << truth_plan;
 }
 
 // Random partitioning problems with per-stage prices (mixed GPUs) and memory limits.
@@ -163,8 +165,8 @@ TEST(DifferentiablePartition, LandsNearTheOptimumAndIsSeeded) {
     ++n;
     EXPECT_EQ(differentiable_partition(pr, DiffOptions{}).layers_per_stage, d.layers_per_stage);
   }
-  std::printf("differentiable partition: mean %.2f%%, worst %.2f%% above the DP optimum\n",
-              100 * (sum_ratio / n - 1), 100 * (worst - 1));
+  std::printf("differentiable partition: mean %.2f%%, worst %.2f%% above the DP optimum\n", 100 * (sum_ratio / n - 1),
+              100 * (worst - 1));
   EXPECT_LT(sum_ratio / n, 1.03);
   EXPECT_LT(worst, 1.15);
 }
@@ -178,8 +180,8 @@ TEST(AlpaSearch, OnAMixedClusterBeatsEveryPlanThatIgnoresGpuTypes) {
   ASSERT_TRUE(grid.best() && dp.best());
   const double gain = grid.best()->score.iteration_time_s / dp.best()->score.iteration_time_s - 1;
   std::printf("mixed A100+H100, GPT-3 13B, batch 128: dp %s %.3f s, best type-blind %s %.3f s: %.0f%% faster\n",
-              describe(dp.best()->plan).c_str(), dp.best()->score.iteration_time_s,
-              describe(grid.best()->plan).c_str(), grid.best()->score.iteration_time_s, 100 * gain);
+              describe(dp.best()->plan).c_str(), dp.best()->score.iteration_time_s, describe(grid.best()->plan).c_str(),
+              grid.best()->score.iteration_time_s, 100 * gain);
   // Measured: 3.65 s against 6.24 s, 71% faster; the heavier stage goes to the H100s.
   EXPECT_GT(gain, 0.5);
   const Plan& b = dp.best()->plan;

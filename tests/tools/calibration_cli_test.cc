@@ -49,13 +49,15 @@ TEST(CalibrationCli, AFittedCalibrationChangesThePrediction) {
     csv << "matmul," << 2 * m * m * m << "," << 6 * m * m << ",bf16," << 2e-6 + 2 * m * m * m / (0.4 * 312e12) << "\n";
   csv.close();
   const CliRun fit = run_dejavu("calibrate --gpu A100-SXM-80GB --measurements " + (dir / "slow.csv").string() + " -o " +
-                            yaml.string());
+                                yaml.string());
   ASSERT_EQ(fit.code, 0) << fit.err;
   EXPECT_NE(slurp(yaml).find("compute_efficiency: 0.4"), std::string::npos) << slurp(yaml);
   const std::string job = "--platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
-                          src("workloads/presets/gpt3-1.3b.yaml") + " --plan " + src("strategies/presets/dp8-pcie.yaml");
+                          src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
+                          src("strategies/presets/dp8-pcie.yaml");
   ASSERT_EQ(run_dejavu("simulate " + job + " --quiet --json " + a.string()).code, 0);
-  const CliRun slow = run_dejavu("simulate " + job + " --quiet --json " + b.string() + " --calibration " + yaml.string());
+  const CliRun slow =
+      run_dejavu("simulate " + job + " --quiet --json " + b.string() + " --calibration " + yaml.string());
   ASSERT_EQ(slow.code, 0) << slow.err;
   const double ta = nlohmann::json::parse(slurp(a))["iteration_time_s"].get<double>();
   const double tb = nlohmann::json::parse(slurp(b))["iteration_time_s"].get<double>();
@@ -70,10 +72,12 @@ TEST(CalibrationCli, BadMeasurementsAreOneLineExitTwo) {
   };
   for (const Case& c : {Case{"op_class,flops,bytes,seconds\nmatmul,1,1,1\n", "bad.csv:1:1: dtype: missing column"},
                         Case{"op_class,flops,bytes,dtype,seconds\nmatmul,1e9,1e6,bf16,-0.5\n", "bad.csv:2:5: seconds:"},
-                        Case{"op_class,flops,bytes,dtype,seconds\nfft,1e9,1e6,bf16,0.5\n", "bad.csv:2:1: op_class: unknown op class"}}) {
+                        Case{"op_class,flops,bytes,dtype,seconds\nfft,1e9,1e6,bf16,0.5\n",
+                             "bad.csv:2:1: op_class: unknown op class"}}) {
     std::ofstream(dir / "bad.csv") << c.csv;
     fs::remove(out);
-    const CliRun r = run_dejavu("calibrate --gpu A100-SXM-80GB --measurements " + (dir / "bad.csv").string() + " -o " + out.string());
+    const CliRun r = run_dejavu("calibrate --gpu A100-SXM-80GB --measurements " + (dir / "bad.csv").string() + " -o " +
+                                out.string());
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

@@ -23,7 +23,8 @@ inline std::string slurp(const std::filesystem::path& p) {
 }
 
 inline std::filesystem::path scratch() {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("dejavu-cli-" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("dejavu-cli-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return dir;
 }
@@ -35,8 +36,8 @@ struct CliRun {
 
 inline CliRun run_dejavu(const std::string& args) {
   const std::filesystem::path dir = scratch();
-  const std::string cmd = std::string(DEJAVU_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
-                          (dir / "err").string();
+  const std::string cmd =
+      std::string(DEJAVU_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
   const int status = std::system(cmd.c_str());
   return CliRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
 }

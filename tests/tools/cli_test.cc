@@ -33,8 +33,8 @@ TEST_P(BadInput, OneLineExitTwoNoOutputFile) {
   const BadCase& c = GetParam();
   const fs::path json = fs::temp_directory_path() / ("dejavu-bad-" + std::to_string(::getpid()) + ".json");
   fs::remove(json);
-  const CliRun r = run_dejavu("simulate --platform " + src(c.platform) + " --workload " + src(c.workload) +
-                       " --plan " + src(c.plan) + " --json " + json.string());
+  const CliRun r = run_dejavu("simulate --platform " + src(c.platform) + " --workload " + src(c.workload) + " --plan " +
+                              src(c.plan) + " --json " + json.string());
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_NE(r.err.find(c.expected_prefix), std::string::npos) << r.err;
@@ -61,14 +61,14 @@ INSTANTIATE_TEST_SUITE_P(
                 "unknown-gpu.platform.yaml:4:10: servers[0].gpu: unknown GPU type \"A200-SXM\"; valid: "
                 "A100-SXM-40GB"},
         BadCase{"TpNotDividingHeads", "platforms/presets/dgx-a100-4x8.yaml", "workloads/presets/gpt3-13b.yaml",
-                "tests/fixtures/bad/tp3.plan.yaml",
-                "tp3.plan.yaml:1:5: tp: 3 does not divide the 40 attention heads"},
+                "tests/fixtures/bad/tp3.plan.yaml", "tp3.plan.yaml:1:5: tp: 3 does not divide the 40 attention heads"},
         BadCase{"GpuCountMismatch", "platforms/presets/dgx-a100-4x8.yaml", "workloads/presets/gpt3-13b.yaml",
                 "tests/fixtures/bad/wrong-gpu-count.plan.yaml",
                 "wrong-gpu-count.plan.yaml:3:5: dp: tp x pp x dp = 4 x 2 x 2 = 16 GPUs"},
-        BadCase{"ChimeraOddPp", "platforms/presets/dgx-a100-4x8.yaml", "workloads/presets/gpt3-13b.yaml",
-                "tests/fixtures/bad/chimera-odd-pp.plan.yaml",
-                "chimera-odd-pp.plan.yaml:2:5: pp: 1 stages; chimera pairs stage k with stage p-1-k: valid: an even pp"},
+        BadCase{
+            "ChimeraOddPp", "platforms/presets/dgx-a100-4x8.yaml", "workloads/presets/gpt3-13b.yaml",
+            "tests/fixtures/bad/chimera-odd-pp.plan.yaml",
+            "chimera-odd-pp.plan.yaml:2:5: pp: 1 stages; chimera pairs stage k with stage p-1-k: valid: an even pp"},
         BadCase{"ChimeraWithZero", "platforms/presets/dgx-a100-4x8.yaml", "workloads/presets/gpt3-13b.yaml",
                 "tests/fixtures/bad/chimera-zero.plan.yaml",
                 "chimera-zero.plan.yaml:5:11: schedule: chimera runs here with plain all-reduce data parallelism"},
@@ -81,16 +81,16 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Cli, SimulateWritesReportAndTrace) {
   const fs::path dir = fs::temp_directory_path() / ("dejavu-ok-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const CliRun r = run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-4x8.yaml") +
-                       " --workload " + src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
-                       src("strategies/presets/tp4-pp2-dp4-1f1b.yaml") + " --json " +
-                       (dir / "r.json").string() + " --trace " + (dir / "t.json").string());
+  const CliRun r = run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-4x8.yaml") + " --workload " +
+                              src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
+                              src("strategies/presets/tp4-pp2-dp4-1f1b.yaml") + " --json " + (dir / "r.json").string() +
+                              " --trace " + (dir / "t.json").string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("iteration time"), std::string::npos);
   EXPECT_NE(r.out.find("busiest link"), std::string::npos);
   const std::string json = slurp(dir / "r.json");
-  for (const char* key : {"\"iteration_time_s\"", "\"tflops_per_gpu\"", "\"mfu\"", "\"devices\"",
-                          "\"busy_s\"", "\"communication_s\"", "\"idle_s\""})
+  for (const char* key : {"\"iteration_time_s\"", "\"tflops_per_gpu\"", "\"mfu\"", "\"devices\"", "\"busy_s\"",
+                          "\"communication_s\"", "\"idle_s\""})
     EXPECT_NE(json.find(key), std::string::npos) << key;
   const std::string trace = slurp(dir / "t.json");
   EXPECT_NE(trace.find("\"traceEvents\""), std::string::npos);
@@ -105,9 +105,10 @@ TEST(Cli, AnOutputThatIsASymbolicLinkIsWrittenThrough) {
   fs::create_directories(dir / "real");
   std::ofstream(dir / "real" / "r.json") << "old";
   fs::create_symlink(dir / "real" / "r.json", dir / "r.json");
-  const CliRun r = run_dejavu("simulate --platform " + src("platforms/presets/single-a100.yaml") + " --workload " +
-                              src("workloads/presets/gpt3-1.3b.yaml") + " --plan " + src("strategies/presets/single-gpu.yaml") +
-                              " --quiet --json " + (dir / "r.json").string());
+  const CliRun r =
+      run_dejavu("simulate --platform " + src("platforms/presets/single-a100.yaml") + " --workload " +
+                 src("workloads/presets/gpt3-1.3b.yaml") + " --plan " + src("strategies/presets/single-gpu.yaml") +
+                 " --quiet --json " + (dir / "r.json").string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(fs::is_symlink(dir / "r.json"));
   EXPECT_NE(slurp(dir / "real" / "r.json").find("\"iteration_time_s\""), std::string::npos);
@@ -117,16 +118,16 @@ TEST(Cli, AnOutputThatIsASymbolicLinkIsWrittenThrough) {
 TEST(Cli, ListNamesGpusEnginesSchedulesAndPresets) {
   const CliRun r = run_dejavu("list");
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* name : {"H100-SXM-80GB", "analytic", "1f1b", "gpipe", "ring", "transformer",
-                           "platforms/presets/dgx-a100-4x8.yaml", "workloads/presets/gpt3-175b.yaml",
-                           "strategies/presets/tp8-pp16-dp8-1f1b.yaml"})
+  for (const char* name :
+       {"H100-SXM-80GB", "analytic", "1f1b", "gpipe", "ring", "transformer", "platforms/presets/dgx-a100-4x8.yaml",
+        "workloads/presets/gpt3-175b.yaml", "strategies/presets/tp8-pp16-dp8-1f1b.yaml"})
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
 }
 
 TEST(Cli, UnknownEngineIsABadInput) {
-  const CliRun r = run_dejavu("simulate --platform " + src("platforms/presets/single-a100.yaml") +
-                       " --workload " + src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
-                       src("strategies/presets/single-gpu.yaml") + " --engine warp");
+  const CliRun r = run_dejavu("simulate --platform " + src("platforms/presets/single-a100.yaml") + " --workload " +
+                              src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
+                              src("strategies/presets/single-gpu.yaml") + " --engine warp");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("unknown engine \"warp\"; valid: analytic"), std::string::npos) << r.err;
 }
@@ -134,8 +135,8 @@ TEST(Cli, UnknownEngineIsABadInput) {
 TEST(Cli, CompareEnginesPrintsBothAndWritesBothReports) {
   const fs::path json = fs::temp_directory_path() / ("dejavu-compare-" + std::to_string(::getpid()) + ".json");
   const CliRun r = run_dejavu("compare-engines --platform " + src("platforms/presets/single-a100.yaml") +
-                          " --workload " + src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
-                          src("strategies/presets/single-gpu.yaml") + " --json " + json.string());
+                              " --workload " + src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
+                              src("strategies/presets/single-gpu.yaml") + " --json " + json.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("analytic vs simgrid"), std::string::npos) << r.out;
   const std::string text = slurp(json);
@@ -159,22 +160,24 @@ TEST(Cli, ExportPlatformWritesXmlOrRefusesWithOneLine) {
 TEST(Cli, CollectivesSweepPrintsRowsWritesCsvAndValidates) {
   const fs::path csv = fs::temp_directory_path() / ("dejavu-sweep-" + std::to_string(::getpid()) + ".csv");
   const CliRun r = run_dejavu("collectives --platform " + src("platforms/presets/dgx-a100-1x8.yaml") +
-                          " --op all_reduce --gpus 8 --min 1M --max 8G --csv " + csv.string() + " --validate " +
-                          src("platforms/validation/nccl_allreduce_busbw.csv"));
+                              " --op all_reduce --gpus 8 --min 1M --max 8G --csv " + csv.string() + " --validate " +
+                              src("platforms/validation/nccl_allreduce_busbw.csv"));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("busbw(GB/s)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("7 sizes measured"), std::string::npos) << r.out;
   const std::string text = slurp(csv);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 14);  // header + 1M..8G
   fs::remove(csv);
-  const CliRun bad = run_dejavu("collectives --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --op gather");
+  const CliRun bad =
+      run_dejavu("collectives --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --op gather");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("unknown operation \"gather\"; valid: all_reduce"), std::string::npos) << bad.err;
 }
 
 TEST(Cli, InspectPrintsParametersAndWritesDot) {
   const fs::path dot = fs::temp_directory_path() / ("dejavu-inspect-" + std::to_string(::getpid()) + ".dot");
-  const CliRun r = run_dejavu("inspect " + src("workloads/presets/llama3-8b.yaml") + " --batch 8 --dot " + dot.string());
+  const CliRun r =
+      run_dejavu("inspect " + src("workloads/presets/llama3-8b.yaml") + " --batch 8 --dot " + dot.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("parameters"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gemm"), std::string::npos) << r.out;
@@ -186,11 +189,11 @@ TEST(Cli, InspectPrintsParametersAndWritesDot) {
 
 TEST(Cli, ATraceWorkloadNeedsNoPlanAndAMissingTraceIsOneLine) {
   const CliRun missing = run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-1x8.yaml") +
-                                " --workload trace:/nonexistent/run");
+                                    " --workload trace:/nonexistent/run");
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.err.find("/nonexistent/run.0.et: no such trace"), std::string::npos) << missing.err;
-  const CliRun no_plan = run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
-                                src("workloads/presets/gpt3-1.3b.yaml"));
+  const CliRun no_plan = run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-1x8.yaml") +
+                                    " --workload " + src("workloads/presets/gpt3-1.3b.yaml"));
   EXPECT_EQ(no_plan.code, 2);
   EXPECT_NE(no_plan.err.find("--plan: missing"), std::string::npos) << no_plan.err;
 }

@@ -26,7 +26,8 @@ servers:
     intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 1 us}
     nic: {bandwidth: 200 Gbps, latency: 2 us}
 network: {kind: fat-tree, latency: 1 us}
-)", "ideal.yaml"));
+)",
+                                                                 "ideal.yaml"));
   SweepOptions o;
   o.min_bytes = o.max_bytes = 8589934592.0;
   const auto rows = run_sweep(c, o);
@@ -42,7 +43,8 @@ TEST(CollectiveSweep, ShippedPresetsMatchMeasuredNcclWithin10PercentFrom16MiB) {
     o.min_bytes = 1048576;
     o.max_bytes = 8589934592.0;
     auto rows = run_sweep(c, o);
-    EXPECT_EQ(attach_measurements(src("platforms/validation/nccl_allreduce_busbw.csv"), c.gpus[0].spec->name, 8, rows), 7)
+    EXPECT_EQ(attach_measurements(src("platforms/validation/nccl_allreduce_busbw.csv"), c.gpus[0].spec->name, 8, rows),
+              7)
         << preset;
     for (const auto& r : rows) {
       if (!r.measured_busbw_Bps || r.bytes < 16 * 1048576.0) continue;

@@ -34,7 +34,7 @@ TEST(FaultsCli, ScenarioReportIsInTheJson) {
 TEST(FaultsCli, RunHorizonReportsGoodputAndTheBestInterval) {
   const fs::path json = scratch() / "h.json";
   const CliRun r = run_dejavu("run-horizon " + kJob + " --faults " + src("strategies/presets/faults/mtbf.yaml") +
-                          " --iterations 100000 --horizon-json " + json.string());
+                              " --iterations 100000 --horizon-json " + json.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("goodput"), std::string::npos) << r.out;
   const nlohmann::json j = nlohmann::json::parse(slurp(json));
@@ -71,11 +71,12 @@ namespace {
 
 TEST(ConvergeCli, ComparesStrategiesAndWritesTheCurves) {
   const fs::path dir = scratch(), csv = dir / "curve.csv", svg = dir / "curve.svg";
-  const CliRun r = run_dejavu("converge --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
-                              src("workloads/presets/gpt3-1.3b.yaml") + " --compare " +
-                              src("strategies/presets/convergence/sync-vs-gossip.yaml") +
-                              " --data synthetic:classes=4,dim=16,samples=128 --target-loss 0.4 --max-steps 300 --csv " +
-                              csv.string() + " --plot " + svg.string());
+  const CliRun r =
+      run_dejavu("converge --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
+                 src("workloads/presets/gpt3-1.3b.yaml") + " --compare " +
+                 src("strategies/presets/convergence/sync-vs-gossip.yaml") +
+                 " --data synthetic:classes=4,dim=16,samples=128 --target-loss 0.4 --max-steps 300 --csv " +
+                 csv.string() + " --plot " + svg.string());
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* name : {"all-reduce", "gossip-topk", "ps-sync", "ps-rolling", "ps-async"})
     EXPECT_NE(r.out.find(name), std::string::npos) << r.out;
@@ -92,8 +93,9 @@ TEST(ConvergeCli, FailStopsFollowTheRecoveryPolicyAndInitialisationsAreProbed) {
   const std::string common = "converge --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
                              src("workloads/presets/gpt3-1.3b.yaml") + " --lr 0.2 ";
   // The preset fails GPU 4 (worker 4 of dp 8) at 25 s; checkpoints every 10 s, 30 s restart.
-  const CliRun r = run_dejavu(common + "--target-loss 0.62 --compare " + src("strategies/presets/convergence/fail-stop.yaml") + " --faults " +
-                              src("strategies/presets/faults/worker-fail.yaml"));
+  const CliRun r =
+      run_dejavu(common + "--target-loss 0.62 --compare " + src("strategies/presets/convergence/fail-stop.yaml") +
+                 " --faults " + src("strategies/presets/faults/worker-fail.yaml"));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("all-reduce: 1 fail-stop(s)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("30 s down, 8 workers left"), std::string::npos) << r.out;
@@ -102,8 +104,8 @@ TEST(ConvergeCli, FailStopsFollowTheRecoveryPolicyAndInitialisationsAreProbed) {
   ASSERT_EQ(p.code, 0) << p.err;
   EXPECT_NE(p.out.find("best-of-8: 8 initialisations probed"), std::string::npos) << p.out;
   const CliRun bad = run_dejavu("converge --platform " + src("platforms/presets/single-a100.yaml") + " --workload " +
-                                src("workloads/presets/gpt3-1.3b.yaml") + " --plan " + src("strategies/presets/single-gpu.yaml") +
-                                " --init-candidates 2");
+                                src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
+                                src("strategies/presets/single-gpu.yaml") + " --init-candidates 2");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("2 initialisations need as many data-parallel workers"), std::string::npos) << bad.err;
   EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;

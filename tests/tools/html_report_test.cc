@@ -17,10 +17,10 @@ using namespace dejavu::testing;  // src, slurp, scratch, run_dejavu(), CliRun
 
 TEST(HtmlReport, SelfContainedWithEveryViewAndRendersInChromium) {
   const fs::path dir = scratch(), html = dir / "report.html", plots = dir / "plots";
-  const CliRun r = run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-4x8.yaml") + " --workload " +
-                              src("workloads/presets/gpt3-13b.yaml") + " --plan " +
-                              src("strategies/presets/tp4-pp2-dp4-1f1b.yaml") + " --quiet --report " + html.string() +
-                              " --plot " + plots.string());
+  const CliRun r =
+      run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-4x8.yaml") + " --workload " +
+                 src("workloads/presets/gpt3-13b.yaml") + " --plan " + src("strategies/presets/tp4-pp2-dp4-1f1b.yaml") +
+                 " --quiet --report " + html.string() + " --plot " + plots.string());
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string page = slurp(html);
   for (const char* part : {"<h2>Timeline</h2>", "<h2>Memory over time</h2>", "<h2>Time per stage</h2>",
@@ -35,15 +35,18 @@ TEST(HtmlReport, SelfContainedWithEveryViewAndRendersInChromium) {
   if (!fs::exists("/usr/bin/chromium")) {
     // CI installs Chromium (tools/install-deps.sh --with-browser): there the check must run.
     const char* ci = std::getenv("CI");
-    if (ci && std::string(ci) == "true") FAIL() << "CI=true but no /usr/bin/chromium: install it with tools/install-deps.sh --with-browser";
+    if (ci && std::string(ci) == "true")
+      FAIL() << "CI=true but no /usr/bin/chromium: install it with tools/install-deps.sh --with-browser";
     GTEST_SKIP() << "no /usr/bin/chromium here: the browser check runs in CI";
   }
   const std::string flags =
       " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
-      " --disable-component-update --disable-sync --user-data-dir=" + (dir / "profile").string();
+      " --disable-component-update --disable-sync --user-data-dir=" +
+      (dir / "profile").string();
   const std::string dom = (dir / "dom.html").string(), log = (dir / "console.log").string();
   ASSERT_EQ(std::system(("timeout 120 /usr/bin/chromium" + flags + " --enable-logging=stderr --v=0 --dump-dom file://" +
-                         html.string() + " >" + dom + " 2>" + log).c_str()),
+                         html.string() + " >" + dom + " 2>" + log)
+                            .c_str()),
             0)
       << slurp(log);
   // The script ran to its end (it marks the body), and the console saw no error.
@@ -53,7 +56,8 @@ TEST(HtmlReport, SelfContainedWithEveryViewAndRendersInChromium) {
     EXPECT_EQ(console.find(bad), std::string::npos) << bad << "\n" << console;
   const fs::path shot = fs::path(DEJAVU_BINARY).parent_path().parent_path() / "report-screenshot.png";
   ASSERT_EQ(std::system(("timeout 120 /usr/bin/chromium" + flags + "2 --window-size=1280,1800 --screenshot=" +
-                         shot.string() + " file://" + html.string() + " >/dev/null 2>&1").c_str()),
+                         shot.string() + " file://" + html.string() + " >/dev/null 2>&1")
+                            .c_str()),
             0);
   EXPECT_GT(fs::file_size(shot), 10000u);
 }

@@ -20,7 +20,7 @@ TEST(SearchCli, WinningPlanSimulatesToTheSameTime) {
   const fs::path dir = scratch();
   const fs::path plan = dir / "best.yaml", json = dir / "search.json", sim = dir / "sim.json";
   const CliRun r = run_dejavu("search " + kProblem + " --global-batch 32 --algo dp --json " + json.string() + " -o " +
-                          plan.string());
+                              plan.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("dp:"), std::string::npos) << r.out;
   const nlohmann::json j = nlohmann::json::parse(slurp(json));
@@ -34,8 +34,8 @@ TEST(SearchCli, WinningPlanSimulatesToTheSameTime) {
 
 TEST(SearchCli, AllSearchersOneTable) {
   const fs::path html = scratch() / "search.html";
-  const CliRun r = run_dejavu("search " + kProblem + " --global-batch 16 --algo all --iterations 200 --top 2 --report " +
-                              html.string());
+  const CliRun r = run_dejavu("search " + kProblem +
+                              " --global-batch 16 --algo all --iterations 200 --top 2 --report " + html.string());
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string page = slurp(html);
   for (const char* part : {"<h2>grid</h2>", "<h2>dp</h2>", "<h2>mcmc</h2>", "<h2>diff</h2>", "class=\"best\""})
@@ -49,7 +49,7 @@ TEST(SearchCli, GlobalBatchFromTheWorkloadYaml) {
   std::ofstream(dir / "w.yaml") << "kind: transformer\nname: small\nlayers: 4\nhidden: 1024\nheads: 8\n"
                                    "seq_len: 1024\nvocab: 32000\nglobal_batch_size: 16\n";
   const CliRun r = run_dejavu("search --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
-                          (dir / "w.yaml").string() + " --algo grid --top 1");
+                              (dir / "w.yaml").string() + " --algo grid --top 1");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("global batch 16"), std::string::npos) << r.out;
 }
@@ -60,7 +60,8 @@ TEST(SearchCli, BadArgumentsAreOneLineExitTwo) {
   struct Case {
     std::string args, expected;
   };
-  for (const Case& c : {Case{"--global-batch 32 --algo annealing", "--algo: unknown searcher \"annealing\"; valid: diff, dp, grid, mcmc, all"},
+  for (const Case& c : {Case{"--global-batch 32 --algo annealing",
+                             "--algo: unknown searcher \"annealing\"; valid: diff, dp, grid, mcmc, all"},
                         Case{"", "global_batch_size: the training job's global batch is not set"},
                         Case{"--global-batch 32 --budget 3", "--budget:"},
                         Case{"--global-batch 32 --verify ns3", "--verify: unknown engine \"ns3\""}}) {

@@ -44,14 +44,16 @@ std::map<std::string, std::string> point_files(const fs::path& out) {
 }
 
 TEST(Sweep, ShardsPartitionThePoints) {
-  const fs::path file = write_sweep("shards", "axes:\n  workload.layers: {from: 2, to: 12, step: 1}\n  plan.micro_batch_size: [1, 2]\n");
+  const fs::path file =
+      write_sweep("shards", "axes:\n  workload.layers: {from: 2, to: 12, step: 1}\n  plan.micro_batch_size: [1, 2]\n");
   const dejavu::tools::SweepSpec spec = dejavu::tools::load_sweep(file.string());
   ASSERT_EQ(spec.points(), 22u);
   const fs::path out = file.parent_path() / "out";
   fs::remove_all(out);
   size_t total = 0;
   for (int i = 0; i < 5; ++i) {
-    const CliRun r = run_dejavu("sweep " + file.string() + " --jobs 2 --shard " + std::to_string(i) + "/5 -o " + out.string());
+    const CliRun r =
+        run_dejavu("sweep " + file.string() + " --jobs 2 --shard " + std::to_string(i) + "/5 -o " + out.string());
     ASSERT_EQ(r.code, 0) << r.err;
     total = point_files(out).size();
   }
@@ -129,9 +131,10 @@ TEST(Sweep, SearchModeFindsAPlanPerPoint) {
   const fs::path dir = scratch() / "searched";
   fs::create_directories(dir);
   const fs::path file = dir / "sweep.yaml";
-  std::ofstream(file) << "name: searched\nplatform: " << src("platforms/presets/dgx-a100-1x8.yaml")
-                      << "\nworkload: " << src("workloads/presets/gpt3-1.3b.yaml")
-                      << "\nsearch: grid\nglobal_batch: 32\naxes:\n  platform.servers[0].gpu: [A100-SXM-80GB, H100-SXM-80GB]\n";
+  std::ofstream(file)
+      << "name: searched\nplatform: " << src("platforms/presets/dgx-a100-1x8.yaml")
+      << "\nworkload: " << src("workloads/presets/gpt3-1.3b.yaml")
+      << "\nsearch: grid\nglobal_batch: 32\naxes:\n  platform.servers[0].gpu: [A100-SXM-80GB, H100-SXM-80GB]\n";
   const fs::path out = dir / "out";
   fs::remove_all(out);
   ASSERT_EQ(run_dejavu("sweep " + file.string() + " -o " + out.string()).code, 0);
@@ -168,8 +171,9 @@ TEST(Sweep, TheSlurmArrayScriptsTasksTogetherMakeTheWholeTable) {
   fs::create_directories(dir);
   const std::string sweep = src("strategies/presets/sweeps/gpu-vs-network-2d.yaml");
   for (int task : {0, 1}) {
-    const std::string cmd = "cd " + src("") + " && DEJAVU=" + DEJAVU_BINARY + " SLURM_ARRAY_TASK_COUNT=2 SLURM_ARRAY_TASK_ID=" +
-                            std::to_string(task) + " bash strategies/presets/sweeps/slurm-array.sh " + sweep + " " +
+    const std::string cmd = "cd " + src("") + " && DEJAVU=" + DEJAVU_BINARY +
+                            " SLURM_ARRAY_TASK_COUNT=2 SLURM_ARRAY_TASK_ID=" + std::to_string(task) +
+                            " bash strategies/presets/sweeps/slurm-array.sh " + sweep + " " +
                             (dir / "sharded").string() + " >/dev/null";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
@@ -226,10 +230,11 @@ TEST(Sweep, BadSweepsAreOneLineExitTwo) {
   struct Case {
     const char *axes, *expected;
   };
-  for (const Case& c : {Case{"axes:\n  platform.servers[3].gpu: [H100-SXM-80GB]\n", "no such place in the base platform YAML"},
-                        Case{"axes:\n  cluster.gpu: [H100-SXM-80GB]\n", "not a field path"},
-                        Case{"axes:\n  plan.pp: []\n", "at least one value"},
-                        Case{"axes:\n  plan.pp: {from: 1, to: 4}\n", "either step > 0 or factor > 1"}}) {
+  for (const Case& c :
+       {Case{"axes:\n  platform.servers[3].gpu: [H100-SXM-80GB]\n", "no such place in the base platform YAML"},
+        Case{"axes:\n  cluster.gpu: [H100-SXM-80GB]\n", "not a field path"},
+        Case{"axes:\n  plan.pp: []\n", "at least one value"},
+        Case{"axes:\n  plan.pp: {from: 1, to: 4}\n", "either step > 0 or factor > 1"}}) {
     const fs::path file = write_sweep("bad", c.axes);
     const CliRun r = run_dejavu("sweep " + file.string() + " -o " + (file.parent_path() / "out").string());
     EXPECT_EQ(r.code, 2) << c.axes;

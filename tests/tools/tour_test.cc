@@ -54,14 +54,15 @@ TEST_P(Tour, OneLineExitTwoNothingWritten) {
   const std::set<std::string> before = {"dir", "fifo", "link"};
   std::string args = c.args, expected = c.expected;
   for (auto [key, value] : {std::pair<std::string, std::string>{"{fifo}", (out / "fifo").string()},
-                            {"{dir}", (out / "dir").string()}, {"{link}", (out / "link").string()},
+                            {"{dir}", (out / "dir").string()},
+                            {"{link}", (out / "link").string()},
                             {"{out}", out.string()}}) {
     replace_all(args, key, value);
     replace_all(expected, key, value);
   }
   const fs::path err = out.parent_path() / (c.name + ".err"), std_out = out.parent_path() / (c.name + ".out");
-  const std::string cmd = "cd " + src("") + " && timeout 60 " + DEJAVU_BINARY + " " + args + " >" + std_out.string() +
-                          " 2>" + err.string();
+  const std::string cmd =
+      "cd " + src("") + " && timeout 60 " + DEJAVU_BINARY + " " + args + " >" + std_out.string() + " 2>" + err.string();
   const int status = std::system(cmd.c_str());
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   const std::string e = slurp(err), o = slurp(std_out);

@@ -19,14 +19,17 @@ double mlp_params(std::vector<int> widths) {
 TEST(Dlrm, ParametersByHand) {
   const ModelGraph g = load_workload_file(src("workloads/presets/dlrm-criteo.yaml"));
   // 26 tables of 4e6 x 128; bottom 13-512-256-128; top (128 + 27·26/2 = 479)-1024-1024-512-256-1
-  const double expected = 26.0 * 4e6 * 128 + mlp_params({13, 512, 256, 128}) + mlp_params({479, 1024, 1024, 512, 256, 1});
+  const double expected =
+      26.0 * 4e6 * 128 + mlp_params({13, 512, 256, 128}) + mlp_params({479, 1024, 1024, 512, 256, 1});
   EXPECT_DOUBLE_EQ(g.parameter_count(), expected);
 }
 
 std::vector<sim::Task> exchanges(const std::string& sharding) {
   const auto model = load_workload(ConfigNode::load_string(
       "kind: dlrm\ntables: [{count: 8, rows: 1000, dim: 16, pooling: 4}]\nbottom_mlp: [32, 16]\ntop_mlp: [8, 1]\n"
-      "sharding: " + sharding + "\n", "d.yaml"));
+      "sharding: " +
+          sharding + "\n",
+      "d.yaml"));
   const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
   strategies::Plan plan;
   plan.dp = 8;

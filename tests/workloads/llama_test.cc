@@ -38,7 +38,8 @@ TEST(Llama, LayerParametersByHand) {
 TEST(Llama, KeyValueHeadsMustDivideHeads) {
   try {
     load_workload(ConfigNode::load_string(
-        "kind: llama\nlayers: 2\nhidden: 64\nheads: 4\nkv_heads: 3\nffn_hidden: 96\nseq_len: 16\nvocab: 100\n", "l.yaml"));
+        "kind: llama\nlayers: 2\nhidden: 64\nheads: 4\nkv_heads: 3\nffn_hidden: 96\nseq_len: 16\nvocab: 100\n",
+        "l.yaml"));
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()), "l.yaml:5:11: kv_heads: must divide heads (4), got 3");

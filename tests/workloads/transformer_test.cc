@@ -84,8 +84,7 @@ TEST(ModelGraph, CycleIsAModelError) {
 
 TEST(Transformer, HeadsMustDivideHidden) {
   try {
-    load_workload_file(std::string(DEJAVU_SOURCE_DIR) +
-                       "/tests/fixtures/bad/heads-not-dividing.workload.yaml");
+    load_workload_file(std::string(DEJAVU_SOURCE_DIR) + "/tests/fixtures/bad/heads-not-dividing.workload.yaml");
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("heads-not-dividing.workload.yaml:4:8: heads: must divide hidden (100)"),

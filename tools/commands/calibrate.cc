@@ -45,7 +45,8 @@ class CalibrateCommand : public Command {
     std::cout << "dejavu calibrate: " << rows.size() << " measurements of " << gpu_ << "\n";
     write_fit_table(std::cout, fits);
     for (const auto& f : fits)
-      for (const std::string& w : f.warnings) std::cout << "  warning: " << sim::to_string(f.op_class) << ": " << w << "\n";
+      for (const std::string& w : f.warnings)
+        std::cout << "  warning: " << sim::to_string(f.op_class) << ": " << w << "\n";
     if (!output_.empty()) std::cout << "wrote " << output_ << " (use it with --calibration)\n";
     return 0;
   }

@@ -40,7 +40,8 @@ class CollectivesCommand : public Command {
     const platforms::Cluster cluster = platforms::load_cluster_file(platform_);
     SweepOptions o;
     if (!sim::parse_collective_op(op_, &o.op))
-      throw ConfigError(SourceLoc{"--op", 0, 0}, "", "unknown operation \"" + op_ + "\"; valid: " + sim::collective_op_names());
+      throw ConfigError(SourceLoc{"--op", 0, 0}, "",
+                        "unknown operation \"" + op_ + "\"; valid: " + sim::collective_op_names());
     o.gpus = gpus_ > 0 ? gpus_ : cluster.gpu_count();
     o.min_bytes = parse_message_size("--min", min_);
     o.max_bytes = parse_message_size("--max", max_);

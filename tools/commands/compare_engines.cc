@@ -19,10 +19,11 @@ double percent(double b, double base) { return base > 0 ? 100.0 * (b - base) / b
 void write_side_by_side(std::ostream& out, const strategies::Report& x, const strategies::Report& y,
                         const std::string& fidelity) {
   char buf[256];
-  out << "dejavu: " << x.workload << " on " << x.platform << ", plan " << x.plan << ": analytic vs simgrid (" << fidelity
-      << " collectives)\n";
-  std::snprintf(buf, sizeof buf, "  iteration time   %-12s %-12s %+.3f%%\n", units::format_time(x.iteration_time_s).c_str(),
-                units::format_time(y.iteration_time_s).c_str(), percent(y.iteration_time_s, x.iteration_time_s));
+  out << "dejavu: " << x.workload << " on " << x.platform << ", plan " << x.plan << ": analytic vs simgrid ("
+      << fidelity << " collectives)\n";
+  std::snprintf(buf, sizeof buf, "  iteration time   %-12s %-12s %+.3f%%\n",
+                units::format_time(x.iteration_time_s).c_str(), units::format_time(y.iteration_time_s).c_str(),
+                percent(y.iteration_time_s, x.iteration_time_s));
   out << buf;
   std::snprintf(buf, sizeof buf, "  MFU              %-12.1f %-12.1f (%%)\n", 100 * x.mfu, 100 * y.mfu);
   out << buf;
@@ -34,8 +35,9 @@ void write_side_by_side(std::ostream& out, const strategies::Report& x, const st
     const auto& p = x.simulated[d];
     const auto& q = y.simulated[d];
     std::snprintf(buf, sizeof buf, "  %-16s (%d)  %21s %9s %18s %9s\n", p.name.c_str(), p.stage,
-                  units::format_time(p.exposed_communication_s).c_str(), units::format_time(q.exposed_communication_s).c_str(),
-                  units::format_time(p.idle_s).c_str(), units::format_time(q.idle_s).c_str());
+                  units::format_time(p.exposed_communication_s).c_str(),
+                  units::format_time(q.exposed_communication_s).c_str(), units::format_time(p.idle_s).c_str(),
+                  units::format_time(q.idle_s).c_str());
     out << buf;
   }
 }

@@ -46,7 +46,8 @@ class ConvergeCommand : public Command {
     cmd.add_option("--keep", c.keep, "initialisations kept for a second probe")->check(whole_in(1, 1 << 16));
     cmd.add_option("--resample", c.resample, "second probe: perturbations of the best, noise x the weights' RMS")
         ->check(number_in(0, 1e3));
-    cmd.add_option("--faults", a_.faults, "fault scenario: stragglers, fail-stops and their recovery, Byzantine workers");
+    cmd.add_option("--faults", a_.faults,
+                   "fault scenario: stragglers, fail-stops and their recovery, Byzantine workers");
     cmd.add_option("--csv", a_.csv, "loss against time and steps, per strategy");
     cmd.add_option("--plot", a_.plot, "SVG of loss against simulated time");
     add_calibrations(cmd, a_.calibrations);

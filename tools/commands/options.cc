@@ -47,7 +47,8 @@ CLI::Validator whole_in(long long min, long long max) {
       range);
 }
 
-double quantity_option(const std::string& option, const std::string& text, units::Dimension dim, double min, double max) {
+double quantity_option(const std::string& option, const std::string& text, units::Dimension dim, double min,
+                       double max) {
   double v = 0;
   try {
     v = units::parse(text, dim);
@@ -55,7 +56,9 @@ double quantity_option(const std::string& option, const std::string& text, units
     throw ConfigError(SourceLoc{option, 0, 0}, "", e.what());
   }
   if (v < min || v > max)
-    throw ConfigError(SourceLoc{option, 0, 0}, "", "\"" + text + "\" is out of range; expected " + shown(min) + " to " + shown(max) + " in base units");
+    throw ConfigError(
+        SourceLoc{option, 0, 0}, "",
+        "\"" + text + "\" is out of range; expected " + shown(min) + " to " + shown(max) + " in base units");
   return v;
 }
 
@@ -65,7 +68,8 @@ void add_calibrations(CLI::App& cmd, std::vector<std::string>& calibrations) {
 
 void add_simulation_inputs(CLI::App& cmd, SimulationInputs& in, bool with_engine) {
   cmd.add_option("--platform", in.platform, "cluster YAML")->required();
-  cmd.add_option("--workload", in.workload, "model YAML, or trace:<prefix> for Chakra files <prefix>.<rank>.et")->required();
+  cmd.add_option("--workload", in.workload, "model YAML, or trace:<prefix> for Chakra files <prefix>.<rank>.et")
+      ->required();
   cmd.add_option("--plan", in.plan, "parallelization plan YAML (not for trace: workloads)");
   cmd.add_option("--collective-algorithm", in.options.collective_algorithm, "collective algorithm");
   cmd.add_option("--collectives", in.options.fidelity, "collective fidelity on network engines")
@@ -82,7 +86,8 @@ void add_simulation_inputs(CLI::App& cmd, SimulationInputs& in, bool with_engine
 
 void check_engine(const std::string& engine) {
   if (!sim::engines().has(engine))
-    throw ConfigError(SourceLoc{"--engine", 0, 0}, "", "unknown engine \"" + engine + "\"; valid: " + sim::engines().names_joined());
+    throw ConfigError(SourceLoc{"--engine", 0, 0}, "",
+                      "unknown engine \"" + engine + "\"; valid: " + sim::engines().names_joined());
 }
 
 LoadedInputs load_inputs(const SimulationInputs& in) {

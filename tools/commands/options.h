@@ -20,7 +20,8 @@ namespace dejavu::tools {
 CLI::Validator number_in(double min, double max);
 CLI::Validator whole_in(long long min, long long max);
 // An option given as text with a unit ("30 min", "8 GiB"), checked the same way.
-double quantity_option(const std::string& option, const std::string& text, units::Dimension dim, double min, double max);
+double quantity_option(const std::string& option, const std::string& text, units::Dimension dim, double min,
+                       double max);
 
 // A platform, a workload (or trace:<prefix>) and a plan, with engine options: what
 // simulate, compare-engines and run-horizon take.

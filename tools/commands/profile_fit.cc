@@ -25,8 +25,9 @@ class ProfileFitCommand : public Command {
   }
 
   int run() override {
-    const ProfileFit fit = fit_profiles(workloads::load_workload_file(workload_), load_platform(platform_, calibrations_),
-                                       load_stage_measurements(measurements_), train_);
+    const ProfileFit fit =
+        fit_profiles(workloads::load_workload_file(workload_), load_platform(platform_, calibrations_),
+                     load_stage_measurements(measurements_), train_);
     write_profile_fit(std::cout, fit);
     return 0;
   }

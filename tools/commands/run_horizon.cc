@@ -26,7 +26,9 @@ class RunHorizonCommand : public Command {
     cmd.add_option("--json", json_, "write the iteration's report as JSON");
     cmd.add_option("--engine", in_.engine, "engine for the iteration time (see `dejavu list`)");
     cmd.add_option("--faults", faults_, "fault scenario YAML (random_failures, gpu_fail, recovery)")->required();
-    cmd.add_option("--iterations", iterations_, "iterations to train")->required()->check(whole_in(1, 1000000000000000LL));
+    cmd.add_option("--iterations", iterations_, "iterations to train")
+        ->required()
+        ->check(whole_in(1, 1000000000000000LL));
     cmd.add_option("--policy", policy_, "recovery policy (default: the scenario's; see `dejavu list`)")
         ->check(CLI::IsMember(strategies::recovery_policies().names()));
     cmd.add_option("--spares", spares_, "hot spare GPUs (policy spares)")->check(whole_in(0, limits::kMaxGpus));
@@ -43,8 +45,10 @@ class RunHorizonCommand : public Command {
     if (!policy_.empty()) scenario.recovery.policy = policy_;
     if (spares_ >= 0) scenario.recovery.spares = spares_;
     if (!interval_.empty())
-      scenario.recovery.interval_s = quantity_option("--checkpoint-interval", interval_, units::Dimension::Time, 1e-3, limits::kMaxTime);
-    const strategies::Simulation s = strategies::simulate(loaded.model, loaded.cluster, loaded.plan, in_.engine, in_.options);
+      scenario.recovery.interval_s =
+          quantity_option("--checkpoint-interval", interval_, units::Dimension::Time, 1e-3, limits::kMaxTime);
+    const strategies::Simulation s =
+        strategies::simulate(loaded.model, loaded.cluster, loaded.plan, in_.engine, in_.options);
     if (s.report.stopped) throw ModelError("the iteration itself cannot finish: " + s.report.stop_cause);
     strategies::HorizonInputs hi;
     hi.iteration_s = s.report.iteration_time_s;

@@ -19,12 +19,14 @@ class SearchCommand : public Command {
     cmd.add_option("--platform", a_.platform, "cluster YAML")->required();
     cmd.add_option("--workload", a_.workload, "model YAML")->required();
     cmd.add_option("--algo", a_.algo, "searcher (grid, dp, mcmc, diff) or all");
-    cmd.add_option("--global-batch", a_.global_batch, "samples per iteration (default: the workload's global_batch_size)")
+    cmd.add_option("--global-batch", a_.global_batch,
+                   "samples per iteration (default: the workload's global_batch_size)")
         ->check(whole_in(1, limits::kMaxBatch));
     cmd.add_option("--budget", a_.budget, "wall-clock cap per searcher, e.g. 30s");
     cmd.add_option("--seed", a_.seed, "seed for mcmc and diff")->check(whole_in(0, limits::kMaxSeed));
     cmd.add_option("--top", a_.top, "how many plans to list")->check(whole_in(1, 1000));
-    cmd.add_option("--iterations", a_.iterations, "mcmc proposals / diff gradient steps")->check(whole_in(1, 100000000));
+    cmd.add_option("--iterations", a_.iterations, "mcmc proposals / diff gradient steps")
+        ->check(whole_in(1, 100000000));
     cmd.add_option("--verify", a_.verify, "re-simulate the top plans on this engine (simgrid)");
     cmd.add_option("--json", a_.json, "write the results as JSON");
     cmd.add_option("-o,--output", a_.output, "write the best plan as a plan YAML");
@@ -51,8 +53,9 @@ class SearchCommand : public Command {
     if (!a_.json.empty()) out.write(a_.json, [&](std::ostream& o) { write_search_json(o, run); });
     if (!a_.report.empty()) out.write(a_.report, [&](std::ostream& o) { write_search_html(o, run); });
     if (!best)
-      throw ModelError("no plan of the search space fits on " + run.platform + ": each runs out of memory, or the global batch " +
-                       std::to_string(run.global_batch) + " does not split over the data-parallel replicas into at most " +
+      throw ModelError("no plan of the search space fits on " + run.platform +
+                       ": each runs out of memory, or the global batch " + std::to_string(run.global_batch) +
+                       " does not split over the data-parallel replicas into at most " +
                        std::to_string(limits::kMaxMicrobatches) + " microbatches each");
     out.commit();
     if (!quiet_) write_search_table(std::cout, run);

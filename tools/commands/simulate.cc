@@ -41,7 +41,8 @@ class SimulateCommand : public Command {
     std::unique_ptr<strategies::FaultReport> faults;
     strategies::Simulation s = simulate(cluster, faults);
     if (!json_.empty()) out.write(json_, [&](std::ostream& o) { report::write_json(o, s.report, faults.get()); });
-    if (!trace_.empty()) out.write(trace_, [&](std::ostream& o) { report::write_chrome_trace(o, s.job.graph, s.result); });
+    if (!trace_.empty())
+      out.write(trace_, [&](std::ostream& o) { report::write_chrome_trace(o, s.job.graph, s.result); });
     if (!report_.empty()) out.write(report_, [&](std::ostream& o) { report::write_html_report(o, s, cluster); });
     if (!plot_dir_.empty()) report::write_report_svgs(out, plot_dir_, s, cluster);
     out.commit();
@@ -60,7 +61,8 @@ class SimulateCommand : public Command {
                                         in_.options);
     }
     if (in_.plan.empty())
-      throw ConfigError(SourceLoc{"--plan", 0, 0}, "", "missing; a plan YAML is required unless --workload is trace:<prefix>");
+      throw ConfigError(SourceLoc{"--plan", 0, 0}, "",
+                        "missing; a plan YAML is required unless --workload is trace:<prefix>");
     const LoadedInputs loaded = load_inputs(in_);
     cluster = loaded.cluster;
     if (faults_.empty()) return strategies::simulate(loaded.model, cluster, loaded.plan, in_.engine, in_.options);

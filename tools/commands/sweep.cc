@@ -16,9 +16,11 @@ class SweepCommand : public Command {
  public:
   void add_options(CLI::App& cmd) override {
     cmd.add_option("sweep", file_, "sweep YAML (strategies/presets/sweeps/)")->required();
-    cmd.add_option("-o,--output", options_.out_dir, "results folder (one file per point; a rerun skips finished points)")
+    cmd.add_option("-o,--output", options_.out_dir,
+                   "results folder (one file per point; a rerun skips finished points)")
         ->required();
-    cmd.add_option("--jobs", options_.jobs, "points simulated at once, each in its own process")->check(whole_in(1, 256));
+    cmd.add_option("--jobs", options_.jobs, "points simulated at once, each in its own process")
+        ->check(whole_in(1, 256));
     cmd.add_option("--shard", shard_, "i/n: run only points with index mod n = i (Slurm arrays)");
     cmd.add_flag("!--no-progress", options_.progress, "no progress bar");
   }
@@ -27,9 +29,9 @@ class SweepCommand : public Command {
     const SweepSpec spec = load_sweep(file_);
     std::tie(options_.shard, options_.shards) = parse_shard(shard_);
     const SweepSummary sum = run_sweep_points(spec, options_);
-    std::cout << "dejavu sweep " << spec.name << ": " << spec.points() << " points; shard " << shard_ << " has " << sum.total
-              << ": " << sum.done << " simulated, " << sum.failed << " failed, " << sum.skipped << " already done; results in "
-              << options_.out_dir << "\n";
+    std::cout << "dejavu sweep " << spec.name << ": " << spec.points() << " points; shard " << shard_ << " has "
+              << sum.total << ": " << sum.done << " simulated, " << sum.failed << " failed, " << sum.skipped
+              << " already done; results in " << options_.out_dir << "\n";
     return 0;
   }
 
@@ -54,7 +56,8 @@ class SweepMergeCommand : public Command {
     out.write(csv_, [&](std::ostream& o) { write_merged_csv(o, t); });
     if (!plot_.empty()) out.write(plot_, [&](std::ostream& o) { write_merged_svg(o, t); });
     out.commit();
-    std::cout << "merged " << t.rows.size() << " points into " << csv_ << (plot_.empty() ? "" : " and " + plot_) << "\n";
+    std::cout << "merged " << t.rows.size() << " points into " << csv_ << (plot_.empty() ? "" : " and " + plot_)
+              << "\n";
     return 0;
   }
 

@@ -18,8 +18,8 @@ class ValidateCommand : public Command {
     const ValidationReport r = run_validation_suite(suite_);
     write_validation_report(std::cout, r);
     if (r.regressed()) {
-      std::cerr << "dejavu: " << suite_ << ": the geometric-mean error grew past the recorded " << 100 * r.recorded_error
-                << "%\n";
+      std::cerr << "dejavu: " << suite_ << ": the geometric-mean error grew past the recorded "
+                << 100 * r.recorded_error << "%\n";
       return 1;
     }
     return 0;

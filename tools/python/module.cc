@@ -118,16 +118,18 @@ PYBIND11_MODULE(dejavu, m) {
       .def_property_readonly("oom", [](const Result& r) { return r.sim.report.oom; })
       .def_property_readonly("peak_memory_bytes", [](const Result& r) { return r.sim.report.peak_memory_bytes; })
       .def_property_readonly("devices", [](const Result& r) { return r.sim.report.devices; })
-      .def("json", [](const Result& r) {
-        std::ostringstream o;
-        report::write_json(o, r.sim.report);
-        return o.str();
-      })
-      .def("summary", [](const Result& r) {
-        std::ostringstream o;
-        report::write_summary(o, r.sim.report);
-        return o.str();
-      })
+      .def("json",
+           [](const Result& r) {
+             std::ostringstream o;
+             report::write_json(o, r.sim.report);
+             return o.str();
+           })
+      .def("summary",
+           [](const Result& r) {
+             std::ostringstream o;
+             report::write_summary(o, r.sim.report);
+             return o.str();
+           })
       .def("timeline", &Result::timeline, "every task: device, stream, label, microbatch, start_s, end_s");
 
   m.def(
@@ -188,8 +190,9 @@ PYBIND11_MODULE(dejavu, m) {
         out["wall_s"] = r.wall_s;
         return out;
       },
-      py::arg("platform"), py::arg("workload"), py::arg("algo") = "grid", py::arg("global_batch") = 0, py::arg("top") = 5,
-      py::arg("seed") = 1, py::arg("budget_s") = 0.0, "Search the best plan: grid, dp, mcmc or diff.");
+      py::arg("platform"), py::arg("workload"), py::arg("algo") = "grid", py::arg("global_batch") = 0,
+      py::arg("top") = 5, py::arg("seed") = 1, py::arg("budget_s") = 0.0,
+      "Search the best plan: grid, dp, mcmc or diff.");
 
   m.def(
       "collectives",
@@ -197,7 +200,8 @@ PYBIND11_MODULE(dejavu, m) {
          const std::string& algo) {
         const platforms::Cluster cluster = platforms::load_cluster(config(platform, "platform"));
         tools::SweepOptions o;
-        if (!sim::parse_collective_op(op, &o.op)) throw Error("unknown operation " + op + "; valid: " + sim::collective_op_names());
+        if (!sim::parse_collective_op(op, &o.op))
+          throw Error("unknown operation " + op + "; valid: " + sim::collective_op_names());
         o.gpus = gpus > 0 ? gpus : cluster.gpu_count();
         o.min_bytes = tools::parse_message_size("min", min);
         o.max_bytes = tools::parse_message_size("max", max);
@@ -214,8 +218,8 @@ PYBIND11_MODULE(dejavu, m) {
         }
         return rows;
       },
-      py::arg("platform"), py::arg("op") = "all_reduce", py::arg("gpus") = 0, py::arg("min") = "1M", py::arg("max") = "1G",
-      py::arg("algo") = "ring", "An nccl-tests-style sweep of one collective.");
+      py::arg("platform"), py::arg("op") = "all_reduce", py::arg("gpus") = 0, py::arg("min") = "1M",
+      py::arg("max") = "1G", py::arg("algo") = "ring", "An nccl-tests-style sweep of one collective.");
 
   m.def(
       "inspect",

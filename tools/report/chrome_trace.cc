@@ -23,9 +23,12 @@ std::string process_name(const Device& d) {
 
 const char* category(const Task& t) {
   switch (t.kind) {
-    case TaskKind::Compute: return "compute";
-    case TaskKind::Transfer: return "transfer";
-    case TaskKind::Collective: return "collective";
+    case TaskKind::Compute:
+      return "compute";
+    case TaskKind::Transfer:
+      return "transfer";
+    case TaskKind::Collective:
+      return "collective";
   }
   return "";
 }
@@ -57,8 +60,8 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Result& r) 
     for (int d : g.devices_of(t)) {
       sep();
       // Microseconds with nanosecond resolution, as the format expects.
-      std::snprintf(buf, sizeof buf, ",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%d",
-                    r.start_s[i] * 1e6, (r.end_s[i] - r.start_s[i]) * 1e6, d, t.stream);
+      std::snprintf(buf, sizeof buf, ",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%d", r.start_s[i] * 1e6,
+                    (r.end_s[i] - r.start_s[i]) * 1e6, d, t.stream);
       out << "{\"name\":" << labels[t.label] << ",\"cat\":\"" << category(t) << "\"" << buf
           << ",\"args\":{\"microbatch\":" << t.microbatch;
       if (t.kind != TaskKind::Compute) {
@@ -74,8 +77,9 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Result& r) 
     if (memory[d].timeline.size() <= 1 && memory[d].resident_bytes == 0) continue;
     for (const auto& [time, bytes] : memory[d].timeline) {
       sep();
-      std::snprintf(buf, sizeof buf, "{\"name\":\"memory\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%zu,\"args\":{\"GiB\":%.6f}}",
-                    time * 1e6, d, bytes / 1073741824.0);
+      std::snprintf(buf, sizeof buf,
+                    "{\"name\":\"memory\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%zu,\"args\":{\"GiB\":%.6f}}", time * 1e6, d,
+                    bytes / 1073741824.0);
       out << buf;
     }
   }

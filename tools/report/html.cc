@@ -49,7 +49,9 @@ std::string timeline_svg(const strategies::Simulation& s) {
     const std::string& stream = g.stream_names()[key.second];
     svg.text(4, y + 11, g.devices()[key.first].name + " " + stream);
     double a = iv[0].first, b = iv[0].second;
-    auto flush = [&] { svg.rect(left + span * a / T, y, std::max(0.3, span * (b - a) / T), row_h - 3, colour_of(stream)); };
+    auto flush = [&] {
+      svg.rect(left + span * a / T, y, std::max(0.3, span * (b - a) / T), row_h - 3, colour_of(stream));
+    };
     for (size_t k = 1; k < iv.size(); ++k) {
       if (iv[k].first - b <= merge) {
         b = std::max(b, iv[k].second);
@@ -98,17 +100,20 @@ std::string memory_svg(const strategies::Simulation& s) {
   const auto profiles = sim::memory_profiles(s.job.graph, s.result, true);
   const double T = std::max(s.result.makespan_s, 1e-12);
   double top = 0;
-  for (size_t d = 0; d < profiles.size(); ++d) top = std::max({top, profiles[d].peak_bytes, s.job.graph.devices()[d].capacity_bytes});
+  for (size_t d = 0; d < profiles.size(); ++d)
+    top = std::max({top, profiles[d].peak_bytes, s.job.graph.devices()[d].capacity_bytes});
   const double W = 1100, left = 70, base = 260, h = 230, right = left + (W - left - 200);
   auto Y = [&](double b) { return base - h * b / std::max(top, 1.0); };
   Svg svg(W, 300);
   for (size_t d = 0; d < profiles.size() && d < 16; ++d) {
     svg.polyline(memory_line(profiles[d], T, left, W, top, base, h), series_colour(d), 1.5);
-    svg.text(W - 190, 20 + 14 * d, s.job.graph.devices()[d].name + " peak " + units::format_bytes(profiles[d].peak_bytes),
+    svg.text(W - 190, 20 + 14 * d,
+             s.job.graph.devices()[d].name + " peak " + units::format_bytes(profiles[d].peak_bytes),
              "fill=\"" + series_colour(d) + "\"");
     const double cap = s.job.graph.devices()[d].capacity_bytes;
     if (cap > 0 && d == 0)
-      svg.line(left, Y(cap), right, Y(cap), "#999", true).text(left + 4, Y(cap) - 4, "capacity " + units::format_bytes(cap), "fill=\"#666\"");
+      svg.line(left, Y(cap), right, Y(cap), "#999", true)
+          .text(left + 4, Y(cap) - 4, "capacity " + units::format_bytes(cap), "fill=\"#666\"");
   }
   svg.line(left, base, right, base, "black").text(4, Y(top) + 4, units::format_bytes(top));
   svg.text(right, base + 16, units::format_time(T), "text-anchor=\"end\"");
@@ -132,7 +137,8 @@ std::string breakdown_svg(const strategies::Report& r) {
     }
     y += 24;
   }
-  svg.text(left, y + 14, "compute", "fill=\"#4e79a7\"").text(left + 70, y + 14, "exposed communication", "fill=\"#e15759\"");
+  svg.text(left, y + 14, "compute", "fill=\"#4e79a7\"")
+      .text(left + 70, y + 14, "exposed communication", "fill=\"#e15759\"");
   svg.text(left + 230, y + 14, "idle (bubble)", "fill=\"#7f7f7f\"");
   return svg.str();
 }
@@ -154,18 +160,22 @@ std::string links_svg(const strategies::Simulation& s, const platforms::Cluster&
     const double demand = bytes / (l.bandwidth_Bps * T), util = strategies::busy_fraction(demand);
     svg.text(4, y + 12, a + " -> " + b, k == 0 ? "font-weight=\"bold\"" : "");
     svg.rect(left, y, (W - left - 160) * util, bar, k == 0 ? "#e15759" : "#76b7b2");
-    svg.text(W - 150, y + 12, units::format_bytes(bytes) + fmt(", %.1f%% busy", 100 * util) +
-                                  (demand > 1 ? fmt(" (needs %.2fx: not shared)", demand) : ""));
+    svg.text(W - 150, y + 12,
+             units::format_bytes(bytes) + fmt(", %.1f%% busy", 100 * util) +
+                 (demand > 1 ? fmt(" (needs %.2fx: not shared)", demand) : ""));
     y += 22;
   }
   return svg.str();
 }
 
 void write_summary_table(std::ostream& out, const strategies::Report& r) {
-  auto row = [&](const std::string& k, const std::string& v) { out << "<tr><th>" << escape(k) << "</th><td>" << escape(v) << "</td></tr>\n"; };
+  auto row = [&](const std::string& k, const std::string& v) {
+    out << "<tr><th>" << escape(k) << "</th><td>" << escape(v) << "</td></tr>\n";
+  };
   row("engine", r.engine);
   if (r.stopped) {
-    row("iteration time", "none: the iteration stopped at " + units::format_time(r.stopped_at_s) + " (" + r.stop_cause + ")");
+    row("iteration time",
+        "none: the iteration stopped at " + units::format_time(r.stopped_at_s) + " (" + r.stop_cause + ")");
   } else {
     row("iteration time", units::format_time(r.iteration_time_s));
     row("model TFLOP/s per GPU", fmt("%.1f (MFU %.1f%%)", r.tflops_per_gpu, 100 * r.mfu));
@@ -197,17 +207,20 @@ const char* kZoomScript =
 
 void write_html_report(std::ostream& out, const strategies::Simulation& s, const platforms::Cluster& cluster) {
   const strategies::Report& r = s.report;
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>dejavu: " << escape(r.workload) << " on "
-      << escape(r.platform) << "</title>\n<style>body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:"
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>dejavu: " << escape(r.workload)
+      << " on " << escape(r.platform)
+      << "</title>\n<style>body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:"
          "collapse}td,th{padding:3px 10px;text-align:left;border-bottom:1px solid #ddd}h2{margin-top:28px}"
          ".zoom{overflow:hidden;border:1px solid #ccc;cursor:grab}</style></head>\n<body>\n";
-  out << "<h1>" << escape(r.workload) << " on " << escape(r.platform) << ", plan " << escape(r.plan) << "</h1>\n<table>\n";
+  out << "<h1>" << escape(r.workload) << " on " << escape(r.platform) << ", plan " << escape(r.plan)
+      << "</h1>\n<table>\n";
   write_summary_table(out, r);
   out << "</table>\n<h2>Timeline</h2>\n<p>Per simulated GPU and stream; drag to pan, wheel to zoom, double-click to "
          "reset.</p>\n<div class=\"zoom\" id=\"timeline-box\">"
-      << timeline_svg(s) << "</div>\n<h2>Memory over time</h2>\n" << memory_svg(s) << "<h2>Time per stage</h2>\n"
-      << breakdown_svg(r) << "<h2>Traffic per link (busiest first)</h2>\n" << links_svg(s, cluster) << kZoomScript
-      << "</body></html>\n";
+      << timeline_svg(s) << "</div>\n<h2>Memory over time</h2>\n"
+      << memory_svg(s) << "<h2>Time per stage</h2>\n"
+      << breakdown_svg(r) << "<h2>Traffic per link (busiest first)</h2>\n"
+      << links_svg(s, cluster) << kZoomScript << "</body></html>\n";
 }
 
 std::vector<std::string> report_svg_names() { return {"timeline.svg", "memory.svg", "breakdown.svg", "links.svg"}; }

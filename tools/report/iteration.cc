@@ -24,7 +24,8 @@ nlohmann::json fault_json(const strategies::FaultReport& f) {
   }
   j["most_delayed"] = nlohmann::json::array();
   for (const strategies::DelayedTask& d : f.most_delayed)
-    j["most_delayed"].push_back({{"label", d.label}, {"device", d.device}, {"delay_s", d.delay_s}, {"slowed", d.slowed}});
+    j["most_delayed"].push_back(
+        {{"label", d.label}, {"device", d.device}, {"delay_s", d.delay_s}, {"slowed", d.slowed}});
   j["byzantine"] = nlohmann::json::array();
   for (const strategies::ByzantineWorker& w : f.byzantine)
     j["byzantine"].push_back({{"gpu", w.gpu}, {"mode", w.mode}, {"factor", w.factor}});
@@ -108,8 +109,7 @@ void write_json(std::ostream& out, const strategies::Report& r, const strategies
 
 void write_summary(std::ostream& out, const strategies::Report& r) {
   char buf[256];
-  out << "dejavu: " << r.workload << " on " << r.platform << ", plan " << r.plan << " ("
-      << r.engine << " engine)\n";
+  out << "dejavu: " << r.workload << " on " << r.platform << ", plan " << r.plan << " (" << r.engine << " engine)\n";
   if (r.stopped) {
     std::snprintf(buf, sizeof buf, "  iteration time     none: the iteration stopped at %s (%s)\n",
                   units::format_time(r.stopped_at_s).c_str(), r.stop_cause.c_str());
@@ -117,8 +117,7 @@ void write_summary(std::ostream& out, const strategies::Report& r) {
   } else {
     std::snprintf(buf, sizeof buf, "  iteration time     %s\n", units::format_time(r.iteration_time_s).c_str());
     out << buf;
-    std::snprintf(buf, sizeof buf,
-                  "  model TFLOP/s/GPU  %.1f   MFU %.1f%%   (hardware %.1f TFLOP/s/GPU, HFU %.1f%%)\n",
+    std::snprintf(buf, sizeof buf, "  model TFLOP/s/GPU  %.1f   MFU %.1f%%   (hardware %.1f TFLOP/s/GPU, HFU %.1f%%)\n",
                   r.tflops_per_gpu, 100 * r.mfu, r.hardware_tflops_per_gpu, 100 * r.hfu);
     out << buf;
   }
@@ -140,8 +139,8 @@ void write_summary(std::ostream& out, const strategies::Report& r) {
                   r.schedule.c_str(), r.optimizer_steps, r.mean_staleness, versions.c_str());
     out << buf;
   }
-  std::snprintf(buf, sizeof buf, "  simulated          %d GPUs as %zu devices, %d tasks\n", r.gpus,
-                r.simulated.size(), r.tasks);
+  std::snprintf(buf, sizeof buf, "  simulated          %d GPUs as %zu devices, %d tasks\n", r.gpus, r.simulated.size(),
+                r.tasks);
   out << buf;
   if (r.oom)
     std::snprintf(buf, sizeof buf, "  memory             OUT OF MEMORY on %s: needs %s, has %s (short by %s)\n",
@@ -152,9 +151,9 @@ void write_summary(std::ostream& out, const strategies::Report& r) {
                   units::format_bytes(r.peak_memory_bytes).c_str(), units::format_bytes(r.capacity_bytes).c_str(),
                   r.fullest_gpu.c_str());
   out << buf;
-  std::snprintf(buf, sizeof buf, "  busiest link       %s (%s): %s, %.1f%% busy\n",
-                r.busiest_link.name.c_str(), r.busiest_link.direction.c_str(),
-                units::format_bytes(r.busiest_link.bytes).c_str(), 100 * r.busiest_link.utilization);
+  std::snprintf(buf, sizeof buf, "  busiest link       %s (%s): %s, %.1f%% busy\n", r.busiest_link.name.c_str(),
+                r.busiest_link.direction.c_str(), units::format_bytes(r.busiest_link.bytes).c_str(),
+                100 * r.busiest_link.utilization);
   out << buf;
   if (r.busiest_link.demand > 1) {
     std::snprintf(buf, sizeof buf,
@@ -167,9 +166,8 @@ void write_summary(std::ostream& out, const strategies::Report& r) {
   for (const auto& s : r.simulated) {
     char bubble[16];
     std::snprintf(bubble, sizeof bubble, "%.1f%%", 100 * s.bubble_fraction);
-    std::snprintf(buf, sizeof buf, "  %-16s (%d)  %5d   %-11s %-14s %-11s %-7s  %s\n", s.name.c_str(),
-                  s.stage, s.gpus, units::format_time(s.compute_s).c_str(),
-                  units::format_time(s.exposed_communication_s).c_str(),
+    std::snprintf(buf, sizeof buf, "  %-16s (%d)  %5d   %-11s %-14s %-11s %-7s  %s\n", s.name.c_str(), s.stage, s.gpus,
+                  units::format_time(s.compute_s).c_str(), units::format_time(s.exposed_communication_s).c_str(),
                   units::format_time(s.idle_s).c_str(), bubble, units::format_bytes(s.peak_memory_bytes).c_str());
     out << buf;
   }
@@ -198,7 +196,8 @@ void write_fault_summary(std::ostream& out, const strategies::FaultReport& f) {
     out << buf;
   }
   for (const ByzantineWorker& w : f.byzantine)
-    out << "  byzantine        GPU " << w.gpu << " sends corrupted gradients (" << w.mode << "); recorded for convergence\n";
+    out << "  byzantine        GPU " << w.gpu << " sends corrupted gradients (" << w.mode
+        << "); recorded for convergence\n";
 }
 
 }  // namespace dejavu::report

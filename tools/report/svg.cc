@@ -6,7 +6,8 @@ namespace dejavu::report {
 
 std::string escape(const std::string& s) {
   std::string o;
-  for (char c : s) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : c == '"' ? "&quot;" : std::string(1, c);
+  for (char c : s)
+    o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : c == '"' ? "&quot;" : std::string(1, c);
   return o;
 }
 
@@ -17,15 +18,15 @@ std::string number(double x) {
 }
 
 Svg::Svg(double width, double height, int font_size, const std::string& id, bool white) {
-  body_ = "<svg" + (id.empty() ? std::string() : " id=\"" + escape(id) + "\"") + " xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-          number(width) + "\" height=\"" + number(height) + "\" font-family=\"sans-serif\" font-size=\"" +
-          std::to_string(font_size) + "\">\n";
+  body_ = "<svg" + (id.empty() ? std::string() : " id=\"" + escape(id) + "\"") +
+          " xmlns=\"http://www.w3.org/2000/svg\" width=\"" + number(width) + "\" height=\"" + number(height) +
+          "\" font-family=\"sans-serif\" font-size=\"" + std::to_string(font_size) + "\">\n";
   if (white) body_ += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
 }
 
 Svg& Svg::text(double x, double y, const std::string& text, const std::string& attrs) {
-  body_ += "<text x=\"" + number(x) + "\" y=\"" + number(y) + "\"" + (attrs.empty() ? "" : " " + attrs) + ">" + escape(text) +
-           "</text>\n";
+  body_ += "<text x=\"" + number(x) + "\" y=\"" + number(y) + "\"" + (attrs.empty() ? "" : " " + attrs) + ">" +
+           escape(text) + "</text>\n";
   return *this;
 }
 
@@ -46,12 +47,14 @@ Svg& Svg::rect(double x, double y, double w, double h, const std::string& fill, 
 Svg& Svg::polyline(const std::vector<std::pair<double, double>>& points, const std::string& stroke, double width) {
   std::string pts;
   for (const auto& [x, y] : points) pts += number(x) + "," + number(y) + " ";
-  body_ += "<polyline fill=\"none\" stroke=\"" + stroke + "\" stroke-width=\"" + number(width) + "\" points=\"" + pts + "\"/>\n";
+  body_ += "<polyline fill=\"none\" stroke=\"" + stroke + "\" stroke-width=\"" + number(width) + "\" points=\"" + pts +
+           "\"/>\n";
   return *this;
 }
 
 Svg& Svg::circle(double cx, double cy, double r, const std::string& fill) {
-  body_ += "<circle cx=\"" + number(cx) + "\" cy=\"" + number(cy) + "\" r=\"" + number(r) + "\" fill=\"" + fill + "\"/>\n";
+  body_ +=
+      "<circle cx=\"" + number(cx) + "\" cy=\"" + number(cy) + "\" r=\"" + number(r) + "\" fill=\"" + fill + "\"/>\n";
   return *this;
 }
 
@@ -66,7 +69,8 @@ Svg& Svg::close_group() {
 }
 
 const std::string& series_colour(size_t i) {
-  static const std::string colours[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7"};
+  static const std::string colours[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
+                                        "#76b7b2", "#edc948", "#b07aa1", "#ff9da7"};
   return colours[i % 8];
 }
 

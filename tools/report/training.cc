@@ -25,8 +25,8 @@ void write_curves_csv(std::ostream& out, const std::vector<strategies::Convergen
   char buf[160];
   for (const auto& r : results)
     for (const auto& p : r.curve) {
-      std::snprintf(buf, sizeof buf, "%s,%.9g,%ld,%.9g,%.6g,%.6g\n", r.name.c_str(), p.time_s, p.step, p.loss, p.accuracy,
-                    p.consensus);
+      std::snprintf(buf, sizeof buf, "%s,%.9g,%ld,%.9g,%.6g,%.6g\n", r.name.c_str(), p.time_s, p.step, p.loss,
+                    p.accuracy, p.consensus);
       out << buf;
     }
 }
@@ -37,7 +37,8 @@ void write_curves_svg(std::ostream& out, const std::vector<strategies::Convergen
   double tmax = 0, smax = 0, lmax = 0;
   for (const auto& r : results)
     for (const auto& p : r.curve)
-      tmax = std::max(tmax, p.time_s), smax = std::max(smax, static_cast<double>(p.step)), lmax = std::max(lmax, p.loss);
+      tmax = std::max(tmax, p.time_s), smax = std::max(smax, static_cast<double>(p.step)),
+      lmax = std::max(lmax, p.loss);
   tmax = tmax > 0 ? tmax : 1, smax = smax > 0 ? smax : 1, lmax = lmax > 0 ? lmax : 1;
   const double panel = 400, L = 60, R = 700;
   Svg svg(720, 2 * panel + 20, 12, "", true);
@@ -48,15 +49,20 @@ void write_curves_svg(std::ostream& out, const std::vector<strategies::Convergen
     char range[64];
     std::snprintf(range, sizeof range, "%.4g%s", xmax, unit.c_str());
     svg.text(10, top + 20, title, "font-size=\"14\"").line(L, B, R, B, "black").line(L, B, L, T, "black");
-    svg.line(L, Y(target), R, Y(target), "#999", true).text(R - 80, Y(target) - 4, "target " + shown(target), "fill=\"#666\"");
-    svg.text(L, B + 16, "0").text(R, B + 16, range, "text-anchor=\"end\"").text(L - 4, T + 4, shown(lmax), "text-anchor=\"end\"");
+    svg.line(L, Y(target), R, Y(target), "#999", true)
+        .text(R - 80, Y(target) - 4, "target " + shown(target), "fill=\"#666\"");
+    svg.text(L, B + 16, "0")
+        .text(R, B + 16, range, "text-anchor=\"end\"")
+        .text(L - 4, T + 4, shown(lmax), "text-anchor=\"end\"");
     for (size_t i = 0; i < results.size(); ++i) {
       std::vector<std::pair<double, double>> pts;
       for (const auto& p : results[i].curve) pts.push_back({X(x_of(p)), Y(p.loss)});
-      svg.polyline(pts, series_colour(i)).text(R - 220, T + 16 + 16 * i, results[i].name, "fill=\"" + series_colour(i) + "\"");
+      svg.polyline(pts, series_colour(i))
+          .text(R - 220, T + 16 + 16 * i, results[i].name, "fill=\"" + series_colour(i) + "\"");
     }
   };
-  draw(0, "validation loss against simulated wall-clock time", tmax, " s", [](const strategies::CurvePoint& p) { return p.time_s; });
+  draw(0, "validation loss against simulated wall-clock time", tmax, " s",
+       [](const strategies::CurvePoint& p) { return p.time_s; });
   draw(panel, "validation loss against steps", smax, " steps",
        [](const strategies::CurvePoint& p) { return static_cast<double>(p.step); });
   out << svg.str();
@@ -74,7 +80,7 @@ void write_horizon_summary(std::ostream& out, const strategies::HorizonResult& r
                 r.iterations, r.policy.c_str(), units::format_time(r.wall_s).c_str(),
                 units::format_time(r.fault_free_s).c_str(), 100 * r.goodput, 100 * r.expected_goodput, r.failures,
                 r.failure_rate_per_s * 3600,
-                r.spares_used ? (", " + std::to_string(r.spares_used) + " hot spares used").c_str()
+                r.spares_used    ? (", " + std::to_string(r.spares_used) + " hot spares used").c_str()
                 : r.servers_lost ? (", " + std::to_string(r.servers_lost) + " servers lost").c_str()
                                  : "",
                 units::format_time(r.lost_work_s).c_str(), units::format_time(r.downtime_s).c_str(),
@@ -82,7 +88,8 @@ void write_horizon_summary(std::ostream& out, const strategies::HorizonResult& r
                 units::format_time(r.interval_s).c_str(), units::format_time(r.best_interval_s).c_str(),
                 units::format_time(r.young_interval_s).c_str());
   out << buf;
-  if (!r.stopped.empty()) out << "  stopped            " << r.stopped << " (" << r.iterations_done << " iterations done)\n";
+  if (!r.stopped.empty())
+    out << "  stopped            " << r.stopped << " (" << r.iterations_done << " iterations done)\n";
   for (const ByzantineWorker& w : r.byzantine)
     out << "  byzantine          GPU " << w.gpu << " (" << w.mode << "), recorded for the convergence model\n";
 }
@@ -108,7 +115,8 @@ void write_horizon_json(std::ostream& out, const strategies::HorizonResult& r) {
                               {"servers_lost", r.servers_lost},
                               {"stopped", r.stopped}};
   j["byzantine"] = nlohmann::ordered_json::array();
-  for (const ByzantineWorker& w : r.byzantine) j["byzantine"].push_back({{"gpu", w.gpu}, {"mode", w.mode}, {"factor", w.factor}});
+  for (const ByzantineWorker& w : r.byzantine)
+    j["byzantine"].push_back({{"gpu", w.gpu}, {"mode", w.mode}, {"factor", w.factor}});
   out << json_text(j, 2) << "\n";
 }
 

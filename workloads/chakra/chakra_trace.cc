@@ -26,20 +26,47 @@ namespace {
 bool number_of(const ChakraProtoMsg::AttributeProto& a, double* out) {
   using A = ChakraProtoMsg::AttributeProto;
   switch (a.value_case()) {
-    case A::kDoubleVal: *out = a.double_val(); return true;
-    case A::kFloatVal: *out = a.float_val(); return true;
-    case A::kInt32Val: *out = a.int32_val(); return true;
-    case A::kInt64Val: *out = static_cast<double>(a.int64_val()); return true;
-    case A::kUint32Val: *out = a.uint32_val(); return true;
-    case A::kUint64Val: *out = static_cast<double>(a.uint64_val()); return true;
-    case A::kSint32Val: *out = a.sint32_val(); return true;
-    case A::kSint64Val: *out = static_cast<double>(a.sint64_val()); return true;
-    case A::kFixed32Val: *out = a.fixed32_val(); return true;
-    case A::kFixed64Val: *out = static_cast<double>(a.fixed64_val()); return true;
-    case A::kSfixed32Val: *out = a.sfixed32_val(); return true;
-    case A::kSfixed64Val: *out = static_cast<double>(a.sfixed64_val()); return true;
-    case A::kBoolVal: *out = a.bool_val() ? 1 : 0; return true;
-    default: return false;
+    case A::kDoubleVal:
+      *out = a.double_val();
+      return true;
+    case A::kFloatVal:
+      *out = a.float_val();
+      return true;
+    case A::kInt32Val:
+      *out = a.int32_val();
+      return true;
+    case A::kInt64Val:
+      *out = static_cast<double>(a.int64_val());
+      return true;
+    case A::kUint32Val:
+      *out = a.uint32_val();
+      return true;
+    case A::kUint64Val:
+      *out = static_cast<double>(a.uint64_val());
+      return true;
+    case A::kSint32Val:
+      *out = a.sint32_val();
+      return true;
+    case A::kSint64Val:
+      *out = static_cast<double>(a.sint64_val());
+      return true;
+    case A::kFixed32Val:
+      *out = a.fixed32_val();
+      return true;
+    case A::kFixed64Val:
+      *out = static_cast<double>(a.fixed64_val());
+      return true;
+    case A::kSfixed32Val:
+      *out = a.sfixed32_val();
+      return true;
+    case A::kSfixed64Val:
+      *out = static_cast<double>(a.sfixed64_val());
+      return true;
+    case A::kBoolVal:
+      *out = a.bool_val() ? 1 : 0;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -58,13 +85,20 @@ void read_attributes(const std::string& path, const ChakraProtoMsg::Node& n, Tra
     double v = 0;
     if (a.name() == "pg_name" && a.has_string_val()) t.process_group = a.string_val();
     if (!number_of(a, &v)) continue;
-    if (a.name() == "comm_type") t.comm_type = static_cast<int>(checked(path, t, "comm_type", v, 0, 9));
-    else if (a.name() == "comm_size") t.comm_bytes = checked(path, t, "comm_size", v, 0, 1e15);
-    else if (a.name() == "comm_src") t.comm_src = static_cast<int>(checked(path, t, "comm_src", v, 0, 1 << 30));
-    else if (a.name() == "comm_dst") t.comm_dst = static_cast<int>(checked(path, t, "comm_dst", v, 0, 1 << 30));
-    else if (a.name() == "comm_tag") t.comm_tag = static_cast<int>(checked(path, t, "comm_tag", v, -2147483648.0, 2147483647.0));
-    else if (a.name() == "num_ops") t.num_ops = checked(path, t, "num_ops", v, 0, 1e21);
-    else if (a.name() == "tensor_size") t.tensor_bytes = checked(path, t, "tensor_size", v, 0, 1e18);
+    if (a.name() == "comm_type")
+      t.comm_type = static_cast<int>(checked(path, t, "comm_type", v, 0, 9));
+    else if (a.name() == "comm_size")
+      t.comm_bytes = checked(path, t, "comm_size", v, 0, 1e15);
+    else if (a.name() == "comm_src")
+      t.comm_src = static_cast<int>(checked(path, t, "comm_src", v, 0, 1 << 30));
+    else if (a.name() == "comm_dst")
+      t.comm_dst = static_cast<int>(checked(path, t, "comm_dst", v, 0, 1 << 30));
+    else if (a.name() == "comm_tag")
+      t.comm_tag = static_cast<int>(checked(path, t, "comm_tag", v, -2147483648.0, 2147483647.0));
+    else if (a.name() == "num_ops")
+      t.num_ops = checked(path, t, "num_ops", v, 0, 1e21);
+    else if (a.name() == "tensor_size")
+      t.tensor_bytes = checked(path, t, "tensor_size", v, 0, 1e18);
   }
 }
 
@@ -90,11 +124,13 @@ RankTrace load_chakra_file(const std::string& path) {
     const int at = coded.CurrentPosition();
     if (at == total) return false;
     uint32_t size = 0;
-    if (!coded.ReadVarint32(&size)) bad(path, what, "truncated: the length at byte " + std::to_string(at) + " is cut off");
+    if (!coded.ReadVarint32(&size))
+      bad(path, what, "truncated: the length at byte " + std::to_string(at) + " is cut off");
     const int left = total - coded.CurrentPosition();
     if (static_cast<int64_t>(size) > left)
-      bad(path, what, "truncated: a message of " + std::to_string(size) + " bytes at byte " + std::to_string(at) +
-                          " but only " + std::to_string(left) + " remain");
+      bad(path, what,
+          "truncated: a message of " + std::to_string(size) + " bytes at byte " + std::to_string(at) + " but only " +
+              std::to_string(left) + " remain");
     const auto limit = coded.PushLimit(static_cast<int>(size));
     if (!msg.ParseFromCodedStream(&coded) || coded.BytesUntilLimit() != 0)
       bad(path, what, "corrupt message at byte " + std::to_string(at) + " (not a Chakra " + msg.GetTypeName() + ")");
@@ -114,7 +150,8 @@ RankTrace load_chakra_file(const std::string& path) {
     t.id = n.id();
     t.name = n.name();
     t.type = static_cast<TraceNodeType>(n.type());
-    if (n.type() < 0 || n.type() > 7) bad(path, "node " + std::to_string(n.id()), "unknown node type " + std::to_string(n.type()));
+    if (n.type() < 0 || n.type() > 7)
+      bad(path, "node " + std::to_string(n.id()), "unknown node type " + std::to_string(n.type()));
     t.deps.assign(n.data_deps().begin(), n.data_deps().end());
     t.deps.insert(t.deps.end(), n.ctrl_deps().begin(), n.ctrl_deps().end());
     t.duration_s = checked(path, t, "duration_micros", static_cast<double>(n.duration_micros()), 0, 1e15) * 1e-6;

@@ -12,7 +12,16 @@
 
 namespace dejavu::workloads {
 
-enum class TraceNodeType { Invalid = 0, Metadata = 1, MemLoad = 2, MemStore = 3, Compute = 4, Send = 5, Recv = 6, Collective = 7 };
+enum class TraceNodeType {
+  Invalid = 0,
+  Metadata = 1,
+  MemLoad = 2,
+  MemStore = 3,
+  Compute = 4,
+  Send = 5,
+  Recv = 6,
+  Collective = 7
+};
 
 struct TraceNode {
   uint64_t id = 0;
@@ -22,10 +31,10 @@ struct TraceNode {
   double duration_s = 0;       // duration_micros, when recorded
   double num_ops = 0;          // for a roofline estimate when no duration was recorded
   double tensor_bytes = 0;
-  int comm_type = -1;          // Chakra CollectiveCommType
+  int comm_type = -1;  // Chakra CollectiveCommType
   double comm_bytes = 0;
   int comm_src = -1, comm_dst = -1, comm_tag = 0;
-  std::string process_group;   // pg_name
+  std::string process_group;  // pg_name
 };
 
 struct RankTrace {

@@ -25,7 +25,8 @@ class Aggregator {
   // Why `workers` workers with `trim` suspected cannot use this rule; empty when they can.
   virtual std::string check(int workers, int trim) const { return ""; }
   // The update for m >= 2 gradients.
-  virtual Eigen::VectorXd combine(const std::vector<Eigen::VectorXd>& gradients, const AggregationContext& ctx) const = 0;
+  virtual Eigen::VectorXd combine(const std::vector<Eigen::VectorXd>& gradients,
+                                  const AggregationContext& ctx) const = 0;
 };
 
 Registry<Aggregator>& aggregators();

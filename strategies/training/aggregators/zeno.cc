@@ -14,7 +14,8 @@ class Zeno : public Aggregator {
  public:
   std::string check(int n, int b) const override {
     if (b < n) return "";
-    return std::to_string(b) + " suspects among " + std::to_string(n) + " workers; valid: 0 to " + std::to_string(n - 1);
+    return std::to_string(b) + " suspects among " + std::to_string(n) + " workers; valid: 0 to " +
+           std::to_string(n - 1);
   }
   Eigen::VectorXd combine(const std::vector<Eigen::VectorXd>& gs, const AggregationContext& ctx) const override {
     const int m = static_cast<int>(gs.size()), b = ctx.trim;

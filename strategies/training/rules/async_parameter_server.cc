@@ -52,8 +52,14 @@ class AsyncParameterServer : public UpdateRule {
   void run(Trainer& t, const VectorXd& start) const override {
     const ConvergenceConfig& c = t.config();
     const int n = t.workers();
-    Server sv{start, 0, 0, std::vector<VectorXd>(n, start), std::vector<long>(n, 0), std::vector<long>(n, 0),
-              std::vector<double>(n), std::max(1, c.staleness)};  // a bound of 0 would let nobody pass the slowest
+    Server sv{start,
+              0,
+              0,
+              std::vector<VectorXd>(n, start),
+              std::vector<long>(n, 0),
+              std::vector<long>(n, 0),
+              std::vector<double>(n),
+              std::max(1, c.staleness)};  // a bound of 0 would let nobody pass the slowest
     VectorXd saved = start;
     long saved_pushes = 0;
     const long step0 = t.step();

@@ -15,7 +15,7 @@ namespace dejavu::strategies::convergence {
 namespace {
 
 struct Local {
-  std::vector<VectorXd> models;                                       // per worker
+  std::vector<VectorXd> models;                                      // per worker
   std::deque<std::pair<std::vector<VectorXd>, VectorXd>> in_flight;  // own gradients, their average
   long applied = 0;
 };
@@ -78,7 +78,8 @@ class LocalModels : public UpdateRule {
 };
 
 class Gossip : public LocalModels {
-  void exchange(Trainer& t, Local& s, const std::vector<VectorXd>&, const std::vector<int>& on, Rng& rng) const override {
+  void exchange(Trainer& t, Local& s, const std::vector<VectorXd>&, const std::vector<int>& on,
+                Rng& rng) const override {
     const int m = static_cast<int>(on.size());
     const std::vector<VectorXd> before = s.models;
     if (t.config().gossip_topology == "ring") {
@@ -111,7 +112,8 @@ class DelayedAveraging : public LocalModels {
     return std::max(compute_max, timing.delayed_step_s > 0 ? timing.delayed_step_s
                                                            : timing.communication_s / std::max(1, t.config().delay));
   }
-  void exchange(Trainer& t, Local& s, const std::vector<VectorXd>& gs, const std::vector<int>& on, Rng&) const override {
+  void exchange(Trainer& t, Local& s, const std::vector<VectorXd>& gs, const std::vector<int>& on,
+                Rng&) const override {
     const ConvergenceConfig& c = t.config();
     std::vector<VectorXd> mine;
     for (int w : on) mine.push_back(gs[w]);
