@@ -39,7 +39,7 @@ void BM_RingAllReduce1GiB_Step(benchmark::State& state) {
   std::vector<int> ring;
   for (const auto& g : cluster.gpus) ring.push_back(g.host);
   sim::TaskGraph g;
-  const int d = g.add_device("ring", ring);
+  const sim::DeviceId d = g.add_device("ring", ring);
   g.add_collective(g.add_participants({d}), g.stream("comm"), sim::CollectiveOp::AllReduce,
                    g.add_comm_set(sim::CommSet{{ring}}), 1 << 30, g.label("all-reduce"), -1);
   g.finalize();

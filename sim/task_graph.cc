@@ -40,32 +40,32 @@ const char* collective_op_names() {
   return "all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv";
 }
 
-int TaskGraph::add_device(const std::string& name, std::vector<int> hosts) {
+DeviceId TaskGraph::add_device(const std::string& name, std::vector<int> hosts) {
   devices_.push_back(Device{name, std::move(hosts)});
-  return static_cast<int>(devices_.size()) - 1;
+  return DeviceId(static_cast<int32_t>(devices_.size()) - 1);
 }
 
-int TaskGraph::stream(const std::string& name) {
+StreamId TaskGraph::stream(const std::string& name) {
   for (size_t i = 0; i < stream_names_.size(); ++i)
-    if (stream_names_[i] == name) return static_cast<int>(i);
+    if (stream_names_[i] == name) return StreamId(static_cast<int32_t>(i));
   stream_names_.push_back(name);
-  return static_cast<int>(stream_names_.size()) - 1;
+  return StreamId(static_cast<int32_t>(stream_names_.size()) - 1);
 }
 
-int TaskGraph::label(const std::string& text) {
+LabelId TaskGraph::label(const std::string& text) {
   auto [it, inserted] = label_ids_.emplace(text, static_cast<int>(labels_.size()));
   if (inserted) labels_.push_back(text);
-  return it->second;
+  return LabelId(it->second);
 }
 
-int TaskGraph::add_comm_set(CommSet set) {
+CommSetId TaskGraph::add_comm_set(CommSet set) {
   comm_sets_.push_back(std::move(set));
-  return static_cast<int>(comm_sets_.size()) - 1;
+  return CommSetId(static_cast<int32_t>(comm_sets_.size()) - 1);
 }
 
-int TaskGraph::add_participants(std::vector<int> devices) {
-  participant_sets_.push_back(std::move(devices));
-  return static_cast<int>(participant_sets_.size()) - 1;
+ParticipantsId TaskGraph::add_participants(const std::vector<DeviceId>& devices) {
+  participant_sets_.emplace_back(devices.begin(), devices.end());
+  return ParticipantsId(static_cast<int32_t>(participant_sets_.size()) - 1);
 }
 
 TaskId TaskGraph::push(Task t) {
@@ -73,32 +73,33 @@ TaskId TaskGraph::push(Task t) {
   return static_cast<TaskId>(tasks_.size()) - 1;
 }
 
-static Task base(TaskKind kind, int device, int stream, int label, int microbatch) {
+static Task base(TaskKind kind, int device, StreamId stream, LabelId label, int tag) {
   Task t;
   t.kind = kind;
   t.device = device;
-  t.stream = static_cast<int16_t>(stream);
+  t.stream = static_cast<int16_t>(stream.value);
   t.label = label;
-  t.microbatch = microbatch;
+  t.tag = tag;
   return t;
 }
 
-TaskId TaskGraph::add_compute(int device, int stream, double duration_s, int label, int microbatch) {
-  Task t = base(TaskKind::Compute, device, stream, label, microbatch);
+TaskId TaskGraph::add_compute(DeviceId device, StreamId stream, double duration_s, LabelId label, int tag) {
+  Task t = base(TaskKind::Compute, device, stream, label, tag);
   t.duration_s = duration_s;
   return push(t);
 }
 
-TaskId TaskGraph::add_transfer(int src_device, int stream, int comm_set, double bytes, int label, int microbatch) {
-  Task t = base(TaskKind::Transfer, src_device, stream, label, microbatch);
+TaskId TaskGraph::add_transfer(DeviceId src_device, StreamId stream, CommSetId comm_set, double bytes, LabelId label,
+                               int tag) {
+  Task t = base(TaskKind::Transfer, src_device, stream, label, tag);
   t.comm_set = comm_set;
   t.bytes = bytes;
   return push(t);
 }
 
-TaskId TaskGraph::add_collective(int participants, int stream, CollectiveOp op, int comm_set, double bytes, int label,
-                                 int microbatch) {
-  Task t = base(TaskKind::Collective, participant_sets_.at(participants).at(0), stream, label, microbatch);
+TaskId TaskGraph::add_collective(ParticipantsId participants, StreamId stream, CollectiveOp op, CommSetId comm_set,
+                                 double bytes, LabelId label, int tag) {
+  Task t = base(TaskKind::Collective, participant_sets_.at(participants).at(0), stream, label, tag);
   t.op = op;
   t.participants = participants;
   t.comm_set = comm_set;

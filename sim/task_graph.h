@@ -16,6 +16,21 @@ namespace dejavu::sim {
 
 using TaskId = int32_t;
 
+// Ids of a graph's parts, each its own type: built from an int only explicitly, read as an
+// int freely (to index). Passing a stream where a device goes does not compile.
+template <class Kind>
+struct Id {
+  constexpr Id() = default;
+  constexpr explicit Id(int32_t v) : value(v) {}
+  constexpr operator int32_t() const { return value; }  // NOLINT: reading as an index
+  int32_t value = -1;
+};
+using DeviceId = Id<struct DeviceKind>;
+using StreamId = Id<struct StreamKind>;
+using LabelId = Id<struct LabelKind>;
+using CommSetId = Id<struct CommSetKind>;
+using ParticipantsId = Id<struct ParticipantsKind>;
+
 enum class TaskKind : uint8_t { Compute, Transfer, Collective };
 // Sizes follow nccl-tests' "size": the all-reduce buffer; reduce-scatter's input and
 // all-gather's output (n parts); the broadcast or reduce buffer; all-to-all's send buffer
@@ -55,7 +70,7 @@ struct Task {
   int32_t participants = -1;  // collective: index into participant_sets (devices)
   int32_t comm_set = -1;      // transfer / collective: index into comm_sets
   int32_t label = -1;         // index into labels ("fwd L3 attention")
-  int32_t microbatch = -1;    // -1 when not per microbatch
+  int32_t tag = -1;           // the caller's grouping (the lowering: the microbatch); -1 none
   double duration_s = 0;      // compute only
   double bytes = 0;           // transfer / collective payload (per participant for collectives)
   // Device memory this task takes when it starts and gives back when it ends, on each
@@ -66,16 +81,17 @@ struct Task {
 
 class TaskGraph {
  public:
-  int add_device(const std::string& name, std::vector<int> hosts);
-  int stream(const std::string& name);  // id of a stream name, created on first use
-  int label(const std::string& text);   // interned
-  int add_comm_set(CommSet set);
-  int add_participants(std::vector<int> devices);
+  DeviceId add_device(const std::string& name, std::vector<int> hosts);
+  StreamId stream(const std::string& name);  // id of a stream name, created on first use
+  LabelId label(const std::string& text);    // interned
+  CommSetId add_comm_set(CommSet set);
+  ParticipantsId add_participants(const std::vector<DeviceId>& devices);
 
-  TaskId add_compute(int device, int stream, double duration_s, int label, int microbatch);
-  TaskId add_transfer(int src_device, int stream, int comm_set, double bytes, int label, int microbatch);
-  TaskId add_collective(int participants, int stream, CollectiveOp op, int comm_set, double bytes, int label,
-                        int microbatch);
+  // `tag`: a grouping the caller reads back from the task (Task::tag), -1 for none.
+  TaskId add_compute(DeviceId device, StreamId stream, double duration_s, LabelId label, int tag);
+  TaskId add_transfer(DeviceId src_device, StreamId stream, CommSetId comm_set, double bytes, LabelId label, int tag);
+  TaskId add_collective(ParticipantsId participants, StreamId stream, CollectiveOp op, CommSetId comm_set, double bytes,
+                        LabelId label, int tag);
   void depend(TaskId before, TaskId after);  // `after` starts only once `before` is done
   void add_memory(TaskId id, double alloc_bytes, double free_bytes);
   Device& device(int id) { return devices_.at(id); }

@@ -33,8 +33,8 @@ namespace dejavu::strategies {
 
 struct SyncContext {
   sim::TaskGraph& graph;
-  int stream;                           // the data-parallel stream
-  std::vector<int> devices;             // the stage's simulated devices
+  sim::StreamId stream;                 // the data-parallel stream
+  std::vector<sim::DeviceId> devices;   // the stage's simulated devices
   std::vector<std::vector<int>> hosts;  // [replica][tensor-parallel rank] -> network host
   double bytes;                         // gradient payload per GPU, after compression
   bool sparse;                          // payloads differ per replica: gather, don't reduce

@@ -29,7 +29,7 @@ constexpr double kOptimizerBytesPerParam = 28;
 
 struct GpuRole {
   int stage = 0, dp_rank = 0, tp_rank = 0;
-  int device = -1;  // the simulated device standing for this GPU
+  sim::DeviceId device;  // the simulated device standing for this GPU
   int cp_rank = 0;
 };
 

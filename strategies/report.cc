@@ -44,10 +44,10 @@ void add_simulated_devices(Report& r, const platforms::Cluster& cluster, const L
                            const sim::Result& result, const std::vector<sim::DeviceTime>& times,
                            const std::vector<sim::MemoryProfile>& memory) {
   const sim::TaskGraph& g = job.graph;
-  const auto microbatch_times = sim::device_times(g, result, [](const sim::Task& t) { return t.microbatch >= 0; });
+  const auto microbatch_times = sim::device_times(g, result, [](const sim::Task& t) { return t.tag >= 0; });
   double pipeline_end = 0;
   for (size_t i = 0; i < g.size(); ++i)
-    if (g.task(static_cast<sim::TaskId>(i)).microbatch >= 0) pipeline_end = std::max(pipeline_end, result.end_s[i]);
+    if (g.task(static_cast<sim::TaskId>(i)).tag >= 0) pipeline_end = std::max(pipeline_end, result.end_s[i]);
   double bubble_sum = 0;
   double worst_margin = -1e300;
   for (size_t d = 0; d < g.devices().size(); ++d) {

@@ -47,7 +47,7 @@ std::vector<Tail> tails(const sim::TaskGraph& g, const sim::Result& r) {
     const sim::Task& t = g.task(static_cast<sim::TaskId>(i));
     for (int d : g.devices_of(t)) {
       out[d].end = std::max(out[d].end, r.end_s[i]);
-      if (t.microbatch >= 0) out[d].microbatch_end = std::max(out[d].microbatch_end, r.end_s[i]);
+      if (t.tag >= 0) out[d].microbatch_end = std::max(out[d].microbatch_end, r.end_s[i]);
       if (t.label == step_label && t.kind == sim::TaskKind::Compute) out[d].step_s += r.end_s[i] - r.start_s[i];
     }
   }

@@ -171,10 +171,11 @@ std::vector<size_t> order_units(const workloads::ChakraTrace& trace, const Units
 // One unit's task: a collective over its ranks, a transfer, or a compute (its recorded
 // duration, else a roofline estimate from num_ops and tensor_size on the rank's GPU).
 sim::TaskId emit_unit(sim::TaskGraph& g, const workloads::ChakraTrace& trace, const platforms::Cluster& cluster,
-                      const std::vector<Member>& unit, const std::vector<int>& dev, int compute, int comm) {
+                      const std::vector<Member>& unit, const std::vector<sim::DeviceId>& dev, sim::StreamId compute,
+                      sim::StreamId comm) {
   const Member& m = unit[0];
   const TraceNode& n = trace.ranks[m.rank].nodes[m.node];
-  const int label = g.label(n.name.empty() ? "node " + std::to_string(n.id) : n.name);
+  const sim::LabelId label = g.label(n.name.empty() ? "node " + std::to_string(n.id) : n.name);
   if (n.type == TraceNodeType::Collective) {
     sim::CollectiveOp op;
     if (!collective_op(n.comm_type, &op))
@@ -184,7 +185,8 @@ sim::TaskId emit_unit(sim::TaskGraph& g, const workloads::ChakraTrace& trace, co
                             "reduce-scatter, barrier");
     std::set<int> members;
     for (const Member& x : unit) members.insert(x.rank);
-    std::vector<int> devices, hosts;
+    std::vector<sim::DeviceId> devices;
+    std::vector<int> hosts;
     for (int r : members) {
       devices.push_back(dev[r]);
       hosts.push_back(cluster.gpus[r].host);
@@ -223,8 +225,8 @@ LoweredJob lower_trace(const workloads::ChakraTrace& trace, const platforms::Clu
   const std::vector<size_t> order = order_units(trace, units, next);
   LoweredJob job;
   sim::TaskGraph& g = job.graph;
-  const int compute = g.stream("compute"), comm = g.stream("comm");
-  std::vector<int> dev(ranks);
+  const sim::StreamId compute = g.stream("compute"), comm = g.stream("comm");
+  std::vector<sim::DeviceId> dev(ranks);
   job.roles.resize(ranks);
   for (int r = 0; r < ranks; ++r) {
     dev[r] = g.add_device("rank" + std::to_string(r), {cluster.gpus[r].host});

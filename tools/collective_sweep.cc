@@ -67,7 +67,7 @@ std::vector<SweepRow> run_sweep(const platforms::Cluster& cluster, const SweepOp
   std::vector<SweepRow> rows;
   for (double S = o.min_bytes; S <= o.max_bytes * (1 + 1e-12); S *= o.factor) {
     sim::TaskGraph g;
-    const int d = g.add_device("group", group);
+    const sim::DeviceId d = g.add_device("group", group);
     g.add_collective(g.add_participants({d}), g.stream("comm"), o.op, g.add_comm_set(sim::CommSet{{group}}), S,
                      g.label(sim::to_string(o.op)), -1);
     g.finalize();

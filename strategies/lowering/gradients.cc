@@ -35,7 +35,7 @@ void GradientPass::pair_syncs() {
       for (int r = 0; r < L_.d; ++r) ring.push_back(L_.host(mirror, r, k));
       set.groups.push_back(ring);
     }
-    std::vector<int> devices = L_.dev[s];
+    std::vector<sim::DeviceId> devices = L_.dev[s];
     if (mirror != s) devices.insert(devices.end(), L_.dev[mirror].begin(), L_.dev[mirror].end());
     pair_sync_[s] = g_.add_collective(g_.add_participants(devices), L_.streams.dp, sim::CollectiveOp::AllReduce,
                                       g_.add_comm_set(std::move(set)), L_.work[s].params_per_gpu * L_.element_bytes,

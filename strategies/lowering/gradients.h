@@ -35,7 +35,7 @@ class GradientPass {
   const ItemTasks& items_;
   const std::vector<Zero3Stage>& zero3_;
   std::vector<sim::TaskId> pair_sync_;  // chimera: per GPU stage
-  int opt_label_ = -1;
+  sim::LabelId opt_label_;
 };
 
 }  // namespace dejavu::strategies::lowering

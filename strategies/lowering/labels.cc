@@ -24,7 +24,7 @@ std::string text_of(const Segment& seg, TaskKind kind, sim::CollectiveOp op) {
 }
 }  // namespace
 
-int SegmentLabels::of(const Segment& seg, TaskKind kind, sim::CollectiveOp op) {
+sim::LabelId SegmentLabels::of(const Segment& seg, TaskKind kind, sim::CollectiveOp op) {
   auto [it, fresh] = ids_.try_emplace({&seg, kind, op}, -1);
   if (fresh) it->second = g_.label(text_of(seg, kind, op));
   return it->second;

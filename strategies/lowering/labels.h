@@ -17,11 +17,11 @@ class SegmentLabels {
  public:
   explicit SegmentLabels(sim::TaskGraph& g) : g_(g) {}
   // "fwd L3.qkv..L3.proj", "tp all_reduce after ...", "ep all_to_all before ...", ...
-  int of(const Segment& seg, TaskKind kind, sim::CollectiveOp op = sim::CollectiveOp::AllReduce);
+  sim::LabelId of(const Segment& seg, TaskKind kind, sim::CollectiveOp op = sim::CollectiveOp::AllReduce);
 
  private:
   sim::TaskGraph& g_;
-  std::map<std::tuple<const Segment*, TaskKind, sim::CollectiveOp>, int> ids_;
+  std::map<std::tuple<const Segment*, TaskKind, sim::CollectiveOp>, sim::LabelId> ids_;
 };
 
 }  // namespace dejavu::strategies::lowering

@@ -129,12 +129,13 @@ void JobLayout::add_devices(LoweredJob& job) {
   if (plan.ep > 1) streams.ep = g.stream("ep-comm");
   if (cp > 1) streams.cp = g.stream("cp-comm");
   const int nc = classes_count();
-  dev.assign(p, std::vector<int>(nc));
-  self = tp_set = dev;
-  cp_next.assign(p, std::vector<int>(nc, -1));
-  stage_participants.assign(p, -1);
-  ep_set.assign(p, -1);
-  cp_set.assign(p, -1);
+  dev.assign(p, std::vector<sim::DeviceId>(nc));
+  self.assign(p, std::vector<sim::ParticipantsId>(nc));
+  tp_set.assign(p, std::vector<sim::CommSetId>(nc));
+  cp_next = tp_set;
+  stage_participants.assign(p, sim::ParticipantsId());
+  ep_set.assign(p, sim::CommSetId());
+  cp_set.assign(p, sim::CommSetId());
   job.roles.resize(cluster.gpu_count());
   for (double x : params) job.params_per_gpu_max = std::max(job.params_per_gpu_max, x);
   for (int s = 0; s < p; ++s)
@@ -180,7 +181,7 @@ void JobLayout::add_device(LoweredJob& job, int s, int c) {
   // Asynchronous pipelines keep older weight versions for the backwards in flight.
   if (const int versions = schedule->weight_versions(s, p); versions > 1)
     device.resident.push_back({"stashed weights", (versions - 1) * params[s] * state.weights});
-  self[s][c] = g.add_participants({dev[s][c]});
+  self[s][c] = g.add_participants(std::vector<sim::DeviceId>{dev[s][c]});
   tp_set[s][c] = g.add_comm_set(std::move(rings));
   if (cp_ring) {
     sim::CommSet next;

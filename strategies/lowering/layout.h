@@ -19,7 +19,7 @@
 namespace dejavu::strategies::lowering {
 
 struct Streams {
-  int compute = -1, tp = -1, pp = -1, dp = -1, ep = -1, cp = -1;
+  sim::StreamId compute, tp, pp, dp, ep, cp;
 };
 
 class JobLayout {
@@ -60,8 +60,11 @@ class JobLayout {
   // tensor-parallel rings and (ring attention) its send to the next context rank; per
   // stage, every class's devices and the expert and context groups.
   Streams streams;
-  std::vector<std::vector<int>> dev, self, tp_set, cp_next;
-  std::vector<int> stage_participants, ep_set, cp_set;
+  std::vector<std::vector<sim::DeviceId>> dev;
+  std::vector<std::vector<sim::ParticipantsId>> self;
+  std::vector<std::vector<sim::CommSetId>> tp_set, cp_next;
+  std::vector<sim::ParticipantsId> stage_participants;
+  std::vector<sim::CommSetId> ep_set, cp_set;
 
  private:
   std::vector<std::vector<int>> fold_replicas() const;

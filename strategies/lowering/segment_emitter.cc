@@ -29,7 +29,7 @@ void SegmentEmitter::emit(const Segment& seg, double duration_s, int j, Chain& c
 void SegmentEmitter::exchange(const Segment& seg, bool before, int j, Chain& chain) {
   const double per_sample = before ? seg.ep_before_per_sample : seg.ep_after_per_sample;
   const sim::CollectiveOp op = before ? seg.ep_before_op : seg.ep_after_op;
-  const int label = labels_.of(seg, before ? TaskKind::ExchangeBefore : TaskKind::ExchangeAfter, op);
+  const sim::LabelId label = labels_.of(seg, before ? TaskKind::ExchangeBefore : TaskKind::ExchangeAfter, op);
   const double bytes = per_sample * L_.micro_batch / L_.cp;
   const sim::TaskId a2a =
       g_.add_collective(L_.stage_participants[s_], L_.streams.ep, op, L_.ep_set[s_], bytes, label, j);
@@ -52,7 +52,7 @@ void SegmentEmitter::ring_attention(const Segment& seg, double duration_s, doubl
   const int cp = L_.cp;
   const double b = L_.micro_batch;
   const bool backward = seg.cp_scatter_per_sample > 0;
-  const int send_label = labels_.of(seg, TaskKind::RingSend);
+  const sim::LabelId send_label = labels_.of(seg, TaskKind::RingSend);
   sim::TaskId sent = -1;
   for (int step = 0; step < cp; ++step) {
     const sim::TaskId id =

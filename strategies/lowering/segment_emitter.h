@@ -36,7 +36,8 @@ class SegmentEmitter {
   sim::TaskGraph& g_;
   const JobLayout& L_;
   SegmentLabels& labels_;
-  int s_, c_, device_;
+  int s_, c_;
+  sim::DeviceId device_;
 };
 
 }  // namespace dejavu::strategies::lowering

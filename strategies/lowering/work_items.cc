@@ -33,8 +33,8 @@ ClassItems::ClassItems(sim::TaskGraph& g, const JobLayout& L, SegmentLabels& lab
                        ItemTasks& tasks, int c)
     : g_(g), L_(L), labels_(labels), zero3_(zero3), tasks_(tasks), c_(c) {
   const int r0 = L.classes[c][0];
-  fwd_set_.assign(L.V, -1);
-  bwd_set_.assign(L.V, -1);
+  fwd_set_.assign(L.V, sim::CommSetId());
+  bwd_set_.assign(L.V, sim::CommSetId());
   times_.resize(L.V);
   for (int vs = 0; vs < L.V; ++vs) {
     // Pipeline sends between consecutive virtual stages, for every replica and TP rank.
@@ -98,7 +98,8 @@ void ClassItems::emit_item(const WorkItem& item, int s, Zero3Device& zero3) {
 // gathers and reductions). Weight gradients need the layer's inputs, not its weights.
 void ClassItems::emit_fused(const WorkItem& item, int vs, int s, Zero3Device& zero3, Chain& chain) {
   const ItemKind kind = kind_of(item);
-  const int device = L_.dev[s][c_], j = item.microbatch;
+  const sim::DeviceId device = L_.dev[s][c_];
+  const int j = item.microbatch;
   auto task = [&](const ItemCost& cost) {
     const sim::TaskId id = g_.add_compute(device, L_.streams.compute, cost.duration_s, fused_label_[kind], j);
     g_.add_memory(id, cost.peak, cost.peak - cost.level);
@@ -159,7 +160,8 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
 // An item's place among the others: the send to the neighbouring stage, and where the
 // dependencies across stages and the gradient pass will find it.
 void ClassItems::place(const WorkItem& item, int vs, int s, const Chain& chain) {
-  const int j = item.microbatch, device = L_.dev[s][c_];
+  const int j = item.microbatch;
+  const sim::DeviceId device = L_.dev[s][c_];
   const double boundary = L_.model.boundary_bytes_per_sample * L_.micro_batch / L_.cp;  // a context rank's tokens
   ItemTasks& t = tasks_;
   if (!item.backward) {

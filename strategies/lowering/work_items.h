@@ -52,12 +52,12 @@ class ClassItems {
   std::vector<Zero3Stage>& zero3_;
   ItemTasks& tasks_;
   int c_;
-  std::vector<int> fwd_set_, bwd_set_;                   // per virtual stage
+  std::vector<sim::CommSetId> fwd_set_, bwd_set_;        // per virtual stage
   std::vector<SegmentTimes> times_;                      // per virtual stage
   std::vector<std::vector<BlockItems>> blocks_;          // fused: per virtual stage, per block
   std::vector<std::array<ItemCost, kItemKinds>> items_;  // fused: per virtual stage, whole items
-  std::array<int, kItemKinds> fused_label_{};
-  int send_fwd_label_, send_bwd_label_;
+  std::array<sim::LabelId, kItemKinds> fused_label_{};
+  sim::LabelId send_fwd_label_, send_bwd_label_;
 };
 
 }  // namespace dejavu::strategies::lowering

@@ -27,8 +27,8 @@ void Zero3Stage::add(const Block& blk, bool gather, int microbatch) {
   const double experts = L_.plan.ep > 1 ? blk.expert_params_per_gpu * e : 0;
   const double dense = blk.params_per_gpu * e - experts;
   Exchange out;
-  for (const auto& [bytes, shards, set] :
-       {std::tuple{dense, L_.dpc, dense_set_}, std::tuple{experts, L_.dpe, expert_set_}}) {
+  for (const auto& [bytes, shards, set] : {std::tuple<double, int, sim::CommSetId>{dense, L_.dpc, dense_set_},
+                                           std::tuple<double, int, sim::CommSetId>{experts, L_.dpe, expert_set_}}) {
     if (bytes <= 0 || shards <= 1) continue;
     const auto op = gather ? sim::CollectiveOp::AllGather : sim::CollectiveOp::ReduceScatter;
     const sim::TaskId id = g_.add_collective(participants_, gather ? gather_stream_ : L_.streams.dp, op, set, bytes,

@@ -39,8 +39,10 @@ class Zero3Stage {
   sim::TaskGraph& g_;
   const JobLayout& L_;
   std::vector<Exchange> gathers_, reductions_;
-  int participants_ = -1, gather_stream_ = -1, gather_label_ = -1, reduce_label_ = -1;
-  int dense_set_ = -1, expert_set_ = -1;
+  sim::ParticipantsId participants_;
+  sim::StreamId gather_stream_;
+  sim::LabelId gather_label_, reduce_label_;
+  sim::CommSetId dense_set_, expert_set_;
 };
 
 // One replica class's view of its stage's exchanges: wraps each block's tasks in their

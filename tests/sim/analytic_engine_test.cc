@@ -25,8 +25,8 @@ Result run(const TaskGraph& g, const Network& net) { return AnalyticEngine().run
 TEST(AnalyticEngine, ChainOnOneStreamAddsUp) {
   Network net = star(1, 1e9, 0);
   TaskGraph g;
-  const int d = g.add_device("gpu0", {1});
-  const int c = g.stream("compute");
+  const sim::DeviceId d = g.add_device("gpu0", {1});
+  const sim::StreamId c = g.stream("compute");
   const TaskId a = g.add_compute(d, c, 1.0, g.label("a"), 0);
   const TaskId b = g.add_compute(d, c, 2.0, g.label("b"), 0);
   g.depend(a, b);
@@ -40,8 +40,8 @@ TEST(AnalyticEngine, StreamsRunInInsertionOrder) {
   // b is ready at once but sits behind a on the same stream; a waits 5 s for x.
   Network net = star(2, 1e9, 0);
   TaskGraph g;
-  const int d0 = g.add_device("gpu0", {1}), d1 = g.add_device("gpu1", {2});
-  const int c = g.stream("compute");
+  const sim::DeviceId d0 = g.add_device("gpu0", {1}), d1 = g.add_device("gpu1", {2});
+  const sim::StreamId c = g.stream("compute");
   const TaskId x = g.add_compute(d1, c, 5.0, g.label("x"), 0);
   const TaskId a = g.add_compute(d0, c, 1.0, g.label("a"), 0);
   const TaskId b = g.add_compute(d0, c, 1.0, g.label("b"), 0);
@@ -57,10 +57,10 @@ TEST(AnalyticEngine, CommunicationOverlapsComputeOnItsOwnStream) {
   const double bw = 10e9, a = 4e-6, bytes = 1e9;
   Network net = star(2, bw, a);
   TaskGraph g;
-  const int d0 = g.add_device("gpu0", {1});
+  const sim::DeviceId d0 = g.add_device("gpu0", {1});
   g.add_device("gpu1", {2});
-  const int c = g.stream("compute"), comm = g.stream("comm");
-  const int pair = g.add_comm_set(CommSet{{{1, 2}}});
+  const sim::StreamId c = g.stream("compute"), comm = g.stream("comm");
+  const sim::CommSetId pair = g.add_comm_set(CommSet{{{1, 2}}});
   g.add_compute(d0, c, 0.05, g.label("work"), 0);
   const TaskId t = g.add_transfer(d0, comm, pair, bytes, g.label("send"), 0);
   g.finalize();
@@ -79,9 +79,9 @@ TEST(RingAllReduce, MatchesClosedFormWithoutContention) {
   const double S = 1e9, B = 100e9, a = 2e-6;
   Network net = star(n, B, a);
   TaskGraph g;
-  const int d = g.add_device("group", {1, 2, 3, 4});
-  const int part = g.add_participants({d});
-  const int set = g.add_comm_set(CommSet{{{1, 2, 3, 4}}});
+  const sim::DeviceId d = g.add_device("group", {1, 2, 3, 4});
+  const sim::ParticipantsId part = g.add_participants({d});
+  const sim::CommSetId set = g.add_comm_set(CommSet{{{1, 2, 3, 4}}});
   const TaskId ar = g.add_collective(part, g.stream("comm"), CollectiveOp::AllReduce, set, S, g.label("ar"), -1);
   g.finalize();
   const Result r = run(g, net);
@@ -104,10 +104,10 @@ TEST(RingAllReduce, ReduceScatterTakesHalfTheSteps) {
 TEST(AnalyticEngine, CollectiveWaitsForEveryParticipant) {
   Network net = star(2, 1e9, 0);
   TaskGraph g;
-  const int d0 = g.add_device("gpu0", {1}), d1 = g.add_device("gpu1", {2});
-  const int c = g.stream("compute"), comm = g.stream("comm");
+  const sim::DeviceId d0 = g.add_device("gpu0", {1}), d1 = g.add_device("gpu1", {2});
+  const sim::StreamId c = g.stream("compute"), comm = g.stream("comm");
   g.add_compute(d1, comm, 3.0, g.label("busy comm stream"), 0);
-  const int both = g.add_participants({d0, d1});
+  const sim::ParticipantsId both = g.add_participants({d0, d1});
   const TaskId ar =
       g.add_collective(both, comm, CollectiveOp::AllReduce, g.add_comm_set(CommSet{{{1, 2}}}), 0, g.label("ar"), -1);
   g.add_compute(d0, c, 1.0, g.label("x"), 0);
@@ -119,8 +119,8 @@ TEST(AnalyticEngine, CollectiveWaitsForEveryParticipant) {
 TEST(AnalyticEngine, CycleIsReportedNotHung) {
   Network net = star(1, 1e9, 0);
   TaskGraph g;
-  const int d = g.add_device("gpu0", {1});
-  const int c = g.stream("compute");
+  const sim::DeviceId d = g.add_device("gpu0", {1});
+  const sim::StreamId c = g.stream("compute");
   const TaskId a = g.add_compute(d, c, 1.0, g.label("a"), 0);
   const TaskId b = g.add_compute(d, c, 1.0, g.label("b"), 0);
   g.depend(a, b);
@@ -133,8 +133,8 @@ TEST(AnalyticEngine, DependencyAgainstStreamOrderIsReported) {
   // b is queued before a on the stream but depends on a: it can never run.
   Network net = star(1, 1e9, 0);
   TaskGraph g;
-  const int d = g.add_device("gpu0", {1});
-  const int c = g.stream("compute");
+  const sim::DeviceId d = g.add_device("gpu0", {1});
+  const sim::StreamId c = g.stream("compute");
   const TaskId b = g.add_compute(d, c, 1.0, g.label("b"), 0);
   const TaskId a = g.add_compute(d, c, 1.0, g.label("a"), 0);
   g.depend(a, b);

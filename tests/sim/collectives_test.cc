@@ -107,7 +107,7 @@ TEST(Collectives, HierarchicalAllReduceMovesExactlyItsBytesAcrossTheNics) {
   const double S = 256 * MiB;
   TaskGraph g;
   const auto group = all_hosts(c);
-  const int d = g.add_device("all", group);
+  const sim::DeviceId d = g.add_device("all", group);
   g.add_collective(g.add_participants({d}), g.stream("comm"), CollectiveOp::AllReduce, g.add_comm_set(CommSet{{group}}),
                    S, g.label("ar"), -1);
   g.finalize();
@@ -129,7 +129,7 @@ TEST(Collectives, HierarchicalAllReduceMovesExactlyItsBytesAcrossTheNics) {
 double run_collective(const Network& net, const std::vector<int>& group, CollectiveOp op, double S,
                       const std::string& algo, const std::string& engine, const std::string& fidelity = "closed") {
   TaskGraph g;
-  const int d = g.add_device("all", group);
+  const sim::DeviceId d = g.add_device("all", group);
   g.add_collective(g.add_participants({d}), g.stream("comm"), op, g.add_comm_set(CommSet{{group}}), S, g.label("c"),
                    -1);
   g.finalize();

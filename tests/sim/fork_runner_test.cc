@@ -14,8 +14,8 @@ namespace {
 
 TaskGraph small_graph() {
   TaskGraph g;
-  const int d = g.add_device("gpu0", {0});
-  const int c = g.stream("compute");
+  const sim::DeviceId d = g.add_device("gpu0", {0});
+  const sim::StreamId c = g.stream("compute");
   const TaskId a = g.add_compute(d, c, 1.5, g.label("a"), 0);
   const TaskId b = g.add_compute(d, c, 2.25, g.label("b"), 0);
   g.depend(a, b);

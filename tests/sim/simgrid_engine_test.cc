@@ -29,8 +29,8 @@ Network pair_network(double bw, double a) {
 // One transfer task standing for the given (src, dst) pairs, all started together.
 TaskGraph transfers(const std::vector<std::vector<int>>& pairs, double bytes) {
   TaskGraph g;
-  const int d = g.add_device("sender", {pairs[0][0]});
-  const int set = g.add_comm_set(CommSet{pairs});
+  const sim::DeviceId d = g.add_device("sender", {pairs[0][0]});
+  const sim::CommSetId set = g.add_comm_set(CommSet{pairs});
   g.add_transfer(d, g.stream("comm"), set, bytes, g.label("send"), 0);
   g.finalize();
   return g;
@@ -95,7 +95,7 @@ TEST(SimGridEngine, RingAllReduceFidelitiesAgreeWithoutContention) {
     std::vector<int> ring;
     for (const auto& slot : c.gpus) ring.push_back(slot.host);
     TaskGraph g;
-    const int d = g.add_device("group", ring);
+    const sim::DeviceId d = g.add_device("group", ring);
     const double S = 1 << 30;
     g.add_collective(g.add_participants({d}), g.stream("comm"), CollectiveOp::AllReduce,
                      g.add_comm_set(CommSet{{ring}}), S, g.label("all-reduce"), -1);

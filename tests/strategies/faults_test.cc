@@ -72,7 +72,7 @@ TEST(Faults, ALinkAtHalfBandwidthDoublesATransferLimitedByIt) {
   net.add_link("gpu0/up", a, sw, 10e9, 0.5e-6);
   net.add_link("gpu1/up", b, sw, 10e9, 0.5e-6);
   sim::TaskGraph g;
-  const int d0 = g.add_device("gpu0", {a});
+  const sim::DeviceId d0 = g.add_device("gpu0", {a});
   g.add_device("gpu1", {b});
   g.add_transfer(d0, g.stream("comm"), g.add_comm_set({{{a, b}}}), 1e9, g.label("send"), 0);
   g.finalize();
@@ -96,7 +96,7 @@ TEST(Faults, ALinkDegradedMidTransferSlowsTheRestOfIt) {
   net.add_link("gpu0/up", a, sw, 10e9, 0);
   net.add_link("gpu1/up", b, sw, 10e9, 0);
   sim::TaskGraph g;
-  const int d0 = g.add_device("gpu0", {a});
+  const sim::DeviceId d0 = g.add_device("gpu0", {a});
   g.add_device("gpu1", {b});
   g.add_transfer(d0, g.stream("comm"), g.add_comm_set({{{a, b}}}), 1e9, g.label("send"), 0);
   g.finalize();
@@ -119,7 +119,7 @@ TEST(Faults, ALinkGoingDownUnderATransferStopsTheIterationThenOnBothEngines) {
   net.add_link("gpu0/up", a, sw, 10e9, 0);
   net.add_link("gpu1/up", b, sw, 10e9, 0);
   sim::TaskGraph g;
-  const int d0 = g.add_device("gpu0", {a});
+  const sim::DeviceId d0 = g.add_device("gpu0", {a});
   g.add_device("gpu1", {b});
   g.add_transfer(d0, g.stream("comm"), g.add_comm_set({{{a, b}}}), 1e9, g.label("send"), 0);
   g.finalize();

@@ -60,7 +60,7 @@ struct Result {
       e["device"] = g.devices()[dev].name;
       e["stream"] = g.stream_names()[t.stream];
       e["label"] = g.labels()[t.label];
-      e["microbatch"] = t.microbatch;
+      e["microbatch"] = t.tag;  // the lowering tags each task with its microbatch
       e["start_s"] = sim.result.start_s[i];
       e["end_s"] = sim.result.end_s[i];
       events.append(e);

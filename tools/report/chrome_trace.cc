@@ -63,7 +63,7 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Result& r) 
       std::snprintf(buf, sizeof buf, ",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%d", r.start_s[i] * 1e6,
                     (r.end_s[i] - r.start_s[i]) * 1e6, d, t.stream);
       out << "{\"name\":" << labels[t.label] << ",\"cat\":\"" << category(t) << "\"" << buf
-          << ",\"args\":{\"microbatch\":" << t.microbatch;
+          << ",\"args\":{\"microbatch\":" << t.tag;
       if (t.kind != TaskKind::Compute) {
         std::snprintf(buf, sizeof buf, ",\"bytes\":%.0f", t.bytes);
         out << buf;

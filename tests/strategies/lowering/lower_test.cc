@@ -449,7 +449,7 @@ TEST(Lowering, ContextParallelismGathersKeysAndValuesAndHalvesEachRanksWork) {
   auto layer0 = [](const LoweredJob& job) {
     double sum = 0;
     for (const auto& t : job.graph.tasks())
-      if (t.kind == sim::TaskKind::Compute && t.microbatch == 0 && t.device == 0 &&
+      if (t.kind == sim::TaskKind::Compute && t.tag == 0 && t.device == 0 &&
           job.graph.labels()[t.label].rfind("fwd L0.", 0) == 0)
         sum += t.duration_s;
     return sum;
