@@ -23,24 +23,6 @@ struct Dims {
   double e;
 };
 
-// Grouped-query attention: every query head against its group's keys and values.
-Op attention(const std::string& name, int l, const Dims& d) {
-  const double s = d.s, h = d.h, a = d.a, kv = d.kv, e = d.e;
-  Op attn;
-  attn.name = name;
-  attn.op_class = OpClass::Attention;
-  attn.layer = l;
-  attn.fwd_flops = 4 * s * s * h;
-  attn.bwd_flops = 2 * attn.fwd_flops;
-  attn.fwd_bytes = (2 * s * h + 2 * s * kv + 4 * a * s * s) * e;
-  attn.bwd_bytes = 2 * attn.fwd_bytes;
-  attn.counts_as_model_flops = true;
-  attn.selective_recompute_bytes = a * s * s * (2 * e + 1);
-  attn.cp_kv_bytes = 2 * s * kv * e;
-  attn.activation_bytes = (s * h + 2 * s * kv) * e + attn.selective_recompute_bytes;  // Q, K, V + scores
-  return attn;
-}
-
 // SwiGLU MLP; with experts, each token's slots (top_k x capacity) go through experts
 // that live on other GPUs of the expert-parallel group.
 void add_mlp(Chain& chain, const LlamaConfig& c, int l, const std::string& p, const Dims& d) {
@@ -92,7 +74,7 @@ void add_layer(Chain& chain, const LlamaConfig& c, int l, const Dims& d) {
   qkv.tp_sync_bwd = true;
   qkv.tp_sync_bytes = s * h * e;
   chain.add(qkv);
-  chain.add(attention(p + "attention", l, d));
+  chain.add(attention_op(p + "attention", l, d.s, d.h, d.a, d.kv, d.e));  // grouped-query
   Op out = gemm(p + "out_proj", l, s, h, h, e, false);
   out.activation_bytes = s * h * e;
   out.tp_sync_fwd = true;

@@ -53,4 +53,21 @@ sim::DType dtype_key(const ConfigNode& n, sim::DType fallback) {
   return out;
 }
 
+Op attention_op(std::string name, int layer, double s, double h, double a, double kv, double e) {
+  Op attn;
+  attn.name = std::move(name);
+  attn.op_class = sim::OpClass::Attention;
+  attn.layer = layer;
+  attn.fwd_flops = 4 * s * s * h;
+  attn.bwd_flops = 2 * attn.fwd_flops;
+  attn.fwd_bytes = (2 * s * h + 2 * s * kv + 4 * a * s * s) * e;
+  attn.bwd_bytes = 2 * attn.fwd_bytes;
+  attn.counts_as_model_flops = true;
+  attn.selective_recompute_bytes = a * s * s * (2 * e + 1);
+  attn.cp_kv_bytes = 2 * s * kv * e;
+  attn.activation_bytes = (s * h + 2 * s * kv) * e + attn.selective_recompute_bytes;
+  attn.activation_split = true;
+  return attn;
+}
+
 }  // namespace dejavu::workloads

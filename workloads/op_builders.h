@@ -16,6 +16,11 @@ Op memory_op(std::string name, sim::OpClass cls, int layer, double elems, double
 
 // y[s, n] = x[s, k] · W[k, n]: 2·s·k·n FLOPs forward, twice that backward (dX and dW).
 Op gemm(std::string name, int layer, double s, double k, double n, double e, bool bias);
+// Self-attention over s tokens of width h in a heads: scores Q·K^T and the weighted sum
+// with V (2·s²·h FLOPs each); softmax and dropout touch the a·s² scores several times.
+// kv: the keys' (and values') width, h without grouped-query attention. It keeps Q, K, V
+// and what selective recomputation drops (softmax, mask, dropout output).
+Op attention_op(std::string name, int layer, double s, double h, double a, double kv, double e);
 
 // Appends ops one after another: each consumes the previous one's output.
 class Chain {

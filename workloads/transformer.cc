@@ -52,24 +52,6 @@ void add_embedding(Chain& chain, const TransformerConfig& c, const Dims& d) {
   chain.add(emb);
 }
 
-// Scores Q·K^T and the weighted sum with V: 2·s²·h FLOPs each; softmax and dropout
-// touch the a·s² score matrix several times.
-Op attention(const std::string& name, int l, const Dims& d) {
-  const double s = d.s, h = d.h, a = d.a, e = d.e;
-  Op attn;
-  attn.name = name;
-  attn.op_class = OpClass::Attention;
-  attn.layer = l;
-  attn.fwd_flops = 4 * s * s * h;
-  attn.bwd_flops = 2 * attn.fwd_flops;
-  attn.fwd_bytes = (4 * s * h + 4 * a * s * s) * e;
-  attn.bwd_bytes = 2 * attn.fwd_bytes;
-  attn.counts_as_model_flops = true;
-  attn.selective_recompute_bytes = a * s * s * (2 * e + 1);  // softmax, mask, dropout out
-  attn.cp_kv_bytes = 2 * s * h * e;
-  return keep(attn, 3 * s * h * e + attn.selective_recompute_bytes, true);  // + Q, K, V
-}
-
 // Activation memory per layer and sample, Korthikanti et al. 2022 (16-bit: e = 2):
 // 34·s·h + 5·a·s² bytes, of which LayerNorm inputs, the attention and MLP inputs and
 // the two dropout masks (10·s·h) stay whole on every tensor-parallel rank without
@@ -86,7 +68,7 @@ void add_layer(Chain& chain, int l, const Dims& d) {
   qkv.tp_sync_bwd = true;  // Megatron's f: all-reduce of the input gradient
   qkv.tp_sync_bytes = s * h * e;
   chain.add(qkv);
-  chain.add(attention(p + "attention", l, d));
+  chain.add(attention_op(p + "attention", l, d.s, d.h, d.a, d.h, d.e));  // multi-head: keys as wide as queries
   Op proj = keep(gemm(p + "proj", l, s, h, h, e, true), s * h * e, true);
   proj.tp_sync_fwd = true;  // Megatron's g: all-reduce of the row-parallel output
   proj.tp_sync_bytes = s * h * e;
