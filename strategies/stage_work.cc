@@ -39,73 +39,117 @@ ActivationSplit activation_of(const Op& op, const ModelGraph& m, const Plan& pla
 
 namespace {
 
-std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vector<int>& all_ops, Pass kind) {
-  const char* pass = kind == Pass::Forward         ? "fwd"
-                     : kind == Pass::Replay        ? "recompute"
-                     : kind == Pass::Backward      ? "bwd"
-                     : kind == Pass::BackwardInput ? "bwd-input"
-                                                   : "bwd-weight";
-  const bool backward = kind == Pass::Backward || kind == Pass::BackwardInput || kind == Pass::BackwardWeight;
-  const bool replay = kind == Pass::Replay;
+const char* pass_name(Pass kind) {
+  return kind == Pass::Forward         ? "fwd"
+         : kind == Pass::Replay        ? "recompute"
+         : kind == Pass::Backward      ? "bwd"
+         : kind == Pass::BackwardInput ? "bwd-input"
+                                       : "bwd-weight";
+}
+
+std::vector<int> pass_ops(const ModelGraph& m, const std::vector<int>& all_ops, Pass kind) {
   std::vector<int> ops;
   for (int v : all_ops)
     if (kind != Pass::BackwardWeight || has_weight_gradient(m.op(v))) ops.push_back(v);
-  auto open = [&] {
-    Segment s;
-    s.pass = kind;
-    return s;
-  };
-  std::vector<Segment> out;
-  Segment cur = open();
-  auto close = [&] {
-    if (cur.ops.empty()) {
+  return ops;
+}
+
+// Cuts one block's pass into segments: at every tensor-parallel synchronisation, expert
+// exchange and context exchange, and where an op needs a branch the open segment does
+// not wait for.
+class Cutter {
+ public:
+  Cutter(const ModelGraph& m, const Plan& plan, const std::vector<int>& ops, Pass kind)
+      : m_(m),
+        plan_(plan),
+        kind_(kind),
+        backward_(kind == Pass::Backward || kind == Pass::BackwardInput || kind == Pass::BackwardWeight),
+        exchanges_(kind != Pass::BackwardWeight && plan.ep > 1),
+        deps_(m, ops, backward_) {
+    cur_.pass = kind;
+  }
+
+  void add(int v) {
+    const Op& op = m_.op(v);
+    const bool context = plan_.cp > 1 && op.cp_kv_bytes > 0 && kind_ != Pass::BackwardWeight;
+    const bool ring = context && plan_.cp_comm == "ring";  // the attention op in a segment of its own
+    if (!cur_.ops.empty() && deps_.needs_more(v)) close();
+    if (context && !backward_) {  // gather the sequence's keys and values first
+      close();
+      cur_.cp_gather_per_sample = op.cp_kv_bytes / plan_.tp;
+    }
+    if (ring && backward_) close();
+    if (exchanges_ && backward_ && op.ep_a2a_bwd_before_bytes > 0) {
+      close();
+      cur_.ep_before_per_sample = op.ep_a2a_bwd_before_bytes * (op.ep_bytes_per_member ? plan_.ep : 1);
+      cur_.ep_before_op = op.ep_bwd_op;
+    }
+    deps_.take(v);
+    cur_.ops.push_back(v);
+    account(op);
+    const bool syncs = plan_.tp > 1 && kind_ != Pass::BackwardWeight && (backward_ ? op.tp_sync_bwd : op.tp_sync_fwd);
+    const double a2a = !exchanges_ ? 0 : backward_ ? op.ep_a2a_bwd_bytes : op.ep_a2a_fwd_bytes;
+    if (syncs) cur_.sync_bytes_per_sample = op.tp_sync_bytes;
+    if (a2a > 0) {
+      cur_.ep_after_per_sample = a2a * (op.ep_bytes_per_member ? plan_.ep : 1);
+      cur_.ep_after_op = backward_ ? op.ep_bwd_op : op.ep_fwd_op;
+    }
+    if (context && backward_) cur_.cp_scatter_per_sample = op.cp_kv_bytes / plan_.tp;
+    if (syncs || a2a > 0 || (context && backward_) || ring) close();
+  }
+
+  std::vector<Segment> finish() {
+    close();
+    return std::move(out_);
+  }
+
+ private:
+  // A split backward frees an op's activations once nothing needs them: after W for ops
+  // with weights (their inputs make the weight gradient), after B for the rest.
+  void account(const Op& op) {
+    const ActivationSplit act = activation_of(op, m_, plan_);
+    const bool frees = kind_ == Pass::Backward || (kind_ == Pass::BackwardInput && !has_weight_gradient(op)) ||
+                       kind_ == Pass::BackwardWeight;
+    if (backward_ && frees)
+      cur_.free_per_sample += act.full;
+    else if (!backward_)
+      cur_.alloc_per_sample += kind_ == Pass::Replay ? act.full - act.stored : act.stored;
+  }
+
+  void close() {
+    if (cur_.ops.empty()) {
       // a segment that only opens with an exchange keeps it for the op that follows
-      if (cur.ep_before_per_sample == 0 && cur.cp_gather_per_sample == 0) cur = open();
+      if (cur_.ep_before_per_sample == 0 && cur_.cp_gather_per_sample == 0) cur_ = fresh();
       return;
     }
-    const std::string& a = m.op(cur.ops.front()).name;
-    const std::string& z = m.op(cur.ops.back()).name;
-    cur.name = std::string(pass) + " " + (a == z ? a : a + ".." + z);
-    out.push_back(cur);
-    cur = open();
-  };
-  const bool exchanges = kind != Pass::BackwardWeight && plan.ep > 1;
-  for (int v : ops) {
-    const Op& op = m.op(v);
-    const ActivationSplit act = activation_of(op, m, plan);
-    const bool context = plan.cp > 1 && op.cp_kv_bytes > 0 && kind != Pass::BackwardWeight;
-    const bool ring = context && plan.cp_comm == "ring";  // the attention op in a segment of its own
-    if (context && !backward) {                           // gather the sequence's keys and values first
-      close();
-      cur.cp_gather_per_sample = op.cp_kv_bytes / plan.tp;
-    }
-    if (ring && backward) close();
-    if (exchanges && backward && op.ep_a2a_bwd_before_bytes > 0) {
-      close();
-      cur.ep_before_per_sample = op.ep_a2a_bwd_before_bytes * (op.ep_bytes_per_member ? plan.ep : 1);
-      cur.ep_before_op = op.ep_bwd_op;
-    }
-    cur.ops.push_back(v);
-    // A split backward frees an op's activations once nothing needs them: after W for
-    // ops with weights (their inputs make the weight gradient), after B for the rest.
-    const bool frees = kind == Pass::Backward || (kind == Pass::BackwardInput && !has_weight_gradient(op)) ||
-                       kind == Pass::BackwardWeight;
-    if (backward && frees)
-      cur.free_per_sample += act.full;
-    else if (!backward)
-      cur.alloc_per_sample += replay ? act.full - act.stored : act.stored;
-    const bool syncs = kind == Pass::BackwardWeight ? false : backward ? op.tp_sync_bwd : op.tp_sync_fwd;
-    const double a2a = !exchanges ? 0 : backward ? op.ep_a2a_bwd_bytes : op.ep_a2a_fwd_bytes;
-    if (plan.tp > 1 && syncs) cur.sync_bytes_per_sample = op.tp_sync_bytes;
-    if (a2a > 0) {
-      cur.ep_after_per_sample = a2a * (op.ep_bytes_per_member ? plan.ep : 1);
-      cur.ep_after_op = backward ? op.ep_bwd_op : op.ep_fwd_op;
-    }
-    if (context && backward) cur.cp_scatter_per_sample = op.cp_kv_bytes / plan.tp;
-    if ((plan.tp > 1 && syncs) || a2a > 0 || (context && backward) || ring) close();
+    const std::string& a = m_.op(cur_.ops.front()).name;
+    const std::string& z = m_.op(cur_.ops.back()).name;
+    cur_.name = std::string(pass_name(kind_)) + " " + (a == z ? a : a + ".." + z);
+    cur_.after = deps_.close(cur_.ops);
+    out_.push_back(std::move(cur_));
+    cur_ = fresh();
   }
-  close();
-  return out;
+
+  Segment fresh() const {
+    Segment s;
+    s.pass = kind_;
+    return s;
+  }
+
+  const ModelGraph& m_;
+  const Plan& plan_;
+  Pass kind_;
+  bool backward_, exchanges_;
+  SegmentDeps deps_;
+  Segment cur_;
+  std::vector<Segment> out_;
+};
+
+std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vector<int>& all_ops, Pass kind) {
+  const std::vector<int> ops = pass_ops(m, all_ops, kind);
+  Cutter cutter(m, plan, ops, kind);
+  for (int v : ops) cutter.add(v);
+  return cutter.finish();
 }
 
 }  // namespace

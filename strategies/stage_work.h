@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "strategies/plan.h"
+#include "strategies/segment_deps.h"
 #include "workloads/model_graph.h"
 
 namespace dejavu::strategies {
@@ -28,6 +29,8 @@ struct Segment {
   double alloc_per_sample = 0;
   double free_per_sample = 0;
   std::string name;
+  // The segments of the same block and pass it waits for (none: only the block's start).
+  std::vector<SegmentDep> after;
 };
 
 struct Block {

@@ -88,7 +88,8 @@ ModelGraph DlrmGenerator::generate(const ConfigNode& n) const {
       emb.ep_bytes_per_member = true;  // partial sums for every sample of the group
     }
   }
-  chain.add(emb);
+  const int pooled = chain.add(emb);
+  chain.resume(-1);  // the bottom MLP: a branch of its own, on the dense features
   int in = dense;
   for (size_t i = 0; i < bottom.size(); ++i) {
     Op fc = gemm("bottom_mlp" + std::to_string(i), -1, 1, in, bottom[i], e, true);
@@ -102,6 +103,7 @@ ModelGraph DlrmGenerator::generate(const ConfigNode& n) const {
   inter.fwd_flops = 2 * pairs * dim;
   inter.bwd_flops = 2 * inter.fwd_flops;
   inter.counts_as_model_flops = true;
+  chain.feed_next(pooled);  // the two branches meet here
   chain.add(inter);
   in = static_cast<int>(dim + pairs);
   for (size_t i = 0; i < top.size(); ++i) {

@@ -37,6 +37,15 @@ void write_inspection(std::ostream& out, const ModelGraph& m, double batch) {
   std::snprintf(buf, sizeof buf, "  activations / layer / sample  %.4g bytes (no parallelism, no recomputation)\n",
                 layer_activation);
   out << buf;
+  // The branches: how much of the forward lies on its heaviest path (all of it for a chain).
+  const std::vector<int> path = m.critical_path([](const Op& op) { return op.fwd_flops; });
+  double on_path = 0, all = 0;
+  for (int v : path) on_path += m.op(v).fwd_flops;
+  for (size_t v = 0; v < m.size(); ++v) all += m.op(static_cast<int>(v)).fwd_flops;
+  size_t edges = boost::num_edges(m.graph());
+  std::snprintf(buf, sizeof buf, "  graph                 %zu edges; critical path %zu ops, %.4g%% of forward FLOPs\n",
+                edges, path.size(), all > 0 ? 100 * on_path / all : 100.0);
+  out << buf;
   out << "  by op class:   ops   forward FLOPs / sample   parameters\n";
   for (const auto& [name, c] : by_class) {
     std::snprintf(buf, sizeof buf, "    %-12s %5d   %22.4g   %10.4g\n", name.c_str(), c.ops, c.fwd_flops, c.params);

@@ -23,50 +23,76 @@ struct Dims {
   double e;
 };
 
-// SwiGLU MLP; with experts, each token's slots (top_k x capacity) go through experts
-// that live on other GPUs of the expert-parallel group.
-void add_mlp(Chain& chain, const LlamaConfig& c, int l, const std::string& p, const Dims& d) {
-  const double s = d.s, h = d.h, f = d.f, e = d.e;
-  const double E = c.experts, slots = c.experts > 0 ? s * c.top_k * c.capacity_factor : s;
-  if (c.experts > 0) {
-    Op router = gemm(p + "router", l, s, h, E, e, false);
-    router.tp = TpMode::Replicated;
-    router.activation_bytes = s * h * e;
-    router.activation_split = false;
-    router.ep_a2a_fwd_bytes = slots * h * e;  // dispatch
-    chain.add(router);
-  }
-  Op gate_up = gemm(p + "gate_up", l, slots, h, 2 * f, e, false);  // the two projections, fused
-  gate_up.activation_bytes = slots * h * e;
-  gate_up.activation_split = false;
-  gate_up.tp_sync_bwd = true;
-  gate_up.tp_sync_bytes = slots * h * e;
-  Op swiglu = memory_op(p + "swiglu", OpClass::Elementwise, l, slots * 2 * f, e, TpMode::Split);  // silu(gate) * up
-  Op down = gemm(p + "down", l, slots, f, h, e, false);
-  down.activation_bytes = slots * f * e;
-  down.tp_sync_fwd = true;
-  down.tp_sync_bytes = slots * h * e;
-  if (c.experts > 0) {
-    for (Op* op : {&gate_up, &down}) {
-      op->expert = true;
-      op->params *= E;
-      op->weight_bytes *= E;
-    }
-    gate_up.ep_a2a_bwd_bytes = slots * h * e;      // dispatch's gradient
-    down.ep_a2a_fwd_bytes = slots * h * e;         // combine
-    down.ep_a2a_bwd_before_bytes = slots * h * e;  // combine's gradient
-  }
-  chain.add(gate_up);
-  chain.add(swiglu);
-  chain.add(down);
+// A SwiGLU MLP of width f over `tokens` token slots: gate and up projections (fused),
+// silu(gate) * up, the down projection; Megatron's f before it and g after it.
+struct SwiGlu {
+  Op gate_up, act, down;
+};
+SwiGlu swiglu(const std::string& p, int l, double tokens, double f, const Dims& d) {
+  const double h = d.h, e = d.e;
+  SwiGlu m;
+  m.gate_up = gemm(p + "gate_up", l, tokens, h, 2 * f, e, false);
+  m.gate_up.activation_bytes = tokens * h * e;
+  m.gate_up.activation_split = false;
+  m.gate_up.tp_sync_bwd = true;
+  m.gate_up.tp_sync_bytes = tokens * h * e;
+  m.act = memory_op(p + "swiglu", OpClass::Elementwise, l, tokens * 2 * f, e, TpMode::Split);
+  m.down = gemm(p + "down", l, tokens, f, h, e, false);
+  m.down.activation_bytes = tokens * f * e;
+  m.down.tp_sync_fwd = true;
+  m.down.tp_sync_bytes = tokens * h * e;
+  return m;
 }
 
-void add_layer(Chain& chain, const LlamaConfig& c, int l, const Dims& d) {
+// The MLP after `norm`; with experts, each token's slots (top_k x capacity) go through
+// experts that live on other GPUs of the expert-parallel group (one grouped GEMM per GPU
+// for its local experts, as Megatron's GroupedMLP runs them), and shared experts, which
+// every token takes, run beside them as a branch of their own (DeepSeekMoE), issued
+// while the tokens travel.
+void add_mlp(Chain& chain, const LlamaConfig& c, int l, const std::string& p, const Dims& d) {
+  const double s = d.s, h = d.h, e = d.e;
+  const double E = c.experts, slots = c.experts > 0 ? s * c.top_k * c.capacity_factor : s;
+  if (c.experts == 0) {
+    SwiGlu m = swiglu(p, l, s, d.f, d);
+    for (Op* op : {&m.gate_up, &m.act, &m.down}) chain.add(*op);
+    return;
+  }
+  const int norm = chain.last();
+  Op router = gemm(p + "router", l, s, h, E, e, false);
+  router.tp = TpMode::Replicated;
+  router.activation_bytes = s * h * e;
+  router.activation_split = false;
+  router.ep_a2a_fwd_bytes = slots * h * e;  // dispatch
+  const int routed = chain.add(router);
+  if (c.shared_experts > 0) {
+    chain.resume(norm);
+    SwiGlu shared = swiglu(p + "shared_", l, s, d.f * c.shared_experts, d);
+    for (Op* op : {&shared.gate_up, &shared.act, &shared.down}) chain.add(*op);
+    chain.resume(routed);
+  }
+  const int shared_end = c.shared_experts > 0 ? chain.last() : -1;
+  SwiGlu m = swiglu(p, l, slots, d.f, d);
+  for (Op* op : {&m.gate_up, &m.down}) {
+    op->expert = true;
+    op->params *= E;
+    op->weight_bytes *= E;
+  }
+  m.gate_up.ep_a2a_bwd_bytes = slots * h * e;      // dispatch's gradient
+  m.down.ep_a2a_fwd_bytes = slots * h * e;         // combine
+  m.down.ep_a2a_bwd_before_bytes = slots * h * e;  // combine's gradient
+  for (Op* op : {&m.gate_up, &m.act, &m.down}) chain.add(*op);
+  if (shared_end >= 0) chain.feed_next(shared_end);  // joins the routed experts' output in the next layer
+}
+
+// The residual stream: x + attention(rmsnorm1(x)) is added in rmsnorm2 (a fused add and
+// norm), and that sum plus the MLP's output in the next layer's rmsnorm1 (or the final).
+void add_layer(Chain& chain, const LlamaConfig& c, int l, const Dims& d, int& residual) {
   const double s = d.s, h = d.h, kv = d.kv, e = d.e;
   const std::string p = "L" + std::to_string(l) + ".";
   Op norm1 = memory_op(p + "rmsnorm1", OpClass::Norm, l, s * h, e, TpMode::Replicated);
   norm1.params = h;
   norm1.layer_input = true;
+  chain.feed_next(residual);
   chain.add(norm1);
   Op qkv = gemm(p + "qkv", l, s, h, h + 2 * kv, e, false);
   qkv.activation_bytes = s * h * e;  // its input
@@ -82,7 +108,8 @@ void add_layer(Chain& chain, const LlamaConfig& c, int l, const Dims& d) {
   chain.add(out);
   Op norm2 = memory_op(p + "rmsnorm2", OpClass::Norm, l, s * h, e, TpMode::Replicated);
   norm2.params = h;
-  chain.add(norm2);
+  chain.feed_next(residual);
+  residual = chain.add(norm2);
   add_mlp(chain, c, l, p, d);
 }
 }  // namespace
@@ -105,12 +132,13 @@ ModelGraph make_llama(const LlamaConfig& c) {
   emb.activation_bytes = 0;
   emb.tp_sync_fwd = true;
   emb.tp_sync_bytes = s * h * e;
-  chain.add(emb);
-  for (int l = 0; l < c.layers; ++l) add_layer(chain, c, l, d);
+  int residual = chain.add(emb);
+  for (int l = 0; l < c.layers; ++l) add_layer(chain, c, l, d, residual);
 
   const int after = c.layers;
   Op norm = memory_op("final_rmsnorm", OpClass::Norm, after, s * h, e, TpMode::Replicated);
   norm.params = h;
+  chain.feed_next(residual);
   chain.add(norm);
   Op head = gemm("lm_head", after, s, h, V, e, false);
   if (c.tie_embeddings) head.params = 0;
@@ -123,7 +151,7 @@ ModelGraph make_llama(const LlamaConfig& c) {
 
 ModelGraph LlamaGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "dtype",
-                "global_batch_size", "tie_embeddings", "experts", "top_k", "capacity_factor"});
+                "global_batch_size", "tie_embeddings", "experts", "top_k", "capacity_factor", "shared_experts"});
   LlamaConfig c;
   c.name = n.get_string("name", n.file_stem());
   c.layers = positive_key(n, "layers", 0, true, limits::kMaxLayers);
@@ -142,6 +170,10 @@ ModelGraph LlamaGenerator::generate(const ConfigNode& n) const {
       n.child("top_k").fail("must be at most experts (" + std::to_string(c.experts) + "), got " +
                             std::to_string(c.top_k));
     c.capacity_factor = n.get_double("capacity_factor", 1.0, 1.0, limits::kMaxCount);
+    if (n.has("shared_experts"))
+      c.shared_experts = static_cast<int>(n.child("shared_experts").as_int(0, limits::kMaxCount));
+  } else if (n.has("shared_experts")) {
+    n.child("shared_experts").fail("needs experts (shared experts run beside routed ones)");
   }
   if (c.hidden % c.heads != 0)
     n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + "), got " + std::to_string(c.heads));

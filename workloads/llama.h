@@ -16,6 +16,7 @@
 //   experts: 8                # optional: a mixture of experts replaces each MLP (Mixtral)
 //   top_k: 2                  # experts per token
 //   capacity_factor: 1.0      # token slots per expert over the balanced share
+//   shared_experts: 1         # optional: experts every token takes, beside the routed ones
 //
 // Tensor parallelism must divide kv_heads (each rank keeps whole key/value heads).
 #pragma once
@@ -32,6 +33,7 @@ struct LlamaConfig {
   int experts = 0;  // 0: dense MLP
   int top_k = 2;
   double capacity_factor = 1.0;
+  int shared_experts = 0;  // each ffn_hidden wide, one SwiGLU beside the routed experts
 };
 
 ModelGraph make_llama(const LlamaConfig& c);

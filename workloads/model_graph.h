@@ -2,6 +2,7 @@
 // are checked against.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,23 @@ class ModelGraph {
   const Op& op(int v) const { return graph_[static_cast<Graph::vertex_descriptor>(v)]; }
   const Graph& graph() const { return graph_; }
 
-  // Ops in an order where every op follows its inputs; throws ModelError on a cycle.
+  // Ops in an order where every op follows its inputs, independent branches in the order
+  // they were added; throws ModelError on a cycle.
   std::vector<int> topological_order() const;
+  std::vector<int> inputs(int v) const;     // the ops whose outputs `v` reads
+  std::vector<int> consumers(int v) const;  // the ops that read the output of `v`
+  template <class F>
+  void for_each_input(int v, F&& f) const {
+    for (auto e : boost::make_iterator_range(boost::in_edges(static_cast<Graph::vertex_descriptor>(v), graph_)))
+      f(static_cast<int>(boost::source(e, graph_)));
+  }
+  template <class F>
+  void for_each_consumer(int v, F&& f) const {
+    for (auto e : boost::make_iterator_range(boost::out_edges(static_cast<Graph::vertex_descriptor>(v), graph_)))
+      f(static_cast<int>(boost::target(e, graph_)));
+  }
+  // The path from a source to a sink with the largest total weight (ops in order).
+  std::vector<int> critical_path(const std::function<double(const Op&)>& weight) const;
 
   double parameter_count() const;
   // Megatron's model FLOPs for one iteration over `global_batch` samples: forward plus

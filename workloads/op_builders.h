@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sim/config_node.h"
 
@@ -22,20 +23,30 @@ Op gemm(std::string name, int layer, double s, double k, double n, double e, boo
 // and what selective recomputation drops (softmax, mask, dropout output).
 Op attention_op(std::string name, int layer, double s, double h, double a, double kv, double e);
 
-// Appends ops one after another: each consumes the previous one's output.
+// Builds a model's graph op by op: each op reads the previous one's output, unless the
+// generator starts a branch elsewhere (`resume`) or has the next op also read another
+// op's output (`feed_next`: a residual connection, the end of a branch).
 class Chain {
  public:
   explicit Chain(ModelGraph& g) : g_(g) {}
   int add(Op op) {
     const int v = g_.add_op(std::move(op));
     if (prev_ >= 0) g_.add_edge(prev_, v);
+    for (int u : feeds_)
+      if (u != prev_) g_.add_edge(u, v);
+    feeds_.clear();
     prev_ = v;
     return v;
   }
+  // The next op reads `from` (-1: nothing, a new input) instead of the last op added.
+  void resume(int from) { prev_ = from; }
+  void feed_next(int v) { feeds_.push_back(v); }
+  int last() const { return prev_; }
 
  private:
   ModelGraph& g_;
   int prev_ = -1;
+  std::vector<int> feeds_;
 };
 
 // Reads a positive whole number (`required`, or `fallback` when absent) and says which key

@@ -49,10 +49,17 @@ ModelGraph make_resnet50(int image_size, int classes, sim::DType dtype) {
       const std::string p = "L" + std::to_string(layer) + ".";
       const int w = widths[st], stride = (i == 0 && st > 0) ? 2 : 1;
       int hw_in = hw;
+      const int input = chain.last();
       b.conv(p + "conv1", layer, 1, 1, cin, w, hw);
       b.conv(p + "conv2", layer, 3, stride, w, w, hw);
-      b.conv(p + "conv3", layer, 1, 1, w, 4 * w, hw);
-      if (i == 0) b.conv(p + "downsample", layer, 1, stride, cin, 4 * w, hw_in);
+      const int main_path = b.conv(p + "conv3", layer, 1, 1, w, 4 * w, hw);
+      if (i == 0) {  // the shortcut's projection, a branch beside conv1..conv3
+        chain.resume(input);
+        b.conv(p + "downsample", layer, 1, stride, cin, 4 * w, hw_in);
+      } else {
+        chain.feed_next(input);  // the identity shortcut
+      }
+      chain.feed_next(main_path);
       Op add = memory_op(p + "residual_relu", OpClass::Elementwise, layer, static_cast<double>(hw) * hw * 4 * w, e,
                          TpMode::Replicated);
       chain.add(add);

@@ -57,9 +57,12 @@ void add_embedding(Chain& chain, const TransformerConfig& c, const Dims& d) {
 // the two dropout masks (10·s·h) stay whole on every tensor-parallel rank without
 // sequence parallelism, and the softmax, its dropout mask and output (5·a·s²) are what
 // selective recomputation drops.
+// The residual path runs beside each sub-layer: the layer's input joins the attention's
+// output at its dropout (dropout + add), which joins the MLP's output at the next one.
 void add_layer(Chain& chain, int l, const Dims& d) {
   const double s = d.s, h = d.h, f = d.f, e = d.e;
   const std::string p = "L" + std::to_string(l) + ".";
+  const int input = chain.last();
   Op ln1 = keep(memory_op(p + "ln1", OpClass::Norm, l, s * h, e, TpMode::Replicated), s * h * e, false);
   ln1.params = 2 * h;
   ln1.layer_input = true;
@@ -73,7 +76,9 @@ void add_layer(Chain& chain, int l, const Dims& d) {
   proj.tp_sync_fwd = true;  // Megatron's g: all-reduce of the row-parallel output
   proj.tp_sync_bytes = s * h * e;
   chain.add(proj);
-  chain.add(keep(memory_op(p + "attn_dropout", OpClass::Elementwise, l, s * h, e, TpMode::Replicated), s * h, false));
+  chain.feed_next(input);
+  const int mid = chain.add(
+      keep(memory_op(p + "attn_dropout", OpClass::Elementwise, l, s * h, e, TpMode::Replicated), s * h, false));
   Op ln2 = keep(memory_op(p + "ln2", OpClass::Norm, l, s * h, e, TpMode::Replicated), s * h * e, false);
   ln2.params = 2 * h;
   chain.add(ln2);
@@ -86,6 +91,7 @@ void add_layer(Chain& chain, int l, const Dims& d) {
   fc2.tp_sync_fwd = true;
   fc2.tp_sync_bytes = s * h * e;
   chain.add(fc2);
+  chain.feed_next(mid);
   chain.add(keep(memory_op(p + "mlp_dropout", OpClass::Elementwise, l, s * h, e, TpMode::Replicated), s * h, false));
 }
 

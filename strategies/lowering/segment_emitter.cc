@@ -2,12 +2,13 @@
 
 namespace dejavu::strategies::lowering {
 
-void SegmentEmitter::emit(const Segment& seg, double duration_s, int j, Chain& chain) {
+sim::TaskId SegmentEmitter::emit(const Segment& seg, double duration_s, int j, Chain& chain) {
   const double b = L_.micro_batch;
   if (seg.ep_before_per_sample > 0) exchange(seg, true, j, chain);
   const double kv = (seg.cp_gather_per_sample + seg.cp_scatter_per_sample) * b;  // the sequence's keys and values
+  sim::TaskId compute = -1;
   if (L_.cp_ring && kv > 0) {
-    ring_attention(seg, duration_s, kv, j, chain);
+    compute = ring_attention(seg, duration_s, kv, j, chain);
   } else {
     // Context parallelism: every rank gathers the sequence's keys and values before
     // attention, and reduce-scatters their gradients after its backward.
@@ -17,12 +18,14 @@ void SegmentEmitter::emit(const Segment& seg, double duration_s, int j, Chain& c
         g_.add_compute(device_, L_.streams.compute, duration_s, labels_.of(seg, TaskKind::Compute), j);
     g_.add_memory(id, seg.alloc_per_sample * b, seg.free_per_sample * b);
     chain.add(g_, id);
+    compute = id;
   }
   // The tensor-parallel synchronisation, then the expert-parallel exchange.
   if (L_.t > 1 && seg.sync_bytes_per_sample > 0) tensor_sync(seg, j, chain);
   if (seg.ep_after_per_sample > 0) exchange(seg, false, j, chain);
   if (seg.cp_scatter_per_sample > 0 && !L_.cp_ring)
     context(seg, sim::CollectiveOp::ReduceScatter, seg.cp_scatter_per_sample, TaskKind::ContextScatter, j, chain);
+  return compute;
 }
 
 // An expert-parallel exchange; its receive buffer (the tokens arriving) is held while it runs.
@@ -48,30 +51,31 @@ void SegmentEmitter::context(const Segment& seg, sim::CollectiveOp op, double pe
 // and values, while the block moves on to the next rank (and, backward, the block's
 // partial gradient with it): step i + 1 waits for step i and for the block's arrival; the
 // blocks move one after another.
-void SegmentEmitter::ring_attention(const Segment& seg, double duration_s, double kv_bytes, int j, Chain& chain) {
+sim::TaskId SegmentEmitter::ring_attention(const Segment& seg, double duration_s, double kv_bytes, int j,
+                                           Chain& chain) {
   const int cp = L_.cp;
   const double b = L_.micro_batch;
   const bool backward = seg.cp_scatter_per_sample > 0;
   const sim::LabelId send_label = labels_.of(seg, TaskKind::RingSend);
+  const Chain entry = chain;  // what the first step and the first send wait for
   sim::TaskId sent = -1;
   for (int step = 0; step < cp; ++step) {
     const sim::TaskId id =
         g_.add_compute(device_, L_.streams.compute, duration_s / cp, labels_.of(seg, TaskKind::Compute), j);
     g_.add_memory(id, step == 0 ? seg.alloc_per_sample * b : 0, step == cp - 1 ? seg.free_per_sample * b : 0);
-    if (chain.last >= 0) g_.depend(chain.last, id);
+    chain.add(g_, id);
     if (sent >= 0) g_.depend(sent, id);
     if (step + 1 < cp) {
       const sim::TaskId x = g_.add_transfer(device_, L_.streams.cp, L_.cp_next[s_][c_],
                                             kv_bytes / cp * (backward ? 2 : 1), send_label, j);
       if (sent >= 0)
         g_.depend(sent, x);
-      else if (chain.last >= 0)
-        g_.depend(chain.last, x);
+      else
+        entry.wait(g_, x);
       sent = x;
     }
-    if (chain.first < 0) chain.first = id;
-    chain.last = id;
   }
+  return chain.last;
 }
 
 void SegmentEmitter::tensor_sync(const Segment& seg, int j, Chain& chain) {

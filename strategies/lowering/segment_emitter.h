@@ -6,18 +6,28 @@
 // reduce-scatter. Each task follows the one before it in the item (`Chain`).
 #pragma once
 
+#include <vector>
+
 #include "strategies/lowering/labels.h"
 #include "strategies/lowering/layout.h"
 
 namespace dejavu::strategies::lowering {
 
-// The first and last task of a work item so far; each new task depends on `last`.
+// The first and last task of a work item so far; each new task depends on `last`, and on
+// the `joins` (the ends of other branches) when the item's branches meet.
 struct Chain {
   sim::TaskId first = -1, last = -1;
+  std::vector<sim::TaskId> joins;
   void add(sim::TaskGraph& g, sim::TaskId id) {
-    if (last >= 0) g.depend(last, id);
+    wait(g, id);
+    joins.clear();
     if (first < 0) first = id;
     last = id;
+  }
+  // `id` waits for everything so far (without becoming the last task).
+  void wait(sim::TaskGraph& g, sim::TaskId id) const {
+    if (last >= 0) g.depend(last, id);
+    for (sim::TaskId j : joins) g.depend(j, id);
   }
 };
 
@@ -25,12 +35,13 @@ class SegmentEmitter {
  public:
   SegmentEmitter(sim::TaskGraph& g, const JobLayout& layout, SegmentLabels& labels, int stage, int cls)
       : g_(g), L_(layout), labels_(labels), s_(stage), c_(cls), device_(layout.dev[stage][cls]) {}
-  void emit(const Segment& seg, double duration_s, int microbatch, Chain& chain);
+  // Returns the segment's (last) compute task, what a branch reading a middle op waits for.
+  sim::TaskId emit(const Segment& seg, double duration_s, int microbatch, Chain& chain);
 
  private:
   void exchange(const Segment& seg, bool before, int j, Chain& chain);
   void context(const Segment& seg, sim::CollectiveOp op, double per_sample, TaskKind kind, int j, Chain& chain);
-  void ring_attention(const Segment& seg, double duration_s, double kv_bytes, int j, Chain& chain);
+  sim::TaskId ring_attention(const Segment& seg, double duration_s, double kv_bytes, int j, Chain& chain);
   void tensor_sync(const Segment& seg, int j, Chain& chain);
 
   sim::TaskGraph& g_;

@@ -1,5 +1,6 @@
 #include "strategies/lowering/work_items.h"
 
+#include "strategies/lowering/branches.h"
 #include "strategies/lowering/prices.h"
 #include "strategies/lowering/segment_emitter.h"
 
@@ -130,9 +131,7 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
   const auto& blocks = L_.work[vs].blocks;
   const SegmentTimes& t = times_[vs];
   const int j = item.microbatch;
-  auto run = [&](const std::vector<Segment>& segs, const std::vector<double>& d) {
-    for (size_t si = 0; si < segs.size(); ++si) emit.emit(segs[si], d[si], j, chain);
-  };
+  auto run = [&](const std::vector<Segment>& segs, const std::vector<double>& d) { run_pass(emit, segs, d, j, chain); };
   if (!item.backward) {
     for (size_t bi = 0; bi < blocks.size(); ++bi)
       zero3.block(blocks[bi], j, true, false, chain, [&] { run(blocks[bi].fwd, t.fwd[bi]); });
@@ -169,7 +168,7 @@ void ClassItems::place(const WorkItem& item, int vs, int s, const Chain& chain) 
     t.f_last[c_][vs][j] = chain.last;
     if (L_.has_next(vs)) {
       t.f_send[c_][vs][j] = g_.add_transfer(device, L_.streams.pp, fwd_set_[vs], boundary, send_fwd_label_, j);
-      g_.depend(chain.last, t.f_send[c_][vs][j]);
+      chain.wait(g_, t.f_send[c_][vs][j]);
     }
   } else if (item.part == BackwardPart::Weight) {
     if (chain.first >= 0) t.weight_first[c_][vs][j] = chain.first;
@@ -180,7 +179,7 @@ void ClassItems::place(const WorkItem& item, int vs, int s, const Chain& chain) 
     t.last_backwards[s].push_back(chain.last);
     if (L_.has_prev(vs)) {
       t.b_send[c_][vs][j] = g_.add_transfer(device, L_.streams.pp, bwd_set_[vs], boundary, send_bwd_label_, j);
-      g_.depend(chain.last, t.b_send[c_][vs][j]);
+      chain.wait(g_, t.b_send[c_][vs][j]);
     }
   }
 }

@@ -67,7 +67,7 @@ void Zero3Device::block(const Block& blk, int j, bool gathers, bool reduces, Cha
   if (reduces) {
     if (reduced_ == z.reductions_.size()) z.add(blk, false, j);
     g_.add_memory(begin, z.reductions_[reduced_].bytes, 0);
-    for (sim::TaskId id : z.reductions_[reduced_].ids) g_.depend(chain.last, id);
+    for (sim::TaskId id : z.reductions_[reduced_].ids) chain.wait(g_, id);
     ++reduced_;
   }
 }
