@@ -161,7 +161,15 @@ struct PipelineModel::Work {
   std::vector<const std::vector<BlockItems>*> stage_blocks;
   std::vector<std::vector<int>> owned;  // each virtual stage's blocks, forward order
   std::vector<double> send_fwd, send_bwd;
+  // ZeRO-3: per stage, per block, its weights' all-gather and its gradients' reduce-scatter.
+  std::vector<std::vector<double>> gather_s, reduce_s;
 };
+
+// Memory events (time, 1 allocates or 0 frees, bytes) of one stage, in four lists each in
+// time order (compute, gathers, reductions' buffers, reductions' ends) so that merging
+// them replaces a sort; as sim::memory_profiles, frees go before allocations at one time.
+using MemoryEvent = std::tuple<double, int, double>;
+enum EventList { kComputeEvents, kGatherEvents, kReduceStartEvents, kReduceEndEvents, kEventLists };
 
 // The list scheduler's state: start = max(inputs done, stream free).
 struct PipelineModel::Timeline {
@@ -181,10 +189,10 @@ struct PipelineModel::Timeline {
         block_end(p) {}
   std::vector<std::vector<double>> f_end, b_end, fs_end, bs_end;
   std::vector<double> compute_free, pp_free, dp_free, last_backward;
-  std::vector<double> gather_free;                                   // ZeRO-3's gather stream
-  std::vector<double> held, held_peak;                               // activations, without ZeRO-3
-  std::vector<std::vector<std::tuple<double, int, double>>> events;  // as sim::memory_profiles
-  std::vector<std::vector<double>> block_end;                        // ZeRO-3: each gathered block's end, in order
+  std::vector<double> gather_free;                                        // ZeRO-3's gather stream
+  std::vector<double> held, held_peak;                                    // activations, without ZeRO-3
+  std::vector<std::array<std::vector<MemoryEvent>, kEventLists>> events;  // per stage
+  std::vector<std::vector<double>> block_end;                             // ZeRO-3: each gathered block's end, in order
   double makespan = 0;
 };
 
@@ -217,6 +225,14 @@ void PipelineModel::stage_work(const Plan& plan, int s, const std::vector<int>& 
       }
     w.params[s] += w.chunk_params[vs];
   }
+  if (plan.zero >= 3 && plan.dp > 1) {
+    const double e = sim::dtype_bytes(problem_.model->dtype);
+    for (const BlockItems& blk : all) {
+      const double bytes = blk.params_per_gpu * e;
+      w.gather_s[s].push_back(collective_s(plan, s, static_cast<int>(sim::CollectiveOp::AllGather), bytes));
+      w.reduce_s[s].push_back(collective_s(plan, s, static_cast<int>(sim::CollectiveOp::ReduceScatter), bytes));
+    }
+  }
 }
 
 PipelineModel::Work PipelineModel::work(const Plan& plan) {
@@ -229,6 +245,8 @@ PipelineModel::Work PipelineModel::work(const Plan& plan) {
   w.reserved.assign(p, 0.0);
   w.stage_blocks.resize(p);
   w.owned.resize(V);
+  w.gather_s.resize(p);
+  w.reduce_s.resize(p);
   const std::vector<int> layers_of = layers_per_stage(plan, problem_.model->layers, V);
   for (int s = 0; s < p; ++s) stage_work(plan, s, layers_of, w);
   const double boundary = problem_.model->boundary_bytes_per_sample * plan.micro_batch_size;
@@ -251,7 +269,8 @@ double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, i
   auto& events = t.events[s];
   double end = ready;
   for (size_t i = 0; i < mine.size(); ++i) {
-    const BlockItems& blk = all[mine[kind == kFwd ? i : mine.size() - 1 - i]];
+    const int bi = mine[kind == kFwd ? i : mine.size() - 1 - i];
+    const BlockItems& blk = all[bi];
     const ItemCost& c = cost_of(blk, kind);
     double start = std::max(t.compute_free[s], ready), gathered = 0;
     const bool gathers = kind != kBwdWeight && blk.params_per_gpu > 0;
@@ -259,18 +278,17 @@ double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, i
       const size_t n = t.block_end[s].size();
       double g0 = t.gather_free[s];
       if (n > static_cast<size_t>(plan.zero_prefetch)) g0 = std::max(g0, t.block_end[s][n - 1 - plan.zero_prefetch]);
-      t.gather_free[s] =
-          g0 + collective_s(plan, s, static_cast<int>(sim::CollectiveOp::AllGather), blk.params_per_gpu * e);
+      t.gather_free[s] = g0 + w.gather_s[s][bi];
       gathered = blk.params_per_gpu * e * (dpc - 1) / dpc;
-      events.emplace_back(g0, 1, gathered);
+      events[kGatherEvents].emplace_back(g0, 1, gathered);
       start = std::max(start, t.gather_free[s]);
     }
     end = start + c.duration_s;
     t.compute_free[s] = end;
-    if (c.peak != 0) events.emplace_back(start, 1, c.peak);
-    if (c.peak - c.level != 0) events.emplace_back(end, 0, -(c.peak - c.level));
+    if (c.peak != 0) events[kComputeEvents].emplace_back(start, 1, c.peak);
+    if (c.peak - c.level != 0) events[kComputeEvents].emplace_back(end, 0, -(c.peak - c.level));
     if (gathers) {
-      events.emplace_back(end, 0, -gathered);
+      events[kComputeEvents].emplace_back(end, 0, -gathered);
       t.block_end[s].push_back(end);
     }
     // The gradients' reduce-scatter, after the pass that completes them (lower()'s rule).
@@ -278,15 +296,38 @@ double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, i
         kind == kBwd || (kind == kBwdWeight && blk.weight_pass) || (kind == kBwdInput && !blk.weight_pass);
     if (reduces && blk.params_per_gpu > 0) {
       const double full = blk.params_per_gpu * e * (dpc - 1) / dpc;
-      events.emplace_back(start, 1, full);
-      t.dp_free[s] = std::max(t.dp_free[s], end) +
-                     collective_s(plan, s, static_cast<int>(sim::CollectiveOp::ReduceScatter), blk.params_per_gpu * e);
-      events.emplace_back(t.dp_free[s], 0, -full);
+      events[kReduceStartEvents].emplace_back(start, 1, full);
+      t.dp_free[s] = std::max(t.dp_free[s], end) + w.reduce_s[s][bi];
+      events[kReduceEndEvents].emplace_back(t.dp_free[s], 0, -full);
       t.makespan = std::max(t.makespan, t.dp_free[s]);
     }
   }
   return end;
 }
+
+namespace {
+// The highest level memory reaches from `level`, walking the lists merged in time order
+// (frees first at one time). Each list is in time order already, bar ties a zero-length
+// item can make, which a check finds and a sort fixes; events tied in time and kind all
+// free or all allocate, so their order leaves the peak as it is.
+double peak_of(std::array<std::vector<MemoryEvent>, kEventLists>& lists, double level) {
+  auto earlier = [](const MemoryEvent& a, const MemoryEvent& b) {
+    return std::get<0>(a) < std::get<0>(b) || (std::get<0>(a) == std::get<0>(b) && std::get<1>(a) < std::get<1>(b));
+  };
+  for (auto& list : lists)
+    if (!std::is_sorted(list.begin(), list.end(), earlier)) std::stable_sort(list.begin(), list.end(), earlier);
+  std::array<size_t, kEventLists> at{};
+  double peak = level;
+  for (;;) {
+    int next = -1;
+    for (int k = 0; k < kEventLists; ++k)
+      if (at[k] < lists[k].size() && (next < 0 || earlier(lists[k][at[k]], lists[next][at[next]]))) next = k;
+    if (next < 0) return peak;
+    level += std::get<2>(lists[next][at[next]++]);
+    peak = std::max(peak, level);
+  }
+}
+}  // namespace
 
 // When the item's first task may start besides its stream, or kUnknown while an input is not done.
 double PipelineModel::ready_s(const WorkItem& w, int vs, int V, const Timeline& t) {
@@ -412,12 +453,7 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
   out.iteration_time_s = t.makespan;
   double worst = -1;
   for (int s = 0; s < p; ++s) {
-    double now = resident[s], peak = now + t.held_peak[s];
-    std::sort(t.events[s].begin(), t.events[s].end());
-    for (const auto& ev : t.events[s]) {
-      now += std::get<2>(ev);
-      peak = std::max(peak, now);
-    }
+    const double peak = std::max(resident[s] + t.held_peak[s], peak_of(t.events[s], resident[s]));
     if (peak > w.capacity[s]) out.fits = false;
     if (peak / w.capacity[s] > worst) {
       worst = peak / w.capacity[s];

@@ -60,7 +60,8 @@ TEST(ModelGraph, GeneratorsEmitTheBranchesTheModelsHave) {
   // L1's input (L0's last op) feeds its ln1 and, around attention, its dropout-and-add.
   EXPECT_EQ(gpt.inputs(find(gpt, "L1.attn_dropout")),
             (std::vector<int>{find(gpt, "L1.proj"), find(gpt, "L0.mlp_dropout")}));
-  EXPECT_EQ(gpt.inputs(find(gpt, "L1.mlp_dropout")), (std::vector<int>{find(gpt, "L1.fc2"), find(gpt, "L1.attn_dropout")}));
+  EXPECT_EQ(gpt.inputs(find(gpt, "L1.mlp_dropout")),
+            (std::vector<int>{find(gpt, "L1.fc2"), find(gpt, "L1.attn_dropout")}));
 
   const ModelGraph dlrm = load_workload_file(src("workloads/presets/dlrm-criteo.yaml"));
   EXPECT_TRUE(dlrm.inputs(find(dlrm, "embedding_lookup")).empty());
