@@ -61,6 +61,7 @@ validate: build
 	$(BUILD)/tools/dejavu validate strategies/validation/megatron_seqpar_selective_a100.yaml
 	$(BUILD)/tools/dejavu validate strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml
 	$(BUILD)/tools/dejavu validate platforms/validation/nccl_allreduce_busbw.yaml
+	for s in strategies/validation/public/*.yaml; do $(BUILD)/tools/dejavu validate $$s | grep '^#'; done
 
 bench: build
 	$(BUILD)/bench/simulate_benchmark

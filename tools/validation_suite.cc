@@ -10,6 +10,7 @@
 #include "tools/collective_sweep.h"
 #include "tools/megatron_validation.h"
 #include "tools/platform_input.h"
+#include "tools/public_training.h"
 
 namespace dejavu::tools {
 
@@ -23,21 +24,29 @@ std::string beside(const std::string& suite, const ConfigNode& n) {
 
 ValidationReport run_validation_suite(const std::string& path) {
   const ConfigNode root = ConfigNode::load_file(path);
-  root.expect_map({"name", "kind", "measurements", "platform", "calibration", "runs", "min_bytes", "recorded_error"});
+  root.expect_map({"name", "kind", "measurements", "platform", "platforms", "source", "calibration", "runs",
+                   "min_bytes", "recorded_error"});
   ValidationReport r;
   r.name = root.get_string("name", root.file_stem());
-  r.kind = root.child("kind").as_choice({"megatron", "nccl"});
+  r.kind = root.child("kind").as_choice({"megatron", "nccl", "public"});
   r.recorded_error = root.get_double("recorded_error", 0, 0, 10);
   const std::string measurements = beside(path, root.child("measurements"));
   std::vector<std::string> calibrations;
   if (root.has("calibration")) calibrations.push_back(beside(path, root.child("calibration")));
-  if (r.kind == "megatron") {
+  if (r.kind == "public") {
+    r.unit = "s";
+    const PublicSuite suite = run_public_training(measurements, root.get_string("source"),
+                                                  beside(path, root.child("platforms")), calibrations);
+    for (const PublicRun& run : suite.runs)
+      r.rows.push_back({run.label, run.measured_s, run.predicted_s, run.held_out, run.oom ? "OOM" : ""});
+    r.skipped = suite.skipped;
+  } else if (r.kind == "megatron") {
     r.unit = "s";
     const std::string platform = beside(path, root.child("platform"));
     for (const MegatronRow& row : load_megatron_csv(measurements)) {
       const MegatronPrediction p = predict(row, platform, calibrations);
-      r.rows.push_back({row.model + " full recompute", row.full_recompute_s, p.full_recompute_s});
-      r.rows.push_back({row.model + " seq-par + selective", row.seqpar_selective_s, p.seqpar_selective_s});
+      r.rows.push_back({row.model + " full recompute", row.full_recompute_s, p.full_recompute_s, false, ""});
+      r.rows.push_back({row.model + " seq-par + selective", row.seqpar_selective_s, p.seqpar_selective_s, false, ""});
     }
   } else {
     r.unit = "GB/s";
@@ -57,7 +66,7 @@ ValidationReport run_validation_suite(const std::string& path) {
         if (s.measured_busbw_Bps) {
           char label[96];
           std::snprintf(label, sizeof label, "%s x%d all_reduce %.0f MiB", gpu.c_str(), o.gpus, s.bytes / 1048576);
-          r.rows.push_back({label, *s.measured_busbw_Bps / 1e9, s.busbw_Bps / 1e9});
+          r.rows.push_back({label, *s.measured_busbw_Bps / 1e9, s.busbw_Bps / 1e9, false, ""});
         }
     }
   }
@@ -68,6 +77,74 @@ ValidationReport run_validation_suite(const std::string& path) {
   return r;
 }
 
+namespace {
+// Geometric mean of |error|, the largest |error| and the mean signed error of the rows
+// in `held_out`'s set.
+struct SetErrors {
+  int rows = 0, over = 0;
+  double geomean = 0, worst = 0, mean = 0;
+};
+SetErrors errors_of(const std::vector<ValidationRow>& rows, bool held_out) {
+  SetErrors e;
+  double log_sum = 0;
+  for (const ValidationRow& row : rows) {
+    if (row.held_out != held_out) continue;
+    ++e.rows;
+    log_sum += std::log(std::max(std::fabs(row.error()), 1e-6));
+    e.worst = std::max(e.worst, std::fabs(row.error()));
+    e.mean += row.error();
+    if (row.error() > 0) ++e.over;
+  }
+  if (e.rows > 0) {
+    e.geomean = std::exp(log_sum / e.rows);
+    e.mean /= e.rows;
+  }
+  return e;
+}
+
+bool has_held_out(const ValidationReport& r) {
+  for (const ValidationRow& row : r.rows)
+    if (row.held_out) return true;
+  return false;
+}
+
+void write_split(std::ostream& out, const ValidationReport& r) {
+  char buf[256];
+  for (bool held_out : {false, true}) {
+    const SetErrors e = errors_of(r.rows, held_out);
+    std::snprintf(buf, sizeof buf,
+                  "# %-8s %3d rows: geometric mean |error| %.1f%%, max %.1f%%, mean %+.1f%% (%d slower than "
+                  "measured, %d faster)\n",
+                  held_out ? "held-out" : "fit set", e.rows, 100 * e.geomean, 100 * e.worst, 100 * e.mean, e.over,
+                  e.rows - e.over);
+    out << buf;
+  }
+  for (const auto& [why, n] : r.skipped) out << "# skipped " << n << " rows: " << why << "\n";
+}
+}  // namespace
+
+void write_validation_summary(std::ostream& out, const std::vector<ValidationReport>& reports) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%-26s %-8s %5s %9s %8s %8s %6s %6s %8s\n", "suite", "set", "rows", "geomean", "max",
+                "mean", "slower", "faster", "skipped");
+  out << buf;
+  for (const ValidationReport& r : reports) {
+    int skipped = 0;
+    for (const auto& [why, n] : r.skipped) skipped += n;
+    for (bool held_out : {false, true}) {
+      if (held_out && !has_held_out(r)) continue;
+      const SetErrors e = errors_of(r.rows, held_out);
+      std::snprintf(buf, sizeof buf, "%-26s %-8s %5d %8.1f%% %7.1f%% %+7.1f%% %6d %6d %8d\n", r.name.c_str(),
+                    held_out          ? "held-out"
+                    : has_held_out(r) ? "fit"
+                                      : "all",
+                    e.rows, 100 * e.geomean, 100 * e.worst, 100 * e.mean, e.over, e.rows - e.over,
+                    held_out ? 0 : skipped);
+      out << buf;
+    }
+  }
+}
+
 void write_validation_report(std::ostream& out, const ValidationReport& r) {
   char buf[256];
   out << "# " << r.name << " (" << r.kind << "): predicted against measured\n";
@@ -75,10 +152,12 @@ void write_validation_report(std::ostream& out, const ValidationReport& r) {
                 ("predicted " + r.unit).c_str(), "error");
   out << buf;
   for (const ValidationRow& row : r.rows) {
-    std::snprintf(buf, sizeof buf, "%-44s %12.4g %12.4g %+8.1f%%\n", row.label.c_str(), row.measured, row.predicted,
-                  100 * row.error());
+    std::snprintf(buf, sizeof buf, "%-44s %12.4g %12.4g %+8.1f%%%s%s\n", row.label.c_str(), row.measured, row.predicted,
+                  100 * row.error(), row.held_out ? "  held-out" : "",
+                  row.note.empty() ? "" : ("  " + row.note).c_str());
     out << buf;
   }
+  if (r.kind == "public") write_split(out, r);
   std::snprintf(buf, sizeof buf, "# geometric mean of |error| over %zu rows: %.2f%%", r.rows.size(),
                 100 * r.geomean_abs_error);
   out << buf;

@@ -10,9 +10,14 @@
 //     - {gpu: A100-SXM-80GB, gpus: 8, platform: ../../platforms/presets/dgx-a100-1x8.yaml}
 //   min_bytes: 16 MiB            # nccl: smaller messages are latency-bound, left out
 //   recorded_error: 0.074        # the geometric mean measured when recorded; may only go down
+//
+//   kind: public                 # public training runs: strategies/validation/public/training.csv
+//   source: bigscience_bloom_prequel   # its source_id; rows dejavu cannot run are counted, by reason
+//   platforms: ../../../platforms/presets  # the DGX A100 and H100 server presets
 #pragma once
 
 #include <ostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,6 +26,8 @@ namespace dejavu::tools {
 struct ValidationRow {
   std::string label;
   double measured = 0, predicted = 0;
+  bool held_out = false;  // public suites: not in the fit set
+  std::string note;
   double error() const { return predicted / measured - 1; }
 };
 
@@ -28,12 +35,16 @@ struct ValidationReport {
   std::string name, kind, unit;
   std::vector<ValidationRow> rows;
   double geomean_abs_error = 0;
-  double recorded_error = 0;  // 0: none recorded
+  double recorded_error = 0;           // 0: none recorded
+  std::map<std::string, int> skipped;  // rows that could not be simulated, by reason
   bool regressed() const { return recorded_error > 0 && geomean_abs_error > recorded_error * (1 + 1e-9); }
 };
 
 // Throws ConfigError for a malformed suite (unknown kind or key, missing file, ...).
 ValidationReport run_validation_suite(const std::string& path);
 void write_validation_report(std::ostream& out, const ValidationReport& r);
+// One line per suite and set (fit, held-out): rows, geometric mean and largest |error|,
+// mean signed error, rows slower and faster than measured.
+void write_validation_summary(std::ostream& out, const std::vector<ValidationReport>& reports);
 
 }  // namespace dejavu::tools

@@ -1,5 +1,6 @@
 // `dejavu validate`: a validation suite's predictions against its measurements.
 #include <iostream>
+#include <vector>
 
 #include "tools/commands/command.h"
 #include "tools/validation_suite.h"
@@ -11,22 +12,30 @@ namespace {
 class ValidateCommand : public Command {
  public:
   void add_options(CLI::App& cmd) override {
-    cmd.add_option("suite", suite_, "suite YAML (strategies/validation/, platforms/validation/)")->required();
+    cmd.add_option("suite", suites_, "suite YAMLs (strategies/validation/, platforms/validation/)")->required();
+    cmd.add_flag("--summary", summary_, "one table of every suite's fit and held-out errors, without the rows");
   }
 
   int run() override {
-    const ValidationReport r = run_validation_suite(suite_);
-    write_validation_report(std::cout, r);
-    if (r.regressed()) {
-      std::cerr << "dejavu: " << suite_ << ": the geometric-mean error grew past the recorded "
-                << 100 * r.recorded_error << "%\n";
-      return 1;
-    }
-    return 0;
+    std::vector<ValidationReport> reports;
+    for (const std::string& suite : suites_) reports.push_back(run_validation_suite(suite));
+    if (summary_)
+      write_validation_summary(std::cout, reports);
+    else
+      for (const ValidationReport& r : reports) write_validation_report(std::cout, r);
+    int status = 0;
+    for (size_t i = 0; i < reports.size(); ++i)
+      if (reports[i].regressed()) {
+        std::cerr << "dejavu: " << suites_[i] << ": the geometric-mean error grew past the recorded "
+                  << 100 * reports[i].recorded_error << "%\n";
+        status = 1;
+      }
+    return status;
   }
 
  private:
-  std::string suite_;
+  std::vector<std::string> suites_;
+  bool summary_ = false;
 };
 
 }  // namespace

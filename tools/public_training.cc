@@ -1,0 +1,144 @@
+#include "tools/public_training.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "sim/csv.h"
+#include "strategies/simulate.h"
+#include "tools/platform_input.h"
+#include "workloads/llama.h"
+#include "workloads/transformer.h"
+
+namespace dejavu::tools {
+
+namespace {
+
+int whole(const CsvRow& r, const std::string& column, int fallback = 0) {
+  return r.has(column) ? static_cast<int>(r.as_int(column, 1, 1 << 30)) : fallback;
+}
+
+// Why a row cannot be simulated as its source ran it (nothing: it can).
+std::optional<std::string> unsupported(const CsvRow& r) {
+  if (r.text("gpu") == "unsupported") return "GPU not in dejavu's catalog (B200, GB200, H200, H100 96GB)";
+  if (r.text("precision") == "fp8") return "fp8 or narrower training (one dtype per model today)";
+  if (r.text("sharding") == "offload") return "ZeRO-3 with CPU offload";
+  const std::string& fw = r.text("framework");
+  if (r.text("sharding") == "unknown" && (fw == "MaxText" || fw == "Paxml")) return "JAX FSDP of unstated degree";
+  if (!r.has("global_batch") || !r.has("measured_step_s") || !r.has("layers")) return "batch, step or model not stated";
+  return std::nullopt;
+}
+
+workloads::ModelGraph model_of(const CsvRow& r, sim::DType dtype) {
+  const int heads = whole(r, "heads"), kv = whole(r, "kv_heads", heads);
+  std::string name = r.text("model");
+  std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+  if (kv < heads || name.find("llama") != std::string::npos) {
+    workloads::LlamaConfig c;
+    c.name = r.text("model");
+    c.layers = whole(r, "layers");
+    c.hidden = whole(r, "hidden");
+    c.heads = heads;
+    c.kv_heads = kv;
+    c.ffn_hidden = whole(r, "ffn_hidden");
+    c.seq_len = whole(r, "seq_len");
+    c.vocab = whole(r, "vocab");
+    c.dtype = dtype;
+    return workloads::make_llama(c);
+  }
+  workloads::TransformerConfig c;
+  c.name = r.text("model");
+  c.layers = whole(r, "layers");
+  c.hidden = whole(r, "hidden");
+  c.heads = heads;
+  c.seq_len = whole(r, "seq_len");
+  c.vocab = whole(r, "vocab");
+  c.ffn_hidden = whole(r, "ffn_hidden");
+  c.dtype = dtype;
+  return workloads::make_transformer(c);
+}
+
+// Megatron-family frameworks run sequence parallelism with tensor parallelism. Unstated
+// recomputation is settled by run_row.
+strategies::Plan plan_of(const CsvRow& r) {
+  strategies::Plan p;
+  p.name = r.text("model");
+  p.tp = whole(r, "tp", 1);
+  p.pp = whole(r, "pp", 1);
+  p.cp = whole(r, "cp", 1);
+  const int gpus = whole(r, "gpus");
+  p.dp = whole(r, "dp", gpus / (p.tp * p.pp * p.cp));
+  p.virtual_stages = whole(r, "vp", 1);
+  p.schedule = p.virtual_stages > 1 ? "interleaved-1f1b" : "1f1b";
+  p.micro_batch_size = whole(r, "micro_batch", 1);
+  p.global_batch_size = whole(r, "global_batch");
+  const std::string& s = r.text("sharding");
+  p.zero = s == "zero3" ? 3 : s == "zero2" ? 2 : s == "zero1" ? 1 : 0;
+  const std::string& re = r.text("recompute");
+  p.recompute = re == "unknown" ? "none" : re;
+  const std::string& fw = r.text("framework");
+  p.sequence_parallel = p.tp > 1 && (fw == "NeMo" || fw.rfind("Megatron-Bridge", 0) == 0);
+  return p;
+}
+
+platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms,
+                              const std::vector<std::string>& calibrations) {
+  const std::string& gpu = r.text("gpu");
+  const std::string preset = platforms + (gpu.rfind("H100", 0) == 0 ? "/dgx-h100-1x8.yaml" : "/dgx-a100-1x8.yaml");
+  platforms::Cluster c = load_platform(preset, calibrations);
+  const int gpus = whole(r, "gpus");
+  c.groups[0].gpu = gpu;
+  c.groups[0].gpus_per_server = std::min(gpus, 8);
+  c.groups[0].count = std::max(1, gpus / 8);
+  c.network = sim::Network();
+  platforms::build_network(c);
+  return c;
+}
+
+PublicRun run_row(const CsvRow& r, const std::string& platforms, const std::vector<std::string>& calibrations) {
+  const sim::DType dtype = r.text("precision") == "fp16" ? sim::DType::FP16 : sim::DType::BF16;
+  strategies::Plan plan = plan_of(r);
+  const workloads::ModelGraph model = model_of(r, dtype);
+  const platforms::Cluster cluster = cluster_of(r, platforms, calibrations);
+  strategies::Simulation s = strategies::simulate(model, cluster, plan);
+  // Unstated recomputation: none if the run fits without it, else full (as a user would).
+  if (r.text("recompute") == "unknown" && s.report.oom) {
+    plan.recompute = "full";
+    s = strategies::simulate(model, cluster, plan);
+  }
+  PublicRun run;
+  run.label = r.text("row_id") + " " + r.text("model") + " " + r.text("gpu") + " x" + r.text("gpus") + " tp" +
+              std::to_string(plan.tp) + " pp" + std::to_string(plan.pp) + " dp" + std::to_string(plan.dp) +
+              (plan.zero ? " zero" + std::to_string(plan.zero) : "") + " " + plan.recompute +
+              (r.text("recompute") == "unknown" ? "?" : "");
+  run.held_out = r.text("held_out") == "1";
+  run.measured_s = r.as_double("measured_step_s", 1e-6, 1e6);
+  run.predicted_s = s.report.iteration_time_s;
+  run.oom = s.report.oom;
+  return run;
+}
+
+}  // namespace
+
+PublicSuite run_public_training(const std::string& csv, const std::string& source, const std::string& platforms,
+                                const std::vector<std::string>& calibrations) {
+  const CsvTable table = CsvTable::load_file(csv);
+  table.expect_columns({"row_id", "source", "model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
+                        "seq_len", "gpu", "gpus", "framework", "precision", "tp", "pp", "vp", "cp", "dp", "sharding",
+                        "micro_batch", "global_batch", "recompute", "measured_step_s", "held_out"});
+  PublicSuite out;
+  for (const CsvRow& r : table.rows()) {
+    if (r.text("source") != source) continue;
+    if (const auto why = unsupported(r)) {
+      ++out.skipped[*why];
+      continue;
+    }
+    try {
+      out.runs.push_back(run_row(r, platforms, calibrations));
+    } catch (const Error& e) {
+      ++out.skipped[std::string("dejavu refuses the plan: ") + std::string(e.what()).substr(0, 90)];
+    }
+  }
+  return out;
+}
+
+}  // namespace dejavu::tools

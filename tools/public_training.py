@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Writes strategies/validation/public/training.csv: the public training-throughput rows of
+../shared/validation/public/training_throughput.csv in the plain form dejavu's CSV reader takes
+(no quoted cells), with free-text fields mapped to the few values dejavu understands:
+
+  gpu        a dejavu catalog name, or `unsupported` (GB200/GB300, B200, H200, H100 96GB HBM2e)
+  precision  bf16 | fp16 | fp8 (any 8- or 4-bit format; dejavu prices one dtype per model)
+  sharding   dp | zero1 | zero2 | zero3 | offload (ZeRO-3 with optimizer offload) | unknown
+  recompute  none | full | selective | unknown ("not stated")
+  measured_step_s  the reported step time, else global batch tokens / tokens per second
+  held_out   1 for every third row (row_id % 3 == 0), fixed here before anything is fitted
+
+Run: python3 tools/public_training.py ../shared/validation/public/training_throughput.csv \
+       > strategies/validation/public/training.csv
+"""
+import csv
+import sys
+
+
+def gpu(t):
+    t = t.lower()
+    if "a100" in t:
+        return "A100-SXM-40GB" if "40gb" in t else "A100-SXM-80GB"
+    if "h100" in t and "96gb" not in t:
+        return "H100-SXM-80GB"
+    return "unsupported"
+
+
+def precision(t):
+    t = t.lower()
+    if "fp8" in t or "fp4" in t or "float8" in t:
+        return "fp8"
+    if "fp16" in t and "bf16" not in t:
+        return "fp16"
+    return "bf16"
+
+
+def sharding(t):
+    t = t.lower()
+    if "offload" in t:
+        return "offload"
+    if "zero-3" in t or "full_shard" in t or "fsdp2" in t or "fully sharded" in t:
+        return "zero3"
+    if "zero-2" in t or "shard_grad_op" in t:
+        return "zero2"
+    if "zero-1" in t or "distributed optimizer" in t and "not stated" not in t:
+        return "zero1"
+    if "fsdp" in t:
+        return "unknown"  # FSDP with a degree the source does not state
+    if t.startswith("dp"):
+        return "dp"
+    return "unknown"
+
+
+def recompute(t):
+    t = t.lower()
+    for k in ("none", "full", "selective"):
+        if t.startswith(k):
+            return k
+    return "unknown"
+
+
+def main(path):
+    out = csv.writer(sys.stdout, lineterminator="\n")
+    out.writerow(["row_id", "source", "model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
+                  "seq_len", "gpu", "gpus", "framework", "precision", "tp", "pp", "vp", "cp", "dp", "sharding",
+                  "micro_batch", "global_batch", "recompute", "measured_step_s", "held_out"])
+    for r in csv.DictReader(open(path)):
+        step = r["step_time_s"]
+        if not step and r["tokens_per_s_total"] and r["global_batch_tokens"]:
+            step = "%.6g" % (float(r["global_batch_tokens"]) / float(r["tokens_per_s_total"]))
+        if not step and r["tokens_per_s_total"] and r["global_batch_size_seqs"] and r["seq_len"]:
+            step = "%.6g" % (float(r["global_batch_size_seqs"]) * float(r["seq_len"]) / float(r["tokens_per_s_total"]))
+        model = r["model"].replace(",", ";")
+        framework = r["framework"].split(" ")[0].replace(",", ";")
+        out.writerow([r["row_id"], r["source_id"], model, r["num_layers"], r["hidden_size"],
+                      r["num_attention_heads"], r["num_kv_heads"], r["ffn_hidden_size"], r["vocab_size"],
+                      r["seq_len"], gpu(r["gpu_type"]), r["num_gpus"], framework, precision(r["precision"]),
+                      r["tp"], r["pp"], r["vp_chunks"], r["cp"], r["dp"], sharding(r["sharding"]),
+                      r["micro_batch_size"], r["global_batch_size_seqs"], recompute(r["activation_recompute"]),
+                      step, 1 if int(r["row_id"]) % 3 == 0 else 0])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
