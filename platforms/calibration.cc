@@ -30,7 +30,8 @@ bool parse_class(const std::string& name, sim::OpClass* out) {
                                                             {"layernorm", sim::OpClass::Norm},
                                                             {"rmsnorm", sim::OpClass::Norm},
                                                             {"embedding", sim::OpClass::Embedding},
-                                                            {"optimizer", sim::OpClass::Optimizer}};
+                                                            {"optimizer", sim::OpClass::Optimizer},
+                                                            {"flash_attention", sim::OpClass::FlashAttention}};
   auto it = names.find(name);
   if (it == names.end()) return false;
   *out = it->second;
@@ -87,7 +88,7 @@ std::vector<Measurement> load_measurements(const std::string& path) {
     if (!parse_class(c.text("op_class"), &m.op_class))
       c.fail("op_class", "unknown op class \"" + c.text("op_class") +
                              "\"; valid: gemm (matmul, conv), attention, elementwise (softmax, dropout, gelu), norm "
-                             "(layernorm, rmsnorm), embedding, optimizer");
+                             "(layernorm, rmsnorm), embedding, optimizer, flash_attention");
     if (!sim::parse_dtype(c.text("dtype"), &m.dtype))
       c.fail("dtype", "unknown dtype \"" + c.text("dtype") + "\"; valid: " + sim::dtype_names());
     m.flops = c.as_double("flops", 0, 1e21);
@@ -102,7 +103,7 @@ std::vector<Measurement> load_measurements(const std::string& path) {
 std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& all, const GpuSpec& gpu) {
   std::vector<ClassFit> out;
   const Efficiency defaults = Efficiency::defaults();
-  for (int c = 0; c < 6; ++c) {
+  for (int c = 0; c < sim::kOpClasses; ++c) {
     std::vector<Measurement> rows, train, held;
     for (const Measurement& m : all)
       if (static_cast<int>(m.op_class) == c) rows.push_back(m);
@@ -167,12 +168,12 @@ std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& all, cons
 }
 
 Calibration load_calibration(const ConfigNode& root) {
-  root.expect_map({"gpu", "gemm", "attention", "elementwise", "norm", "embedding", "optimizer"});
+  root.expect_map({"gpu", "gemm", "attention", "elementwise", "norm", "embedding", "optimizer", "flash_attention"});
   Calibration c;
   const ConfigNode g = root.child("gpu");
   c.gpu = g.as_string();
   if (!has_gpu(c.gpu)) g.fail("unknown GPU \"" + c.gpu + "\"; valid: " + gpu_names());
-  for (int k = 0; k < 6; ++k) {
+  for (int k = 0; k < sim::kOpClasses; ++k) {
     const char* name = sim::to_string(static_cast<sim::OpClass>(k));
     if (!root.has(name)) continue;
     const ConfigNode n = root.child(name);

@@ -4,7 +4,7 @@
 //   op_class,flops,bytes,dtype,seconds
 //   matmul,68719476736,50331648,bf16,0.000268
 // op_class: gemm (or matmul, conv), attention, elementwise (or softmax, dropout, gelu),
-// norm (or layernorm, rmsnorm), embedding, optimizer. flops and bytes are the kernel's
+// norm (or layernorm, rmsnorm), embedding, optimizer, flash_attention. flops and bytes are the kernel's
 // work and its device-memory traffic (a GEMM m x k x n: 2mkn flops, (mk + kn + mn) x
 // dtype bytes), seconds its measured time. Collectives are not kernels here: their
 // bandwidth efficiency and step latency are fitted per server type (`dejavu collectives

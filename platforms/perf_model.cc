@@ -17,6 +17,12 @@ Efficiency Efficiency::defaults() {
   at(C::Norm) = {0.50, 5e-6, 0.70, 2e-6};
   at(C::Embedding) = {0.50, 5e-6, 0.60, 2e-6};
   at(C::Optimizer) = {0.50, 5e-6, 0.80, 2e-6};
+  // FlashAttention-2, fitted to its published A100 forward + backward throughput
+  // (`dejavu calibrate --gpu A100-SXM-80GB --measurements
+  // platforms/calibration/flash_attention_a100.csv`: e_max 0.618, 6.1% error on held-out
+  // rows). Each row times a forward and a backward call, so one call's t_half is half the
+  // fitted intercept's 388 us.
+  at(C::FlashAttention) = {0.618, 194e-6, 0.80, 2e-6};
   return e;
 }
 

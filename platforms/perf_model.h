@@ -24,7 +24,7 @@ struct OpEfficiency {
 };
 
 struct Efficiency {
-  std::array<OpEfficiency, 6> per_class;  // indexed by sim::OpClass
+  std::array<OpEfficiency, sim::kOpClasses> per_class;  // indexed by sim::OpClass
   static Efficiency defaults();
 };
 

@@ -16,6 +16,8 @@ const char* to_string(OpClass c) {
       return "embedding";
     case OpClass::Optimizer:
       return "optimizer";
+    case OpClass::FlashAttention:
+      return "flash_attention";
   }
   return "?";
 }

@@ -6,7 +6,10 @@
 
 namespace dejavu::sim {
 
-enum class OpClass { Gemm, Attention, Elementwise, Norm, Embedding, Optimizer };
+// Attention: unfused (batched matmuls, softmax over the stored score matrix);
+// FlashAttention: one fused, compute-bound kernel that keeps no score matrix.
+enum class OpClass { Gemm, Attention, Elementwise, Norm, Embedding, Optimizer, FlashAttention };
+constexpr int kOpClasses = 7;
 enum class DType { FP32, TF32, FP16, BF16, FP8 };
 
 const char* to_string(OpClass c);

@@ -28,8 +28,13 @@ std::optional<std::string> unsupported(const CsvRow& r) {
   return std::nullopt;
 }
 
+// Megatron-DeepSpeed (BLOOM, MT-NLG, 2021-22) ran attention unfused; the rest FlashAttention
+// (llm-foundry's triton/flash, NeMo's cuDNN fused attention, torchtitan's SDPA).
 workloads::ModelGraph model_of(const CsvRow& r, sim::DType dtype) {
   const int heads = whole(r, "heads"), kv = whole(r, "kv_heads", heads);
+  const std::string& fw = r.text("framework");
+  const auto attention =
+      fw.find("DeepSpeed") != std::string::npos ? workloads::AttentionKind::Unfused : workloads::AttentionKind::Flash;
   std::string name = r.text("model");
   std::transform(name.begin(), name.end(), name.begin(), ::tolower);
   if (kv < heads || name.find("llama") != std::string::npos) {
@@ -43,6 +48,7 @@ workloads::ModelGraph model_of(const CsvRow& r, sim::DType dtype) {
     c.seq_len = whole(r, "seq_len");
     c.vocab = whole(r, "vocab");
     c.dtype = dtype;
+    c.attention = attention;
     return workloads::make_llama(c);
   }
   workloads::TransformerConfig c;
@@ -54,6 +60,7 @@ workloads::ModelGraph model_of(const CsvRow& r, sim::DType dtype) {
   c.vocab = whole(r, "vocab");
   c.ffn_hidden = whole(r, "ffn_hidden");
   c.dtype = dtype;
+  c.attention = attention;
   return workloads::make_transformer(c);
 }
 
@@ -72,11 +79,13 @@ strategies::Plan plan_of(const CsvRow& r) {
   p.micro_batch_size = whole(r, "micro_batch", 1);
   p.global_batch_size = whole(r, "global_batch");
   const std::string& s = r.text("sharding");
+  const std::string& fw = r.text("framework");
+  const bool nemo = fw == "NeMo" || fw.rfind("Megatron-Bridge", 0) == 0;
   p.zero = s == "zero3" ? 3 : s == "zero2" ? 2 : s == "zero1" ? 1 : 0;
+  if (nemo && s == "dp") p.zero = 1;  // NeMo's recipes run the distributed optimizer (distributed_fused_adam)
   const std::string& re = r.text("recompute");
   p.recompute = re == "unknown" ? "none" : re;
-  const std::string& fw = r.text("framework");
-  p.sequence_parallel = p.tp > 1 && (fw == "NeMo" || fw.rfind("Megatron-Bridge", 0) == 0);
+  p.sequence_parallel = p.tp > 1 && nemo;
   return p;
 }
 
@@ -122,9 +131,11 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, const std::vect
 PublicSuite run_public_training(const std::string& csv, const std::string& source, const std::string& platforms,
                                 const std::vector<std::string>& calibrations) {
   const CsvTable table = CsvTable::load_file(csv);
-  table.expect_columns({"row_id", "source", "model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
-                        "seq_len", "gpu", "gpus", "framework", "precision", "tp", "pp", "vp", "cp", "dp", "sharding",
-                        "micro_batch", "global_batch", "recompute", "measured_step_s", "held_out"});
+  table.expect_columns({"row_id",    "source",     "model",       "layers",       "hidden",    "heads",
+                        "kv_heads",  "ffn_hidden", "vocab",       "seq_len",      "gpu",       "gpus",
+                        "framework", "precision",  "tp",          "pp",           "vp",        "cp",
+                        "dp",        "sharding",   "micro_batch", "global_batch", "recompute", "measured_step_s",
+                        "held_out"});
   PublicSuite out;
   for (const CsvRow& r : table.rows()) {
     if (r.text("source") != source) continue;

@@ -27,7 +27,11 @@ void write_inspection(std::ostream& out, const ModelGraph& m, double batch) {
     }
   }
   char buf[256];
-  out << m.name << ": " << m.size() << " ops, " << m.layers << " layers, " << sim::to_string(m.dtype) << "\n";
+  const char* attention = by_class.count("flash_attention") ? ", flash attention"
+                          : by_class.count("attention")     ? ", unfused attention"
+                                                            : "";
+  out << m.name << ": " << m.size() << " ops, " << m.layers << " layers, " << sim::to_string(m.dtype) << attention
+      << "\n";
   std::snprintf(buf, sizeof buf, "  parameters            %.4g (%.4g per layer)\n", m.parameter_count(), layer_params);
   out << buf;
   std::snprintf(buf, sizeof buf, "  model FLOPs / sample  %.4g forward, %.4g forward + backward\n", fwd, 3 * fwd);

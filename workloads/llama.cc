@@ -100,7 +100,7 @@ void add_layer(Chain& chain, const LlamaConfig& c, int l, const Dims& d, int& re
   qkv.tp_sync_bwd = true;
   qkv.tp_sync_bytes = s * h * e;
   chain.add(qkv);
-  chain.add(attention_op(p + "attention", l, d.s, d.h, d.a, d.kv, d.e));  // grouped-query
+  chain.add(attention_op(p + "attention", l, d.s, d.h, d.a, d.kv, d.e, c.attention, true));  // grouped-query, causal
   Op out = gemm(p + "out_proj", l, s, h, h, e, false);
   out.activation_bytes = s * h * e;
   out.tp_sync_fwd = true;
@@ -151,7 +151,8 @@ ModelGraph make_llama(const LlamaConfig& c) {
 
 ModelGraph LlamaGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "dtype",
-                "global_batch_size", "tie_embeddings", "experts", "top_k", "capacity_factor", "shared_experts"});
+                "global_batch_size", "tie_embeddings", "experts", "top_k", "capacity_factor", "shared_experts",
+                "attention"});
   LlamaConfig c;
   c.name = n.get_string("name", n.file_stem());
   c.layers = positive_key(n, "layers", 0, true, limits::kMaxLayers);
@@ -163,6 +164,7 @@ ModelGraph LlamaGenerator::generate(const ConfigNode& n) const {
   c.vocab = positive_key(n, "vocab", 0, true, 1 << 30);
   c.tie_embeddings = n.get_bool("tie_embeddings", false);
   c.dtype = dtype_key(n, c.dtype);
+  c.attention = attention_key(n, c.attention);
   if (n.has("experts")) {
     c.experts = positive_key(n, "experts", 0, true, limits::kMaxCount);
     c.top_k = positive_key(n, "top_k", 2, false, limits::kMaxCount);

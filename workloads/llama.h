@@ -17,11 +17,13 @@
 //   top_k: 2                  # experts per token
 //   capacity_factor: 1.0      # token slots per expert over the balanced share
 //   shared_experts: 1         # optional: experts every token takes, beside the routed ones
+//   attention: flash          # flash (default) | unfused
 //
 // Tensor parallelism must divide kv_heads (each rank keeps whole key/value heads).
 #pragma once
 
 #include "workloads/generator.h"
+#include "workloads/op_builders.h"
 
 namespace dejavu::workloads {
 
@@ -33,7 +35,8 @@ struct LlamaConfig {
   int experts = 0;  // 0: dense MLP
   int top_k = 2;
   double capacity_factor = 1.0;
-  int shared_experts = 0;  // each ffn_hidden wide, one SwiGLU beside the routed experts
+  int shared_experts = 0;                          // each ffn_hidden wide, one SwiGLU beside the routed experts
+  AttentionKind attention = AttentionKind::Flash;  // Llama is trained with FlashAttention
 };
 
 ModelGraph make_llama(const LlamaConfig& c);

@@ -80,7 +80,7 @@ double ModelGraph::parameter_count() const {
 double ModelGraph::model_flops(double global_batch) const {
   double fwd = 0;
   for (auto v : boost::make_iterator_range(boost::vertices(graph_)))
-    if (graph_[v].counts_as_model_flops) fwd += graph_[v].fwd_flops;
+    if (graph_[v].counts_as_model_flops) fwd += graph_[v].model_flops();
   return 3.0 * fwd * global_batch;
 }
 

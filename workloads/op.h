@@ -39,6 +39,10 @@ struct Op {
   bool tp_sync_bwd = false;
   double tp_sync_bytes = 0;
   bool counts_as_model_flops = false;  // Megatron counts only matmul FLOPs
+  // Forward FLOPs per sample by Megatron's model-FLOPs convention when they differ from the
+  // work done (causal FlashAttention skips half the scores Megatron counts); < 0: fwd_flops.
+  double model_fwd_flops = -1;
+  double model_flops() const { return model_fwd_flops >= 0 ? model_fwd_flops : fwd_flops; }
   // Mixture of experts: an expert's weights are sharded over the expert-parallel group, and
   // tokens travel by all-to-all (bytes per sample): after the router's forward (dispatch)
   // and the experts' last forward (combine); in the backward, before the experts' last op

@@ -53,7 +53,34 @@ sim::DType dtype_key(const ConfigNode& n, sim::DType fallback) {
   return out;
 }
 
-Op attention_op(std::string name, int layer, double s, double h, double a, double kv, double e) {
+AttentionKind attention_key(const ConfigNode& n, AttentionKind fallback) {
+  if (!n.has("attention")) return fallback;
+  return n.child("attention").as_choice({"flash", "unfused"}) == "flash" ? AttentionKind::Flash
+                                                                         : AttentionKind::Unfused;
+}
+
+const char* to_string(AttentionKind k) { return k == AttentionKind::Flash ? "flash" : "unfused"; }
+
+namespace {
+// FlashAttention (Dao 2022, 2023): forward 4·s²·h FLOPs, halved under a causal mask; the
+// backward 2.5x the forward (it recomputes the scores), the convention its benchmarks
+// and the measured efficiency (platforms/calibration/flash_attention_*.csv) share. Memory
+// traffic: Q, K, V read and O written once per pass; stores Q, K, V and the softmax
+// statistics (a·s fp32 values), no score matrix, so selective recomputation drops nothing.
+Op flash_attention(Op attn, double s, double h, double a, double kv, double e, bool causal) {
+  attn.op_class = sim::OpClass::FlashAttention;
+  attn.fwd_flops = 4 * s * s * h * (causal ? 0.5 : 1);
+  attn.bwd_flops = 2.5 * attn.fwd_flops;
+  attn.fwd_bytes = (2 * s * h + 2 * s * kv) * e;
+  attn.bwd_bytes = 2 * attn.fwd_bytes;
+  attn.selective_recompute_bytes = 0;
+  attn.activation_bytes = (s * h + 2 * s * kv) * e + 4 * a * s;
+  return attn;
+}
+}  // namespace
+
+Op attention_op(std::string name, int layer, double s, double h, double a, double kv, double e, AttentionKind kind,
+                bool causal) {
   Op attn;
   attn.name = std::move(name);
   attn.op_class = sim::OpClass::Attention;
@@ -67,7 +94,8 @@ Op attention_op(std::string name, int layer, double s, double h, double a, doubl
   attn.cp_kv_bytes = 2 * s * kv * e;
   attn.activation_bytes = (s * h + 2 * s * kv) * e + attn.selective_recompute_bytes;
   attn.activation_split = true;
-  return attn;
+  attn.model_fwd_flops = attn.fwd_flops;
+  return kind == AttentionKind::Flash ? flash_attention(attn, s, h, a, kv, e, causal) : attn;
 }
 
 }  // namespace dejavu::workloads

@@ -17,11 +17,20 @@ Op memory_op(std::string name, sim::OpClass cls, int layer, double elems, double
 
 // y[s, n] = x[s, k] · W[k, n]: 2·s·k·n FLOPs forward, twice that backward (dX and dW).
 Op gemm(std::string name, int layer, double s, double k, double n, double e, bool bias);
-// Self-attention over s tokens of width h in a heads: scores Q·K^T and the weighted sum
-// with V (2·s²·h FLOPs each); softmax and dropout touch the a·s² scores several times.
-// kv: the keys' (and values') width, h without grouped-query attention. It keeps Q, K, V
-// and what selective recomputation drops (softmax, mask, dropout output).
-Op attention_op(std::string name, int layer, double s, double h, double a, double kv, double e);
+// How attention runs: unfused (Megatron 2021-22: batched matmuls, the a·s² scores
+// written, masked, softmaxed and dropped out in memory and stored for the backward) or
+// FlashAttention (one fused kernel, compute-bound, tiles never leave the chip, the scores
+// recomputed in the backward and none stored; causal masks skip half the tiles).
+enum class AttentionKind { Unfused, Flash };
+// Reads `attention: flash | unfused` (the fallback when absent).
+AttentionKind attention_key(const ConfigNode& n, AttentionKind fallback);
+const char* to_string(AttentionKind k);
+
+// Self-attention over s tokens of width h in a heads (kv: the keys' and values' width, h
+// without grouped-query attention). Model FLOPs by Megatron's convention: scores Q·K^T and
+// the weighted sum with V, 2·s²·h each, whatever the kernel.
+Op attention_op(std::string name, int layer, double s, double h, double a, double kv, double e, AttentionKind kind,
+                bool causal);
 
 // Builds a model's graph op by op: each op reads the previous one's output, unless the
 // generator starts a branch elsewhere (`resume`) or has the next op also read another

@@ -59,7 +59,7 @@ void add_embedding(Chain& chain, const TransformerConfig& c, const Dims& d) {
 // selective recomputation drops.
 // The residual path runs beside each sub-layer: the layer's input joins the attention's
 // output at its dropout (dropout + add), which joins the MLP's output at the next one.
-void add_layer(Chain& chain, int l, const Dims& d) {
+void add_layer(Chain& chain, int l, const Dims& d, AttentionKind kind, bool causal) {
   const double s = d.s, h = d.h, f = d.f, e = d.e;
   const std::string p = "L" + std::to_string(l) + ".";
   const int input = chain.last();
@@ -71,7 +71,8 @@ void add_layer(Chain& chain, int l, const Dims& d) {
   qkv.tp_sync_bwd = true;  // Megatron's f: all-reduce of the input gradient
   qkv.tp_sync_bytes = s * h * e;
   chain.add(qkv);
-  chain.add(attention_op(p + "attention", l, d.s, d.h, d.a, d.h, d.e));  // multi-head: keys as wide as queries
+  // multi-head: keys as wide as queries
+  chain.add(attention_op(p + "attention", l, d.s, d.h, d.a, d.h, d.e, kind, causal));
   Op proj = keep(gemm(p + "proj", l, s, h, h, e, true), s * h * e, true);
   proj.tp_sync_fwd = true;  // Megatron's g: all-reduce of the row-parallel output
   proj.tp_sync_bytes = s * h * e;
@@ -147,7 +148,8 @@ ModelGraph make_transformer(const TransformerConfig& c) {
   g.tokens_per_sample = c.ends == TransformerConfig::Ends::Vit ? 1 : d.s;
   Chain chain(g);
   add_embedding(chain, c, d);
-  for (int l = 0; l < c.layers; ++l) add_layer(chain, l, d);
+  const bool causal = c.ends == TransformerConfig::Ends::Gpt;
+  for (int l = 0; l < c.layers; ++l) add_layer(chain, l, d, c.attention, causal);
   if (c.ends == TransformerConfig::Ends::Vit)
     add_vit_head(chain, c, d);
   else
@@ -167,6 +169,7 @@ TransformerConfig read_layers(const ConfigNode& n, TransformerConfig::Ends ends)
   c.heads = positive_key(n, "heads", 0, true, limits::kMaxHeads);
   c.ffn_hidden = positive_key(n, "ffn_hidden", 4LL * c.hidden, false, limits::kMaxWidth);
   c.dtype = dtype_key(n, c.dtype);
+  c.attention = attention_key(n, c.attention);
   if (c.hidden % c.heads != 0)
     n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + "), got " + std::to_string(c.heads));
   return c;
@@ -174,8 +177,8 @@ TransformerConfig read_layers(const ConfigNode& n, TransformerConfig::Ends ends)
 }  // namespace
 
 ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
-  n.expect_map(
-      {"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "dtype", "global_batch_size"});
+  n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "dtype",
+                "global_batch_size", "attention"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Gpt);
   c.seq_len = positive_key(n, "seq_len", 0, true, limits::kMaxSequence);
   c.vocab = positive_key(n, "vocab", 0, true, 1 << 30);
@@ -184,7 +187,7 @@ ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
 
 ModelGraph BertGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "max_position", "dtype",
-                "global_batch_size"});
+                "global_batch_size", "attention"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Bert);
   c.seq_len = positive_key(n, "seq_len", 0, true, limits::kMaxSequence);
   c.vocab = positive_key(n, "vocab", 0, true, 1 << 30);
@@ -196,7 +199,7 @@ ModelGraph BertGenerator::generate(const ConfigNode& n) const {
 
 ModelGraph VitGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "image_size", "patch", "layers", "hidden", "heads", "ffn_hidden", "classes", "dtype",
-                "global_batch_size"});
+                "global_batch_size", "attention"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Vit);
   c.image_size = positive_key(n, "image_size", 224, false, 1 << 16);
   c.patch = positive_key(n, "patch", 0, true, 1 << 16);

@@ -4,6 +4,7 @@
 
 #include "sim/kernel.h"
 #include "workloads/generator.h"
+#include "workloads/op_builders.h"
 
 namespace dejavu::workloads {
 
@@ -22,6 +23,9 @@ struct TransformerConfig {
   int patch = 0;         // vit: seq_len = (image_size / patch)^2 + 1 (the class token)
   int image_size = 0;
   int classes = 0;  // vit: classifier outputs
+  // How attention runs (`attention:`): unfused by default, as the Megatron runs of
+  // 2021-22 these presets reproduce; GPT layers are causal, BERT's and ViT's are not.
+  AttentionKind attention = AttentionKind::Unfused;
 };
 
 ModelGraph make_transformer(const TransformerConfig& c);
