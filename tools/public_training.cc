@@ -1,6 +1,7 @@
 #include "tools/public_training.h"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 
 #include "sim/csv.h"
@@ -36,7 +37,8 @@ workloads::ModelGraph model_of(const CsvRow& r, sim::DType dtype) {
   const auto attention =
       fw.find("DeepSpeed") != std::string::npos ? workloads::AttentionKind::Unfused : workloads::AttentionKind::Flash;
   std::string name = r.text("model");
-  std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   if (kv < heads || name.find("llama") != std::string::npos) {
     workloads::LlamaConfig c;
     c.name = r.text("model");
