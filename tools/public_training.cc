@@ -51,6 +51,7 @@ workloads::ModelGraph model_of(const CsvRow& r, sim::DType dtype) {
     c.vocab = whole(r, "vocab");
     c.dtype = dtype;
     c.attention = attention;
+    c.gated_mlp = name.find("nemotron") == std::string::npos;  // Nemotron-4: squared ReLU
     return workloads::make_llama(c);
   }
   workloads::TransformerConfig c;

@@ -28,15 +28,17 @@ struct Dims {
 struct SwiGlu {
   Op gate_up, act, down;
 };
-SwiGlu swiglu(const std::string& p, int l, double tokens, double f, const Dims& d) {
+// Ungated (Nemotron-4's squared ReLU): one up projection and relu(x)² instead.
+SwiGlu swiglu(const std::string& p, int l, double tokens, double f, const Dims& d, bool gated = true) {
   const double h = d.h, e = d.e;
   SwiGlu m;
-  m.gate_up = gemm(p + "gate_up", l, tokens, h, 2 * f, e, false);
+  m.gate_up = gemm(p + (gated ? "gate_up" : "up"), l, tokens, h, (gated ? 2 : 1) * f, e, false);
   m.gate_up.activation_bytes = tokens * h * e;
   m.gate_up.activation_split = false;
   m.gate_up.tp_sync_bwd = true;
   m.gate_up.tp_sync_bytes = tokens * h * e;
-  m.act = memory_op(p + "swiglu", OpClass::Elementwise, l, tokens * 2 * f, e, TpMode::Split);
+  m.act = memory_op(p + (gated ? "swiglu" : "squared_relu"), OpClass::Elementwise, l, tokens * (gated ? 2 : 1) * f, e,
+                    TpMode::Split);
   m.down = gemm(p + "down", l, tokens, f, h, e, false);
   m.down.activation_bytes = tokens * f * e;
   m.down.tp_sync_fwd = true;
@@ -53,7 +55,7 @@ void add_mlp(Chain& chain, const LlamaConfig& c, int l, const std::string& p, co
   const double s = d.s, h = d.h, e = d.e;
   const double E = c.experts, slots = c.experts > 0 ? s * c.top_k * c.capacity_factor : s;
   if (c.experts == 0) {
-    SwiGlu m = swiglu(p, l, s, d.f, d);
+    SwiGlu m = swiglu(p, l, s, d.f, d, c.gated_mlp);
     for (Op* op : {&m.gate_up, &m.act, &m.down}) chain.add(*op);
     return;
   }
@@ -152,7 +154,7 @@ ModelGraph make_llama(const LlamaConfig& c) {
 ModelGraph LlamaGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "dtype",
                 "global_batch_size", "tie_embeddings", "experts", "top_k", "capacity_factor", "shared_experts",
-                "attention"});
+                "attention", "mlp"});
   LlamaConfig c;
   c.name = n.get_string("name", n.file_stem());
   c.layers = positive_key(n, "layers", 0, true, limits::kMaxLayers);
@@ -165,6 +167,7 @@ ModelGraph LlamaGenerator::generate(const ConfigNode& n) const {
   c.tie_embeddings = n.get_bool("tie_embeddings", false);
   c.dtype = dtype_key(n, c.dtype);
   c.attention = attention_key(n, c.attention);
+  if (n.has("mlp")) c.gated_mlp = n.child("mlp").as_choice({"swiglu", "squared_relu"}) == "swiglu";
   if (n.has("experts")) {
     c.experts = positive_key(n, "experts", 0, true, limits::kMaxCount);
     c.top_k = positive_key(n, "top_k", 2, false, limits::kMaxCount);

@@ -22,6 +22,27 @@ TEST(Llama, PresetsMatchPublishedParameterCounts) {
     EXPECT_NEAR(load_workload_file(preset(c.name)).parameter_count() / c.params, 1.0, 0.01) << c.name;
 }
 
+// Nemotron-4 15B (Parmar et al. 2024, Table 1): 32 layers, hidden 6144, 48 heads, 8 KV
+// heads, a squared-ReLU MLP of 24576 (one up projection, not a gated pair), 256k vocabulary,
+// untied: 12.5 billion non-embedding and 3.2 billion embedding parameters.
+TEST(Llama, SquaredReluMlpMatchesNemotron4) {
+  const ModelGraph g = load_workload(ConfigNode::load_string(
+      "kind: llama\nlayers: 32\nhidden: 6144\nheads: 48\nkv_heads: 8\nffn_hidden: 24576\nseq_len: 4096\n"
+      "vocab: 256000\nmlp: squared_relu\n",
+      "nemotron.yaml"));
+  double layers = 0;
+  for (size_t v = 0; v < g.size(); ++v)
+    if (g.op(static_cast<int>(v)).layer >= 0 && g.op(static_cast<int>(v)).layer < 32)
+      layers += g.op(static_cast<int>(v)).params;
+  EXPECT_NEAR(layers / 1e9, 12.5, 0.1);
+  EXPECT_NEAR((g.parameter_count() - layers) / 1e9, 3.2, 0.1);
+  EXPECT_THROW(load_workload(ConfigNode::load_string(
+                   "kind: llama\nlayers: 1\nhidden: 64\nheads: 4\nffn_hidden: 128\nseq_len: 16\nvocab: 10\n"
+                   "mlp: geglu\n",
+                   "bad.yaml")),
+               ConfigError);
+}
+
 TEST(Llama, LayerParametersByHand) {
   // h = 64, 4 heads of 16, 2 key/value heads (width 32), ffn 96:
   // q 64·64 + k, v 2·64·32 + out 64·64 + gate/up 2·64·96 + down 96·64 + two norms 2·64.
