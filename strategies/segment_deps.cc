@@ -45,25 +45,24 @@ void SegmentDeps::take(int v) {
     const std::vector<int8_t>& under = levels_[k];
     for (size_t i = 0; i < under.size(); ++i) open_levels_[i] = std::max(open_levels_[i], under[i]);
     open_levels_[k] = level;
-    std::erase_if(open_deps_, [&](const SegmentDep& d) {
-      return d.segment == k || under[d.segment] >= (d.whole ? kWhole : kCompute);
+    std::erase_if(open_deps_, [&](const SegmentDep& d) {  // later segments are never under k
+      return d.segment == k ||
+             (d.segment < static_cast<int>(under.size()) && under[d.segment] >= (d.whole ? kWhole : kCompute));
     });
     open_deps_.push_back({k, level == kWhole});
   }
 }
 
 std::vector<SegmentDep> SegmentDeps::close(const std::vector<int>& ops) {
-  const int k = static_cast<int>(deps_.size());
+  const int k = static_cast<int>(levels_.size());
   for (int v : ops) segment_of_[v - base_] = k;
   last_op_.push_back(ops.back());
   open_levels_.push_back(0);
   levels_.push_back(open_levels_);
   std::vector<SegmentDep> deps = std::move(open_deps_);
   std::sort(deps.begin(), deps.end(), [](const SegmentDep& a, const SegmentDep& b) { return a.segment < b.segment; });
-  deps_.push_back(deps);
   open_deps_.clear();
   std::fill(open_levels_.begin(), open_levels_.end(), 0);
-  for (auto& l : levels_) l.resize(levels_.size(), 0);
   return deps;
 }
 

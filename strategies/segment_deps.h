@@ -43,9 +43,9 @@ class SegmentDeps {
   int base_ = 0;                 // the block's lowest op
   std::vector<int> segment_of_;  // per op from base_: -1 open, -2 outside the block
   mutable std::vector<std::pair<int, int8_t>> needs_;
-  std::vector<std::vector<SegmentDep>> deps_;
-  std::vector<std::vector<int8_t>> levels_;  // per closed segment: what it waits for, 1 compute, 2 whole
-  std::vector<int> last_op_;                 // per closed segment
+  // Per closed segment, what it waits for (1 compute, 2 whole) among the segments before it.
+  std::vector<std::vector<int8_t>> levels_;
+  std::vector<int> last_op_;  // per closed segment
   std::vector<int8_t> open_levels_;
   std::vector<SegmentDep> open_deps_;
 };

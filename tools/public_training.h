@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "tools/validation_suite.h"
-
 namespace dejavu::tools {
 
 struct PublicRun {

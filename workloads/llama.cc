@@ -23,15 +23,15 @@ struct Dims {
   double e;
 };
 
-// A SwiGLU MLP of width f over `tokens` token slots: gate and up projections (fused),
+// An MLP of width f over `tokens` token slots: SwiGLU's gate and up projections (fused),
 // silu(gate) * up, the down projection; Megatron's f before it and g after it.
-struct SwiGlu {
+struct Mlp {
   Op gate_up, act, down;
 };
 // Ungated (Nemotron-4's squared ReLU): one up projection and relu(x)² instead.
-SwiGlu swiglu(const std::string& p, int l, double tokens, double f, const Dims& d, bool gated = true) {
+Mlp mlp_ops(const std::string& p, int l, double tokens, double f, const Dims& d, bool gated = true) {
   const double h = d.h, e = d.e;
-  SwiGlu m;
+  Mlp m;
   m.gate_up = gemm(p + (gated ? "gate_up" : "up"), l, tokens, h, (gated ? 2 : 1) * f, e, false);
   m.gate_up.activation_bytes = tokens * h * e;
   m.gate_up.activation_split = false;
@@ -55,7 +55,7 @@ void add_mlp(Chain& chain, const LlamaConfig& c, int l, const std::string& p, co
   const double s = d.s, h = d.h, e = d.e;
   const double E = c.experts, slots = c.experts > 0 ? s * c.top_k * c.capacity_factor : s;
   if (c.experts == 0) {
-    SwiGlu m = swiglu(p, l, s, d.f, d, c.gated_mlp);
+    Mlp m = mlp_ops(p, l, s, d.f, d, c.gated_mlp);
     for (Op* op : {&m.gate_up, &m.act, &m.down}) chain.add(*op);
     return;
   }
@@ -68,12 +68,12 @@ void add_mlp(Chain& chain, const LlamaConfig& c, int l, const std::string& p, co
   const int routed = chain.add(router);
   if (c.shared_experts > 0) {
     chain.resume(norm);
-    SwiGlu shared = swiglu(p + "shared_", l, s, d.f * c.shared_experts, d);
+    Mlp shared = mlp_ops(p + "shared_", l, s, d.f * c.shared_experts, d);
     for (Op* op : {&shared.gate_up, &shared.act, &shared.down}) chain.add(*op);
     chain.resume(routed);
   }
   const int shared_end = c.shared_experts > 0 ? chain.last() : -1;
-  SwiGlu m = swiglu(p, l, slots, d.f, d);
+  Mlp m = mlp_ops(p, l, slots, d.f, d);
   for (Op* op : {&m.gate_up, &m.down}) {
     op->expert = true;
     op->params *= E;

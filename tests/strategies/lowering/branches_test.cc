@@ -3,30 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "strategies/simulate.h"
+#include "tests/strategies/lowering/test_clusters.h"
 #include "workloads/generator.h"
 
 namespace dejavu::strategies {
 namespace {
 
 std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
-
-// One server of n GPUs: links of latency L and no bandwidth limit.
-platforms::Cluster latency_network(int n, double L) {
-  platforms::Cluster c;
-  c.name = "latency";
-  platforms::ServerGroup g;
-  g.count = 1;
-  g.gpu = "A100-SXM-80GB";
-  g.gpus_per_server = n;
-  g.intra.kind = "nvswitch";
-  g.intra.bandwidth_Bps = 1e300;
-  g.intra.latency_s = L;
-  g.nic.bandwidth_Bps = 1e300;
-  g.nic.latency_s = L;
-  c.groups = {g};
-  build_network(c);
-  return c;
-}
 
 // The same ops in the same order, each reading only the one before: what every model
 // was before the graph had branches.
@@ -98,7 +81,7 @@ Times task(const Simulation& s, const std::string& label) {
 TEST(Branches, AnExchangeRunsBesideTheOtherBranchsCompute) {
   for (double L : {1e-5, 0.05}) {
     const workloads::ModelGraph model = lookups_beside_mlp();
-    const platforms::Cluster cluster = latency_network(2, L);
+    const platforms::Cluster cluster = free_network(2, 1e300, L);
     Plan plan;
     plan.dp = 2;
     plan.ep = 2;

@@ -9,6 +9,7 @@
 #include "tools/report/iteration.h"
 #include "strategies/simulate.h"
 #include "strategies/stage_work.h"
+#include "tests/strategies/lowering/test_clusters.h"
 #include "workloads/generator.h"
 
 namespace dejavu::strategies {
@@ -46,22 +47,6 @@ workloads::ModelGraph equal_layers(int p, double flops) {
     prev = v;
   }
   return g;
-}
-
-// One server of n GPUs whose links are as good as free (or of the given bandwidth).
-platforms::Cluster free_network(int n, double intra_Bps = 1e300) {
-  platforms::Cluster c;
-  c.name = "free";
-  platforms::ServerGroup g;
-  g.count = 1;
-  g.gpu = "A100-SXM-80GB";
-  g.gpus_per_server = n;
-  g.intra.kind = "nvswitch";
-  g.intra.bandwidth_Bps = intra_Bps;
-  g.nic.bandwidth_Bps = 1e300;
-  c.groups = {g};
-  build_network(c);
-  return c;
 }
 
 void expect_pipeline_closed_form(const std::string& schedule) {
@@ -494,11 +479,7 @@ TEST(Lowering, RingContextParallelismOverlapsEachBlockWithTheAttentionBefore) {
     op.counts_as_model_flops = true;
     op.cp_kv_bytes = 1e6;
     model.add_op(op);
-    platforms::Cluster cluster = free_network(2);
-    cluster.groups[0].intra.latency_s = L;
-    cluster.groups[0].nic.latency_s = L;
-    cluster.network = sim::Network{};
-    build_network(cluster);
+    const platforms::Cluster cluster = free_network(2, 1e300, L);
     Plan plan;
     plan.cp = 2;
     plan.global_batch_size = 1;
