@@ -76,6 +76,120 @@ OpEfficiency within_model_ranges(OpEfficiency e, std::vector<std::string>& warni
   return e;
 }
 
+// The optional m, n, k (and batch) columns of a GEMM row.
+void read_shape(const CsvRow& c, Measurement& m) {
+  if (!c.has("m") && !c.has("n") && !c.has("k")) return;
+  if (m.op_class != sim::OpClass::Gemm) c.fail("m", "a shape (m, n, k) is for gemm rows only");
+  for (const char* col : {"m", "n", "k"})
+    if (!c.has(col)) c.fail(col, "a GEMM shape needs all of m, n and k (A[m, k] @ B[k, n])");
+  m.shaped = true;
+  m.shape.rows = static_cast<double>(c.as_int("m", 1, 1LL << 40));
+  m.shape.cols = static_cast<double>(c.as_int("n", 1, 1LL << 40));
+  m.shape.depth = static_cast<double>(c.as_int("k", 1, 1LL << 40));
+  m.shape.batch = c.has("batch") ? static_cast<double>(c.as_int("batch", 1, 1LL << 30)) : 1.0;
+}
+
+// One row as the fit sees it: the compute line's abscissa (FLOPs, or a shaped GEMM's work),
+// the memory line's (bytes), the measured time.
+struct Point {
+  double work = 0, bytes = 0, seconds = 0;
+};
+
+std::vector<Point> points_of(const std::vector<Measurement>& rows, const GpuSpec& gpu, bool shaped, double k_fill) {
+  std::vector<Point> out;
+  for (const Measurement& m : rows)
+    out.push_back(shaped ? Point{gemm_work(m.shape, gpu, k_fill), gemm_bytes(m.shape, m.dtype), m.seconds}
+                         : Point{m.flops, m.bytes, m.seconds});
+  return out;
+}
+
+// The two lines fitted to `train`: rows go to the line predicting more, each line is fitted
+// on its rows, until the assignment settles. Starts from the GPU's ridge point.
+void fit_lines(const std::vector<Point>& train, double peak, double bandwidth, ClassFit& fit) {
+  std::vector<char> compute(train.size());
+  for (size_t i = 0; i < train.size(); ++i) compute[i] = train[i].work / peak >= train[i].bytes / bandwidth;
+  for (int round = 0; round < 50; ++round) {
+    std::vector<double> fx, fy, bx, by;
+    for (size_t i = 0; i < train.size(); ++i) {
+      (compute[i] ? fx : bx).push_back(compute[i] ? train[i].work : train[i].bytes);
+      (compute[i] ? fy : by).push_back(train[i].seconds);
+    }
+    std::tie(fit.compute_intercept_s, fit.s_per_flop) = fx.empty() ? std::pair{0.0, 0.0} : line_fit(fx, fy);
+    std::tie(fit.launch_s, fit.s_per_byte) = bx.empty() ? std::pair{0.0, 0.0} : line_fit(bx, by);
+    fit.compute_rows = static_cast<int>(fx.size());
+    fit.memory_rows = static_cast<int>(bx.size());
+    bool changed = false;
+    for (size_t i = 0; i < train.size(); ++i) {
+      const double tc = fx.empty() ? -1 : fit.compute_intercept_s + fit.s_per_flop * train[i].work;
+      const double tm = bx.empty() ? -1 : fit.launch_s + fit.s_per_byte * train[i].bytes;
+      const char want = tc >= tm;
+      if (want != compute[i] && !(fx.size() == 1 && compute[i]) && !(bx.size() == 1 && !compute[i])) {
+        compute[i] = want;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+}
+
+double predict(const ClassFit& fit, const Point& p) {
+  double t = 0;
+  if (fit.compute_rows > 0) t = std::max(t, fit.compute_intercept_s + fit.s_per_flop * p.work);
+  if (fit.memory_rows > 0) t = std::max(t, fit.launch_s + fit.s_per_byte * p.bytes);
+  return t;
+}
+
+double mean_abs_error(const ClassFit& fit, const std::vector<Point>& rows) {
+  double sum = 0;
+  for (const Point& p : rows) sum += std::fabs(predict(fit, p) / p.seconds - 1);
+  return rows.empty() ? 0 : sum / rows.size();
+}
+
+// Back from the two lines to the performance model's parameters.
+OpEfficiency efficiency_of(const ClassFit& fit, OpEfficiency e, double peak, const GpuSpec& gpu) {
+  if (fit.memory_rows > 0) {
+    e.launch_s = std::max(0.0, fit.launch_s);
+    if (fit.s_per_byte > 0) e.memory = 1 / (fit.s_per_byte * gpu.memory_bandwidth_Bps);
+  }
+  if (fit.compute_rows > 0 && fit.s_per_flop > 0) {
+    e.compute_max = 1 / (fit.s_per_flop * peak);
+    // Without memory-bound rows the launch cost cannot be told from t_half: keep the
+    // default launch unless the intercept is smaller than it.
+    if (fit.memory_rows == 0) e.launch_s = std::min(e.launch_s, std::max(0.0, fit.compute_intercept_s));
+    e.half_time_s = std::max(0.0, (fit.compute_intercept_s - e.launch_s) * e.compute_max);
+  }
+  return e;
+}
+
+// One op class: its rows split into training and held-out (every fifth), the lines fitted
+// (for shaped GEMMs, for each k_fill, the best on the training rows kept).
+ClassFit fit_class(sim::OpClass c, const std::vector<Measurement>& rows, const GpuSpec& gpu, double fixed_fill) {
+  std::vector<Measurement> train, held;
+  for (size_t i = 0; i < rows.size(); ++i) (rows.size() >= 5 && i % 5 == 4 ? held : train).push_back(rows[i]);
+  const double peak = gpu.peak_flops(train[0].dtype) > 0 ? gpu.peak_flops(train[0].dtype) : gpu.peak_fp32;
+  bool shaped = c == sim::OpClass::Gemm;
+  for (const Measurement& m : rows) shaped = shaped && m.shaped;
+  ClassFit best;
+  const double first = shaped && fixed_fill >= 0 ? fixed_fill : 0;
+  const double last = !shaped ? 0 : fixed_fill >= 0 ? fixed_fill : 512;
+  for (double k_fill = first; k_fill <= last; k_fill += 16) {
+    ClassFit fit;
+    fit_lines(points_of(train, gpu, shaped, k_fill), peak, gpu.memory_bandwidth_Bps, fit);
+    fit.train_mean_abs_error = mean_abs_error(fit, points_of(train, gpu, shaped, k_fill));
+    fit.heldout_mean_abs_error = mean_abs_error(fit, points_of(held, gpu, shaped, k_fill));
+    fit.efficiency.k_fill = k_fill;
+    if (k_fill == first || fit.train_mean_abs_error < best.train_mean_abs_error) best = fit;
+  }
+  best.op_class = c;
+  best.shaped = shaped;
+  best.rows = static_cast<int>(rows.size());
+  best.held_out = static_cast<int>(held.size());
+  OpEfficiency e = Efficiency::defaults_for(gpu).per_class[static_cast<size_t>(c)];
+  e.k_fill = best.efficiency.k_fill;
+  best.efficiency = within_model_ranges(efficiency_of(best, e, peak, gpu), best.warnings);
+  return best;
+}
+
 }  // namespace
 
 std::vector<Measurement> load_measurements(const std::string& path) {
@@ -94,75 +208,20 @@ std::vector<Measurement> load_measurements(const std::string& path) {
     m.flops = c.as_double("flops", 0, 1e21);
     m.bytes = c.as_double("bytes", 0, 1e18);
     m.seconds = c.as_double("seconds", 1e-12, 1e6);  // a measured kernel time
+    read_shape(c, m);
     rows.push_back(m);
   }
   if (rows.empty()) throw ConfigError(SourceLoc{path, table.header_line(), 1}, "", "no measurements after the header");
   return rows;
 }
 
-std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& all, const GpuSpec& gpu) {
+std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& all, const GpuSpec& gpu, double k_fill) {
   std::vector<ClassFit> out;
-  const Efficiency defaults = Efficiency::defaults();
   for (int c = 0; c < sim::kOpClasses; ++c) {
-    std::vector<Measurement> rows, train, held;
+    std::vector<Measurement> rows;
     for (const Measurement& m : all)
       if (static_cast<int>(m.op_class) == c) rows.push_back(m);
-    if (rows.empty()) continue;
-    for (size_t i = 0; i < rows.size(); ++i) (rows.size() >= 5 && i % 5 == 4 ? held : train).push_back(rows[i]);
-    ClassFit fit;
-    fit.op_class = static_cast<sim::OpClass>(c);
-    fit.rows = static_cast<int>(rows.size());
-    fit.held_out = static_cast<int>(held.size());
-    // Start: a row is compute-bound when its arithmetic intensity beats the GPU's ridge.
-    const double peak = gpu.peak_flops(train[0].dtype) > 0 ? gpu.peak_flops(train[0].dtype) : gpu.peak_fp32;
-    std::vector<char> compute(train.size());
-    for (size_t i = 0; i < train.size(); ++i)
-      compute[i] = train[i].flops / peak >= train[i].bytes / gpu.memory_bandwidth_Bps;
-    for (int round = 0; round < 50; ++round) {
-      std::vector<double> fx, fy, bx, by;
-      for (size_t i = 0; i < train.size(); ++i) {
-        (compute[i] ? fx : bx).push_back(compute[i] ? train[i].flops : train[i].bytes);
-        (compute[i] ? fy : by).push_back(train[i].seconds);
-      }
-      std::tie(fit.compute_intercept_s, fit.s_per_flop) = fx.empty() ? std::pair{0.0, 0.0} : line_fit(fx, fy);
-      std::tie(fit.launch_s, fit.s_per_byte) = bx.empty() ? std::pair{0.0, 0.0} : line_fit(bx, by);
-      fit.compute_rows = static_cast<int>(fx.size());
-      fit.memory_rows = static_cast<int>(bx.size());
-      bool changed = false;
-      for (size_t i = 0; i < train.size(); ++i) {
-        const double tc = fx.empty() ? -1 : fit.compute_intercept_s + fit.s_per_flop * train[i].flops;
-        const double tm = bx.empty() ? -1 : fit.launch_s + fit.s_per_byte * train[i].bytes;
-        const char want = tc >= tm;
-        if (want != compute[i] && !(fx.size() == 1 && compute[i]) && !(bx.size() == 1 && !compute[i])) {
-          compute[i] = want;
-          changed = true;
-        }
-      }
-      if (!changed) break;
-    }
-    auto predict = [&](const Measurement& m) {
-      double t = 0;
-      if (fit.compute_rows > 0) t = std::max(t, fit.compute_intercept_s + fit.s_per_flop * m.flops);
-      if (fit.memory_rows > 0) t = std::max(t, fit.launch_s + fit.s_per_byte * m.bytes);
-      return t;
-    };
-    for (const Measurement& m : train) fit.train_mean_abs_error += std::fabs(predict(m) / m.seconds - 1) / train.size();
-    for (const Measurement& m : held) fit.heldout_mean_abs_error += std::fabs(predict(m) / m.seconds - 1) / held.size();
-    // Back to the performance model's parameters.
-    OpEfficiency e = defaults.per_class[c];
-    if (fit.memory_rows > 0) {
-      e.launch_s = std::max(0.0, fit.launch_s);
-      if (fit.s_per_byte > 0) e.memory = 1 / (fit.s_per_byte * gpu.memory_bandwidth_Bps);
-    }
-    if (fit.compute_rows > 0 && fit.s_per_flop > 0) {
-      e.compute_max = 1 / (fit.s_per_flop * peak);
-      // Without memory-bound rows the launch cost cannot be told from t_half: keep the
-      // default launch unless the intercept is smaller than it.
-      if (fit.memory_rows == 0) e.launch_s = std::min(e.launch_s, std::max(0.0, fit.compute_intercept_s));
-      e.half_time_s = std::max(0.0, (fit.compute_intercept_s - e.launch_s) * e.compute_max);
-    }
-    fit.efficiency = within_model_ranges(e, fit.warnings);
-    out.push_back(fit);
+    if (!rows.empty()) out.push_back(fit_class(static_cast<sim::OpClass>(c), rows, gpu, k_fill));
   }
   return out;
 }
@@ -173,17 +232,19 @@ Calibration load_calibration(const ConfigNode& root) {
   const ConfigNode g = root.child("gpu");
   c.gpu = g.as_string();
   if (!has_gpu(c.gpu)) g.fail("unknown GPU \"" + c.gpu + "\"; valid: " + gpu_names());
+  c.efficiency = Efficiency::defaults_for(gpu_spec(c.gpu));
   for (int k = 0; k < sim::kOpClasses; ++k) {
     const char* name = sim::to_string(static_cast<sim::OpClass>(k));
     if (!root.has(name)) continue;
     const ConfigNode n = root.child(name);
-    n.expect_map({"compute_efficiency", "half_time", "memory_efficiency", "launch"});
+    n.expect_map({"compute_efficiency", "half_time", "memory_efficiency", "launch", "k_fill"});
     OpEfficiency& e = c.efficiency.per_class[k];
     // Fractions of the datasheet peak; times a kernel cannot take a second of.
     e.compute_max = n.get_double("compute_efficiency", e.compute_max, 1e-3, 1);
     e.memory = n.get_double("memory_efficiency", e.memory, 1e-3, 1);
     e.half_time_s = n.get_quantity("half_time", units::Dimension::Time, e.half_time_s, 0, 1);
     e.launch_s = n.get_quantity("launch", units::Dimension::Time, e.launch_s, 0, 1);
+    e.k_fill = n.get_double("k_fill", e.k_fill, 0, 1 << 20);  // reduction elements
   }
   return c;
 }
@@ -201,9 +262,10 @@ void write_calibration(std::ostream& out, const std::string& gpu, const std::vec
         sim::to_string(f.op_class), f.rows, f.compute_rows, f.memory_rows, 100 * f.heldout_mean_abs_error, f.held_out);
     out << buf;
     std::snprintf(buf, sizeof buf,
-                  "%s: {compute_efficiency: %.6g, half_time: %.6g s, memory_efficiency: %.6g, launch: %.6g s}\n",
+                  "%s: {compute_efficiency: %.6g, half_time: %.6g s, memory_efficiency: %.6g, launch: %.6g s, "
+                  "k_fill: %.6g}\n",
                   sim::to_string(f.op_class), std::min(1.0, f.efficiency.compute_max), f.efficiency.half_time_s,
-                  std::min(1.0, f.efficiency.memory), f.efficiency.launch_s);
+                  std::min(1.0, f.efficiency.memory), f.efficiency.launch_s, f.efficiency.k_fill);
     out << buf;
   }
 }

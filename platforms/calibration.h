@@ -3,6 +3,10 @@
 // Measurements (CSV, a header naming the columns, in any order; `#` lines are comments):
 //   op_class,flops,bytes,dtype,seconds
 //   matmul,68719476736,50331648,bf16,0.000268
+// A GEMM row may give its shape in optional columns m, n, k (and batch, default 1): A[m, k]
+// @ B[k, n], k the reduction. When every GEMM row has one, the GEMM fit is by shape (the
+// shaped model of perf_model.h: the pipeline fill k_fill is chosen from 0 to 512 in steps
+// of 16 by the training rows' error, the two lines fitted for each).
 // op_class: gemm (or matmul, conv), attention, elementwise (or softmax, dropout, gelu),
 // norm (or layernorm, rmsnorm), embedding, optimizer, flash_attention. flops and bytes are the kernel's
 // work and its device-memory traffic (a GEMM m x k x n: 2mkn flops, (mk + kn + mn) x
@@ -37,6 +41,8 @@ struct Measurement {
   sim::DType dtype = sim::DType::BF16;
   double seconds = 0;
   int line = 0;
+  bool shaped = false;  // a GEMM with its shape given
+  sim::GemmShape shape;
 };
 
 // Throws ConfigError naming the file, line and column for a missing column, an unknown op
@@ -50,6 +56,7 @@ struct ClassFit {
   // launch_s + bytes * s_per_byte (0 slope: no rows on that line).
   double compute_intercept_s = 0, s_per_flop = 0, launch_s = 0, s_per_byte = 0;
   int compute_rows = 0, memory_rows = 0;
+  bool shaped = false;                // fitted by shape (k_fill in efficiency)
   double heldout_mean_abs_error = 0;  // relative, on the held-out rows
   double train_mean_abs_error = 0;
   OpEfficiency efficiency;            // what the performance model takes
@@ -57,7 +64,9 @@ struct ClassFit {
 };
 
 // Fits every op class present; `gpu` gives the peaks the efficiencies are relative to.
-std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& rows, const GpuSpec& gpu);
+// `k_fill` >= 0 fixes a shaped GEMM fit's pipeline fill instead of searching for it (for
+// rows too few or too alike to tell it from e_max).
+std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& rows, const GpuSpec& gpu, double k_fill = -1);
 
 struct Calibration {
   std::string gpu;

@@ -15,6 +15,7 @@ struct GpuSpec {
   double memory_bandwidth_Bps = 0;
   double nvlink_bandwidth_Bps = 0;  // per GPU, per direction; 0 without NVLink
   double peak_fp32 = 0, peak_tf32 = 0, peak_fp16 = 0, peak_bf16 = 0, peak_fp8 = 0;  // FLOP/s
+  int sms = 0;  // streaming multiprocessors (0: unknown; a GEMM's occupancy is then not modelled)
 
   double peak_flops(sim::DType d) const;  // 0 when the GPU has no fast path for `d`
 };

@@ -5,8 +5,19 @@
 //
 // e(flops) is a saturating curve: large GEMMs approach e_max (about 80% of peak for bf16
 // on A100), a GEMM that would take t_half at peak reaches half of it. Memory-bound
-// kernels reach e_mem of the HBM bandwidth. Defaults are public, order-of-magnitude
-// figures; the calibration issue fits them per GPU from measurements.
+// kernels reach e_mem of the HBM bandwidth.
+//
+// A GEMM whose shape is known (rows x cols outputs, each a dot product of depth terms) is
+// priced by its shape instead, product by product:
+//
+//   compute = t_half / e_max + 2 b rows cols (depth + k_fill) / (peak e_max occupancy)
+//   bytes   = b (rows depth + depth cols + rows cols) dtype
+//   occupancy = min(1, tiles / SMs), tiles = b ceil(rows / 64) ceil(cols / 64)
+//
+// k_fill is the per-output cost of filling and draining a tile's pipeline, in terms of
+// depth: a narrow reduction (a row-parallel layer's h / tp) runs below e_max. A product
+// with fewer 64 x 64 output tiles than the GPU has SMs leaves SMs idle. Per-GPU defaults
+// are fitted to public GEMM measurements (Efficiency::defaults_for).
 #pragma once
 
 #include <array>
@@ -21,21 +32,34 @@ struct OpEfficiency {
   double half_time_s = 5e-6;  // t_half
   double memory = 0.8;        // e_mem
   double launch_s = 2e-6;     // per kernel
+  double k_fill = 0;          // a shaped GEMM's pipeline fill, in reduction elements
 };
+
+// The output tile whose count, against the GPU's SMs, gives a shaped GEMM's occupancy.
+constexpr double kOccupancyTile = 64;
+// A product's work at e_max: 2 b rows cols (depth + k_fill) / occupancy.
+double gemm_work(const sim::GemmShape& p, const GpuSpec& gpu, double k_fill);
+double gemm_bytes(const sim::GemmShape& p, sim::DType dtype);
 
 struct Efficiency {
   std::array<OpEfficiency, sim::kOpClasses> per_class;  // indexed by sim::OpClass
   static Efficiency defaults();
+  // The defaults with what was measured on this GPU type (its GEMMs) in place.
+  static Efficiency defaults_for(const GpuSpec& gpu);
 };
 
 class PerfModel {
  public:
-  PerfModel(const GpuSpec& gpu, Efficiency eff = Efficiency::defaults());
+  explicit PerfModel(const GpuSpec& gpu);
+  PerfModel(const GpuSpec& gpu, Efficiency eff);
   // Throws ModelError if the GPU has no support for the kernel's data type.
   double time_s(const sim::Kernel& k) const;
   const GpuSpec& gpu() const { return gpu_; }
 
  private:
+  double product_s(const sim::GemmShape& p, const OpEfficiency& e, double peak, sim::DType dtype) const;
+  double peak_of(sim::DType dtype) const;
+
   GpuSpec gpu_;
   Efficiency eff_;
 };

@@ -2,6 +2,7 @@
 // performance model needs no workload types.
 #pragma once
 
+#include <array>
 #include <string>
 
 namespace dejavu::sim {
@@ -19,11 +20,23 @@ double dtype_bytes(DType d);
 bool parse_dtype(const std::string& name, DType* out);
 const char* dtype_names();  // "fp32, tf32, fp16, bf16, fp8"
 
+// One matrix product of a GEMM kernel: `batch` products whose output is rows x cols, each
+// element a dot product of `depth` terms (A[rows, depth] @ B[depth, cols]).
+struct GemmShape {
+  double rows = 0, cols = 0, depth = 0, batch = 1;
+  double flops() const { return 2 * batch * rows * cols * depth; }
+};
+
 struct Kernel {
   OpClass op_class = OpClass::Gemm;
   double flops = 0;  // floating-point operations
   double bytes = 0;  // bytes moved to and from device memory
   DType dtype = DType::BF16;
+  // A GEMM's products when their shapes are known (a forward: one; a whole backward: the
+  // input gradient and the weight gradient); the performance model then prices each by its
+  // shape and `flops` and `bytes` are the sums. None: priced by flops and bytes alone.
+  std::array<GemmShape, 2> products{};
+  int product_count = 0;
 };
 
 }  // namespace dejavu::sim

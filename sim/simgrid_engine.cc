@@ -324,9 +324,13 @@ class Run {
     if (!failure_.empty()) return;
     failure_ = "\"" + g_.labels().at(g_.task(id).label) + "\" could not go on";
     failed_at_ = now();
-    // Name the fault: a GPU that failed by now, or else a link that is down.
+    // Name the fault: a GPU that failed by now (the iteration stopped when it did, as in the
+    // analytic engine, even if nothing touched it until later), or else a link that is down.
     for (const auto& [host, at] : faults_.host_fail_s)
-      if (at <= now()) failure_ = "GPU " + net_.node(host).name + " failed; " + failure_;
+      if (at <= now()) {
+        failure_ = "GPU " + net_.node(host).name + " failed; " + failure_;
+        failed_at_ = std::min(failed_at_, at);
+      }
     if (failure_[0] == '"') failure_ += ": a link on its way is down";
   }
 

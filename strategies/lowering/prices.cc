@@ -4,6 +4,47 @@
 
 namespace dejavu::strategies::lowering {
 
+namespace {
+// The forward product of a GEMM op on one GPU, when its shape is known: rows are the tokens
+// (or pixels) of the micro-batch's share, split by the tensor-parallel degree as Megatron
+// splits it (a row-parallel layer, the one synchronised after its forward, its reduction;
+// a column-parallel one its outputs; a replicated one under sequence parallelism its
+// rows); a GPU's local experts run as one grouped GEMM, a product per expert.
+bool forward_product(const workloads::Op& op, const workloads::ModelGraph& m, const Plan& plan, double b, double t,
+                     sim::GemmShape* out) {
+  if (op.op_class != sim::OpClass::Gemm || op.weight_rows <= 0 || op.weight_cols <= 0 || op.fwd_flops <= 0)
+    return false;
+  sim::GemmShape p;
+  p.depth = op.weight_rows;
+  p.cols = op.weight_cols;
+  p.rows = op.fwd_flops * b / (2 * p.depth * p.cols);
+  if (op.tp == workloads::TpMode::Replicated)
+    p.rows /= t;
+  else if (op.tp_sync_fwd)
+    p.depth /= t;
+  else
+    p.cols /= t;
+  if (op.expert && m.experts > 0) {
+    p.batch = std::max(1.0, static_cast<double>(m.experts) / plan.ep);
+    p.rows /= p.batch;
+  }
+  *out = p;
+  return true;
+}
+
+// The backward's products: the input gradient (rows x depth, reducing over cols) and the
+// weight gradient (depth x cols, reducing over rows).
+void backward_products(const sim::GemmShape& f, Pass pass, bool half, sim::Kernel& k) {
+  const sim::GemmShape input{f.rows, f.depth, f.cols, f.batch}, weight{f.depth, f.cols, f.rows, f.batch};
+  if (!half) {
+    k.products[k.product_count++] = input;
+    k.products[k.product_count++] = weight;
+  } else {
+    k.products[k.product_count++] = pass == Pass::BackwardWeight ? weight : input;
+  }
+}
+}  // namespace
+
 sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, const Plan& plan, Pass pass) {
   const bool in_layer = op.layer >= 0 && op.layer < m.layers;
   const bool split = op.tp == workloads::TpMode::Split || (plan.sequence_parallel && in_layer);
@@ -13,9 +54,12 @@ sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, c
   k.op_class = op.op_class;
   k.dtype = m.dtype;
   const double weights = op.weight_bytes / (op.expert ? plan.ep : 1);  // a GPU's share of the experts
+  sim::GemmShape product;
+  const bool shaped = forward_product(op, m, plan, b, t, &product);
   if (pass == Pass::Forward || pass == Pass::Replay) {
     k.flops = op.fwd_flops * b / t;
     k.bytes = (op.fwd_bytes * b + weights) / t;
+    if (shaped) k.products[k.product_count++] = product;
     return k;
   }
   // A whole backward reads the weights for the input gradient and writes the weight
@@ -23,6 +67,7 @@ sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, c
   const bool half = pass != Pass::Backward && has_weight_gradient(op);
   k.flops = op.bwd_flops * b / t / (half ? 2 : 1);
   k.bytes = (op.bwd_bytes * b / (half ? 2 : 1) + weights * (half ? 1 : 2)) / t;
+  if (shaped) backward_products(product, pass, half, k);
   return k;
 }
 

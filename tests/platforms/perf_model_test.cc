@@ -36,6 +36,37 @@ TEST(PerfModel, DataTypeTheGpuLacksIsAnError) {
   EXPECT_GT(pm.time_s({sim::OpClass::Gemm, 1e9, 0, sim::DType::FP16}), 0);
 }
 
+// A shaped GEMM whose 64 x 64 output tiles are fewer than the GPU's SMs leaves SMs idle:
+// 640 x 640 outputs are 100 tiles on the H100's 132 SMs, 640 x 1280 are 200, so twice the
+// work takes 200 / 132 as long (both compute-bound: about 320 FLOP per byte, above the
+// ridge), not twice as long; without the k_fill term, the compute time is the work at
+// e_max plus t_half / e_max.
+TEST(PerfModel, AGemmWithFewerTilesThanSmsRunsAtTheirShareOfTheGpu) {
+  const GpuSpec& h100 = gpu_spec("H100-SXM-80GB");
+  Efficiency e = Efficiency::defaults();
+  OpEfficiency& g = e.per_class[0];
+  g = {0.8, 0, 0.9, 0, 0};
+  const PerfModel pm(h100, e);
+  auto shaped = [](double rows, double cols, double depth) {
+    sim::Kernel k;
+    k.products[0] = {rows, cols, depth, 1};
+    k.product_count = 1;
+    k.flops = k.products[0].flops();
+    return k;
+  };
+  const double narrow = pm.time_s(shaped(640, 640, 16384)), wide = pm.time_s(shaped(640, 1280, 16384));
+  EXPECT_NEAR(narrow, 2 * 640.0 * 640 * 16384 / (989.4e12 * 0.8 * 100 / 132), 1e-12);
+  EXPECT_NEAR(wide / narrow, 200.0 / 132, 1e-9);
+  // A GEMM filling the GPU: the work at e_max; its batch counts its tiles.
+  EXPECT_NEAR(pm.time_s(shaped(8192, 8192, 8192)), 2 * 8192.0 * 8192 * 8192 / (989.4e12 * 0.8), 1e-12);
+  sim::Kernel batched = shaped(640, 640, 16384);
+  batched.products[0].batch = 2;
+  EXPECT_NEAR(pm.time_s(batched) / narrow, 200.0 / 132, 1e-9);
+  // k_fill: a reduction of depth d costs as one of d + k_fill.
+  g.k_fill = 512;
+  EXPECT_NEAR(PerfModel(h100, e).time_s(shaped(8192, 8192, 1024)), 2 * 8192.0 * 8192 * 1536 / (989.4e12 * 0.8), 1e-12);
+}
+
 TEST(GpuCatalog, KnowsTheIssueGpusAndRejectsOthers) {
   for (const char* n : {"A100-SXM-40GB", "A100-SXM-80GB", "H100-SXM-80GB", "V100-SXM2-32GB", "L4", "T4"})
     EXPECT_TRUE(has_gpu(n)) << n;

@@ -23,8 +23,8 @@ TEST(Validation, ShippedSuitesStayWithinTheirRecordedError) {
     const char* suite;
     double geomean_abs_error;
   };
-  for (const Bound& b : {Bound{"strategies/validation/megatron_seqpar_selective_a100.yaml", 0.0745},
-                         Bound{"strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml", 0.0963},
+  for (const Bound& b : {Bound{"strategies/validation/megatron_seqpar_selective_a100.yaml", 0.0486},
+                         Bound{"strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml", 0.0493},
                          Bound{"platforms/validation/nccl_allreduce_busbw.yaml", 0.0173}}) {
     SCOPED_TRACE(b.suite);
     const dejavu::tools::ValidationReport r = dejavu::tools::run_validation_suite(src(b.suite));
@@ -41,24 +41,31 @@ TEST(Validation, TheCommandPrintsRowsAndTheGeometricMean) {
 }
 
 TEST(CalibrationCli, AFittedCalibrationChangesThePrediction) {
-  const fs::path dir = scratch(), yaml = dir / "slow.yaml", a = dir / "a.json", b = dir / "b.json";
-  // GEMMs at half the default efficiency: the fit writes it, simulate reads it.
-  std::ofstream csv(dir / "slow.csv");
-  csv << "op_class,flops,bytes,dtype,seconds\n";
-  for (double m : {2048.0, 4096.0, 8192.0, 16384.0, 32768.0})
-    csv << "matmul," << 2 * m * m * m << "," << 6 * m * m << ",bf16," << 2e-6 + 2 * m * m * m / (0.4 * 312e12) << "\n";
-  csv.close();
-  const CliRun fit = run_dejavu("calibrate --gpu A100-SXM-80GB --measurements " + (dir / "slow.csv").string() + " -o " +
-                                yaml.string());
-  ASSERT_EQ(fit.code, 0) << fit.err;
-  EXPECT_NE(slurp(yaml).find("compute_efficiency: 0.4"), std::string::npos) << slurp(yaml);
+  const fs::path dir = scratch(), a = dir / "a.json", b = dir / "b.json";
+  // GEMMs measured at 80% and at 40% of peak: the fit writes each, simulate reads it.
+  auto fit_at = [&](double efficiency, const std::string& name) {
+    std::ofstream csv(dir / (name + ".csv"));
+    csv << "op_class,flops,bytes,dtype,seconds\n";
+    for (double m : {2048.0, 4096.0, 8192.0, 16384.0, 32768.0})
+      csv << "matmul," << 2 * m * m * m << "," << 6 * m * m << ",bf16," << 2e-6 + 2 * m * m * m / (efficiency * 312e12)
+          << "\n";
+    csv.close();
+    const fs::path yaml = dir / (name + ".yaml");
+    const CliRun fit = run_dejavu("calibrate --gpu A100-SXM-80GB --measurements " + (dir / (name + ".csv")).string() +
+                                  " -o " + yaml.string());
+    EXPECT_EQ(fit.code, 0) << fit.err;
+    return yaml;
+  };
+  const fs::path fast = fit_at(0.8, "fast"), slow = fit_at(0.4, "slow");
+  EXPECT_NE(slurp(slow).find("compute_efficiency: 0.4"), std::string::npos) << slurp(slow);
   const std::string job = "--platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
                           src("workloads/presets/gpt3-1.3b.yaml") + " --plan " +
                           src("strategies/presets/dp8-pcie.yaml");
-  ASSERT_EQ(run_dejavu("simulate " + job + " --quiet --json " + a.string()).code, 0);
-  const CliRun slow =
-      run_dejavu("simulate " + job + " --quiet --json " + b.string() + " --calibration " + yaml.string());
-  ASSERT_EQ(slow.code, 0) << slow.err;
+  ASSERT_EQ(run_dejavu("simulate " + job + " --quiet --json " + a.string() + " --calibration " + fast.string()).code,
+            0);
+  const CliRun run =
+      run_dejavu("simulate " + job + " --quiet --json " + b.string() + " --calibration " + slow.string());
+  ASSERT_EQ(run.code, 0) << run.err;
   const double ta = nlohmann::json::parse(slurp(a))["iteration_time_s"].get<double>();
   const double tb = nlohmann::json::parse(slurp(b))["iteration_time_s"].get<double>();
   EXPECT_GT(tb, 1.5 * ta);  // GEMMs dominate a GPT step: half their speed, most of the time

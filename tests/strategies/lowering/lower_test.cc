@@ -8,6 +8,7 @@
 #include "tools/report/chrome_trace.h"
 #include "tools/report/iteration.h"
 #include "strategies/simulate.h"
+#include "strategies/lowering/prices.h"
 #include "strategies/stage_work.h"
 #include "tests/strategies/lowering/test_clusters.h"
 #include "workloads/generator.h"
@@ -154,8 +155,8 @@ TEST(Pipeline, ZeroBubbleH1IdlesAThirdOf1F1BsBubbleWithItsPeakMemory) {
     EXPECT_NEAR(zb.result.makespan_s, m * (f + b + w) + (p - 1) * (f + b - w) + step, 1e-9) << p << " stages";
     EXPECT_LT(zb.report.bubble_fraction, one.report.bubble_fraction) << p << " stages";
     // Same work: the split moves time, it does not add compute beyond one launch per W.
-    // (each W kernel pays one more launch and GEMM ramp: 2 us + t_half / e_max = 8.25 us)
-    EXPECT_NEAR(zb.report.simulated[0].compute_s, one.report.simulated[0].compute_s, m * 8.25e-6 * 1.01);
+    // (each W kernel pays one more launch and GEMM ramp: launch + t_half / e_max = b + w - bw)
+    EXPECT_NEAR(zb.report.simulated[0].compute_s, one.report.simulated[0].compute_s, m * (b + w - bw) * 1.01);
     // ZB-H1 keeps 1F1B's peak: later stages hold more than under 1F1B, never more than stage 0.
     double zb_peak = 0, one_peak = 0;
     for (size_t d = 0; d < zb.report.simulated.size(); ++d) {
@@ -533,9 +534,8 @@ TEST(Lowering, OneGpuIterationIsTheSumOfOpTimes) {
   double per_microbatch = 0;
   for (size_t v = 0; v < in.model.size(); ++v) {
     const workloads::Op& op = in.model.op(v);
-    per_microbatch += pm.time_s({op.op_class, op.fwd_flops * b, op.fwd_bytes * b + op.weight_bytes, in.model.dtype});
-    per_microbatch +=
-        pm.time_s({op.op_class, op.bwd_flops * b, op.bwd_bytes * b + 2 * op.weight_bytes, in.model.dtype});
+    per_microbatch += pm.time_s(lowering::kernel_of(op, in.model, in.plan, Pass::Forward));
+    per_microbatch += pm.time_s(lowering::kernel_of(op, in.model, in.plan, Pass::Backward));
   }
   const double step = pm.time_s({sim::OpClass::Optimizer, 0, 28 * in.model.parameter_count(), in.model.dtype});
   const double expected = in.plan.microbatches() * per_microbatch + step;

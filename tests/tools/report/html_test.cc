@@ -20,11 +20,18 @@ TEST(HtmlReport, SelfContainedWithEveryViewAndRendersInChromium) {
   const CliRun r =
       run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-4x8.yaml") + " --workload " +
                  src("workloads/presets/gpt3-13b.yaml") + " --plan " + src("strategies/presets/tp4-pp2-dp4-1f1b.yaml") +
-                 " --quiet --report " + html.string() + " --plot " + plots.string());
+                 " --report " + html.string() + " --plot " + plots.string());
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string page = slurp(html);
-  for (const char* part : {"<h2>Timeline</h2>", "<h2>Memory over time</h2>", "<h2>Time per stage</h2>",
-                           "<h2>Traffic per link", "id=\"timeline\"", "iteration time", "21.3 s"})
+  // The iteration time the terminal summary printed ("  iteration time     22 s").
+  const std::string key = "iteration time";
+  const size_t at = r.out.find(key);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const size_t from = r.out.find_first_not_of(' ', at + key.size()), to = r.out.find('\n', from);
+  const std::string iteration = r.out.substr(from, to - from);
+  for (const std::string& part : {std::string("<h2>Timeline</h2>"), std::string("<h2>Memory over time</h2>"),
+                                  std::string("<h2>Time per stage</h2>"), std::string("<h2>Traffic per link"),
+                                  std::string("id=\"timeline\""), key, iteration})
     EXPECT_NE(page.find(part), std::string::npos) << part;
   // Nothing fetched: no external script, stylesheet, image or font.
   for (const char* outside : {"<script src", "<link", "<img", "url(", "https://", "http://cdn"})
