@@ -49,6 +49,17 @@ struct LinkReport {
 // A link's busy fraction from its demand (bytes / (bandwidth * time)): at most 1.
 double busy_fraction(double demand);
 
+// How far validation says to trust an iteration time (tools/validation_residuals.h): the
+// band measured runs like this one fell in, and what this run does that none of them did.
+struct ValidationBand {
+  bool has_band = false;
+  double low_s = 0, high_s = 0;          // the prediction times the ratios below
+  double ratio_low = 0, ratio_high = 0;  // measured / predicted, 10th and 90th percentile
+  int runs = 0;                          // validated runs the band comes from
+  std::string gpu;
+  std::vector<std::string> outside;  // what no validated run had ("context parallelism (cp 2)")
+};
+
 struct Report {
   std::string platform, workload, plan, engine;
   int gpus = 0;
@@ -85,6 +96,7 @@ struct Report {
   std::vector<double> staleness;
   std::vector<int> weight_versions;
   double mean_staleness = 0;
+  ValidationBand validation;  // filled by the command line (simulate), not by make_report
 };
 
 Report make_report(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,

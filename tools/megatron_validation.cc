@@ -96,6 +96,8 @@ MegatronPrediction predict_row(const MegatronRow& row, const std::string& platfo
   out.mfu_seqpar_selective = s.report.mfu;
   out.peak_memory_bytes = s.report.peak_memory_bytes;
   out.oom = s.report.oom;
+  out.gpu = cluster.gpus.at(0).spec->name;
+  out.params = model.parameter_count();
   return out;
 }
 }  // namespace

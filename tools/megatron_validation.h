@@ -23,6 +23,8 @@ struct MegatronPrediction {
   double mfu_seqpar_selective = 0;
   double peak_memory_bytes = 0;  // sequence parallel + selective, fullest GPU
   bool oom = false;
+  std::string gpu;    // the platform's GPU type
+  double params = 0;  // the model's parameters
 };
 
 std::vector<MegatronRow> load_megatron_csv(const std::string& path);

@@ -126,6 +126,7 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, const std::vect
   run.measured_s = r.as_double("measured_step_s", 1e-6, 1e6);
   run.predicted_s = s.report.iteration_time_s;
   run.oom = s.report.oom;
+  run.run = shape_of(plan, model.parameter_count(), {r.text("gpu")});
   return run;
 }
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/validation_residuals.h"
+
 namespace dejavu::tools {
 
 struct PublicRun {
@@ -15,6 +17,7 @@ struct PublicRun {
   bool held_out = false;
   double measured_s = 0, predicted_s = 0;
   bool oom = false;  // dejavu says the run did not fit, though it ran
+  RunShape run;
 };
 
 struct PublicSuite {

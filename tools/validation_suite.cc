@@ -38,15 +38,19 @@ ValidationReport run_validation_suite(const std::string& path) {
     const PublicSuite suite = run_public_training(measurements, root.get_string("source"),
                                                   beside(path, root.child("platforms")), calibrations);
     for (const PublicRun& run : suite.runs)
-      r.rows.push_back({run.label, run.measured_s, run.predicted_s, run.held_out, run.oom ? "OOM" : ""});
+      r.rows.push_back({run.label, run.measured_s, run.predicted_s, run.held_out, run.oom ? "OOM" : "", true, run.run});
     r.skipped = suite.skipped;
   } else if (r.kind == "megatron") {
     r.unit = "s";
     const std::string platform = beside(path, root.child("platform"));
     for (const MegatronRow& row : load_megatron_csv(measurements)) {
       const MegatronPrediction p = predict(row, platform, calibrations);
-      r.rows.push_back({row.model + " full recompute", row.full_recompute_s, p.full_recompute_s, false, ""});
-      r.rows.push_back({row.model + " seq-par + selective", row.seqpar_selective_s, p.seqpar_selective_s, false, ""});
+      RunShape run;
+      run.gpu = p.gpu, run.params = p.params, run.gpus = row.gpus, run.tp = row.tp, run.pp = row.pp;
+      run.dp = row.gpus / (row.tp * row.pp);
+      r.rows.push_back({row.model + " full recompute", row.full_recompute_s, p.full_recompute_s, false, "", true, run});
+      r.rows.push_back(
+          {row.model + " seq-par + selective", row.seqpar_selective_s, p.seqpar_selective_s, false, "", true, run});
     }
   } else {
     r.unit = "GB/s";
@@ -166,6 +170,22 @@ void write_validation_report(std::ostream& out, const ValidationReport& r) {
     out << buf;
   }
   out << "\n";
+}
+
+std::vector<Residual> residuals_of(const std::vector<ValidationReport>& reports) {
+  std::vector<Residual> out;
+  for (const ValidationReport& r : reports) {
+    bool has_held_out = false;
+    for (const ValidationRow& row : r.rows) has_held_out = has_held_out || row.held_out;
+    for (const ValidationRow& row : r.rows)
+      if (row.step_time)
+        out.push_back({r.name,
+                       !has_held_out  ? "all"
+                       : row.held_out ? "held-out"
+                                      : "fit",
+                       row.run, row.measured, row.predicted});
+  }
+  return out;
 }
 
 }  // namespace dejavu::tools

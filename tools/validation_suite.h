@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/validation_residuals.h"
+
 namespace dejavu::tools {
 
 struct ValidationRow {
@@ -28,6 +30,8 @@ struct ValidationRow {
   double measured = 0, predicted = 0;
   bool held_out = false;  // public suites: not in the fit set
   std::string note;
+  bool step_time = false;  // an iteration time of a run whose shape is `run` (a residual)
+  RunShape run;
   double error() const { return predicted / measured - 1; }
 };
 
@@ -46,5 +50,8 @@ void write_validation_report(std::ostream& out, const ValidationReport& r);
 // One line per suite and set (fit, held-out): rows, geometric mean and largest |error|,
 // mean signed error, rows slower and faster than measured.
 void write_validation_summary(std::ostream& out, const std::vector<ValidationReport>& reports);
+// The step-time rows of the reports as residuals (fit, held-out, or all for a suite with no
+// fit set).
+std::vector<Residual> residuals_of(const std::vector<ValidationReport>& reports);
 
 }  // namespace dejavu::tools

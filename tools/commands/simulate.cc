@@ -7,6 +7,7 @@
 #include "strategies/faults.h"
 #include "strategies/simulate.h"
 #include "tools/commands/command.h"
+#include "tools/validation_residuals.h"
 #include "tools/commands/options.h"
 #include "tools/output_file.h"
 #include "tools/platform_input.h"
@@ -65,11 +66,16 @@ class SimulateCommand : public Command {
                         "missing; a plan YAML is required unless --workload is trace:<prefix>");
     const LoadedInputs loaded = load_inputs(in_);
     cluster = loaded.cluster;
-    if (faults_.empty()) return strategies::simulate(loaded.model, cluster, loaded.plan, in_.engine, in_.options);
+    if (faults_.empty()) {
+      strategies::Simulation s = strategies::simulate(loaded.model, cluster, loaded.plan, in_.engine, in_.options);
+      s.report.validation = band_of(loaded.model, cluster, loaded.plan, s.report);
+      return s;
+    }
     const strategies::FaultScenario scenario = strategies::load_fault_scenario_file(faults_, cluster);
     strategies::FaultSimulation fs =
         strategies::simulate_with_faults(loaded.model, cluster, loaded.plan, scenario, in_.engine, in_.options);
     faults = std::make_unique<strategies::FaultReport>(fs.faults);
+    fs.simulation.report.validation = band_of(loaded.model, cluster, loaded.plan, fs.simulation.report);
     return std::move(fs.simulation);
   }
 

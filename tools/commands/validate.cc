@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "tools/commands/command.h"
+#include "tools/output_file.h"
 #include "tools/validation_suite.h"
 
 namespace dejavu::tools {
@@ -14,11 +15,18 @@ class ValidateCommand : public Command {
   void add_options(CLI::App& cmd) override {
     cmd.add_option("suite", suites_, "suite YAMLs (strategies/validation/, platforms/validation/)")->required();
     cmd.add_flag("--summary", summary_, "one table of every suite's fit and held-out errors, without the rows");
+    cmd.add_option("--residuals", residuals_,
+                   "CSV of every step-time row (what ran, predicted, measured): simulate's error bars come from "
+                   "strategies/validation/residuals.csv");
   }
 
   int run() override {
+    OutputSet out;
+    out.add("--residuals", residuals_);
     std::vector<ValidationReport> reports;
     for (const std::string& suite : suites_) reports.push_back(run_validation_suite(suite));
+    if (!residuals_.empty()) out.write(residuals_, [&](std::ostream& o) { write_residuals(o, residuals_of(reports)); });
+    out.commit();
     if (summary_)
       write_validation_summary(std::cout, reports);
     else
@@ -36,6 +44,7 @@ class ValidateCommand : public Command {
  private:
   std::vector<std::string> suites_;
   bool summary_ = false;
+  std::string residuals_;
 };
 
 }  // namespace

@@ -178,6 +178,14 @@ void write_summary_table(std::ostream& out, const strategies::Report& r) {
         "none: the iteration stopped at " + units::format_time(r.stopped_at_s) + " (" + r.stop_cause + ")");
   } else {
     row("iteration time", units::format_time(r.iteration_time_s));
+    const strategies::ValidationBand& v = r.validation;
+    if (v.has_band)
+      row("validated band", units::format_time(v.low_s) + " to " + units::format_time(v.high_s) +
+                                fmt(" (measured / predicted %.2f to %.2f over ", v.ratio_low, v.ratio_high) +
+                                std::to_string(v.runs) + " " + v.gpu + " runs not fitted to)");
+    std::string outside;
+    for (const std::string& o : v.outside) outside += (outside.empty() ? "" : "; ") + o;
+    if (!outside.empty()) row("outside validation", outside);
     row("model TFLOP/s per GPU", fmt("%.1f (MFU %.1f%%)", r.tflops_per_gpu, 100 * r.mfu));
   }
   row("pipeline bubble", fmt("%.1f%%", 100 * r.bubble_fraction));

@@ -31,6 +31,39 @@ nlohmann::json fault_json(const strategies::FaultReport& f) {
     j["byzantine"].push_back({{"gpu", w.gpu}, {"mode", w.mode}, {"factor", w.factor}});
   return j;
 }
+
+// The band validation gives the iteration time, and what no validated run did; absent when
+// the run stopped or nothing was looked up (a Chakra trace).
+nlohmann::ordered_json validation_json(const strategies::ValidationBand& v) {
+  nlohmann::ordered_json j;
+  if (v.has_band) {
+    j["band_s"] = {v.low_s, v.high_s};
+    j["measured_over_predicted"] = {v.ratio_low, v.ratio_high};
+  } else {
+    j["band_s"] = nullptr;
+  }
+  j["runs"] = v.runs;
+  j["gpu"] = v.gpu;
+  j["outside"] = nlohmann::ordered_json::array();
+  for (const std::string& o : v.outside) j["outside"].push_back(o);
+  return j;
+}
+
+void write_validation_lines(std::ostream& out, const strategies::ValidationBand& v) {
+  char buf[320];
+  if (v.has_band) {
+    std::snprintf(buf, sizeof buf,
+                  "  validated band     %s to %s (measured / predicted %.2f to %.2f, 10th to 90th percentile of %d "
+                  "%s runs not fitted to)\n",
+                  units::format_time(v.low_s).c_str(), units::format_time(v.high_s).c_str(), v.ratio_low, v.ratio_high,
+                  v.runs, v.gpu.c_str());
+    out << buf;
+  }
+  if (v.outside.empty()) return;
+  std::string list;
+  for (const std::string& o : v.outside) list += (list.empty() ? "" : "; ") + o;
+  out << "  outside validation " << list << "\n";
+}
 }  // namespace
 
 void write_json(std::ostream& out, const strategies::Report& r, const strategies::FaultReport* faults) {
@@ -45,6 +78,7 @@ void write_json(std::ostream& out, const strategies::Report& r, const strategies
   auto unless_stopped = [&](double x) { return r.stopped ? nlohmann::ordered_json() : nlohmann::ordered_json(x); };
   j["iteration_time_s"] = unless_stopped(r.iteration_time_s);
   if (r.stopped) j["stopped"] = {{"at_s", r.stopped_at_s}, {"cause", r.stop_cause}};
+  if (r.validation.has_band || !r.validation.outside.empty()) j["validation"] = validation_json(r.validation);
   j["tflops_per_gpu"] = unless_stopped(r.tflops_per_gpu);
   j["hardware_tflops_per_gpu"] = unless_stopped(r.hardware_tflops_per_gpu);
   j["mfu"] = unless_stopped(r.mfu);
@@ -117,6 +151,7 @@ void write_summary(std::ostream& out, const strategies::Report& r) {
   } else {
     std::snprintf(buf, sizeof buf, "  iteration time     %s\n", units::format_time(r.iteration_time_s).c_str());
     out << buf;
+    write_validation_lines(out, r.validation);
     std::snprintf(buf, sizeof buf, "  model TFLOP/s/GPU  %.1f   MFU %.1f%%   (hardware %.1f TFLOP/s/GPU, HFU %.1f%%)\n",
                   r.tflops_per_gpu, 100 * r.mfu, r.hardware_tflops_per_gpu, 100 * r.hfu);
     out << buf;

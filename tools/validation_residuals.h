@@ -1,0 +1,54 @@
+// Error bars from validation: each simulated step-time row of the shipped suites (what ran,
+// predicted, measured) is a residual; a prediction's band is the spread of measured /
+// predicted over the residuals of runs like it, and a plan using what no validated run used
+// is flagged.
+//
+// `dejavu validate --residuals FILE suites...` writes the residuals (CSV); `make validate`
+// rewrites strategies/validation/residuals.csv, which the build embeds, so `simulate` needs
+// no data file at run time.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "platforms/cluster.h"
+#include "strategies/plan.h"
+#include "strategies/report.h"
+#include "workloads/model_graph.h"
+
+namespace dejavu::tools {
+
+// What a validated run was: its GPU type, model size and parallelism.
+struct RunShape {
+  bool language_model = true;  // every validated run trains a transformer language model
+  std::string gpu;
+  double params = 0;
+  int gpus = 0, tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, zero = 0;
+};
+
+struct Residual {
+  std::string suite, set;  // set: fit, held-out, or all (a suite nothing was fitted to)
+  RunShape run;
+  double measured_s = 0, predicted_s = 0;
+};
+
+void write_residuals(std::ostream& out, const std::vector<Residual>& rows);
+// Throws ConfigError naming `name` and the line for a malformed row.
+std::vector<Residual> parse_residuals(const std::string& text, const std::string& name);
+// The residuals embedded at build time.
+const std::vector<Residual>& shipped_residuals();
+
+// The band for a prediction of `predicted_s` for `run`: the 10th to 90th percentile of
+// measured / predicted over the residuals on the same GPU type not fitted to (held-out and
+// all), when there are at least kMinBandRuns; and what the run does that none of them did.
+constexpr int kMinBandRuns = 5;
+strategies::ValidationBand band_for(const std::vector<Residual>& rows, const RunShape& run, double predicted_s);
+
+// The shape of a simulated job (`mixed` for a cluster of several GPU types).
+RunShape shape_of(const strategies::Plan& plan, double params, const std::vector<std::string>& gpu_types);
+// The band of a simulated job (none for one that stopped).
+strategies::ValidationBand band_of(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
+                                   const strategies::Plan& plan, const strategies::Report& report);
+
+}  // namespace dejavu::tools
