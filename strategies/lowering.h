@@ -22,10 +22,13 @@
 
 namespace dejavu::strategies {
 
-// Mixed-precision Adam touches about 28 bytes per parameter per step: reads and writes
-// fp32 master weights, momentum and variance (24), reads the 16-bit gradient and writes
-// the 16-bit weight (4).
-constexpr double kOptimizerBytesPerParam = 28;
+// The optimizer step's memory traffic per parameter, Megatron-style mixed-precision Adam
+// with fp32 gradients (main_grad): reads and writes the fp32 master weight, momentum and
+// variance (24), reads the fp32 gradient (4) and writes the 16-bit weight (2); reads the
+// gradients once more for their norm (gradient clipping, 4) and zeroes them for the next
+// step (4): 38 bytes. fp16 training adds the loss scaler's pass, which unscales the
+// gradients and checks them for inf and NaN (read and write, 8): 46.
+double optimizer_bytes_per_param(sim::DType dtype);
 
 struct GpuRole {
   int stage = 0, dp_rank = 0, tp_rank = 0;

@@ -147,7 +147,7 @@ ModelGraph make_llama(const LlamaConfig& c) {
   head.activation_bytes = s * h * e;
   head.activation_split = false;
   chain.add(head);
-  chain.add(memory_op("loss", OpClass::Elementwise, after, s * V, e, TpMode::Split));
+  chain.add(cross_entropy_op("loss", after, s, V, e));
   return g;
 }
 

@@ -21,6 +21,15 @@ Op memory_op(std::string name, OpClass cls, int layer, double elems, double e, T
   return op;
 }
 
+Op cross_entropy_op(std::string name, int layer, double tokens, double vocab, double e) {
+  const double logits = tokens * vocab;
+  Op op = memory_op(std::move(name), OpClass::Elementwise, layer, logits, e, TpMode::Split);
+  op.fwd_bytes = logits * (e + 20);
+  op.bwd_bytes = logits * (4 + e);
+  op.activation_bytes = logits * 4;
+  return op;
+}
+
 Op gemm(std::string name, int layer, double s, double k, double n, double e, bool bias) {
   Op op;
   op.name = std::move(name);

@@ -15,6 +15,14 @@ namespace dejavu::workloads {
 // input and writes its output; backward moves about twice as much.
 Op memory_op(std::string name, sim::OpClass cls, int layer, double elems, double e, TpMode tp);
 
+// A language model's loss: cross-entropy over the vocabulary (vocabulary-parallel under
+// tensor parallelism, as Megatron's), in fp32 whatever the model's dtype. Per logit, the
+// forward reads the 16-bit logits and writes them as fp32 (e + 4 bytes), reads them for the
+// maximum (4), subtracts it and exponentiates in place (8), reads them for the sum (4): e + 20
+// bytes; it keeps the fp32 softmax for the backward (4 bytes), which reads it and writes the
+// 16-bit gradient of the logits (4 + e).
+Op cross_entropy_op(std::string name, int layer, double tokens, double vocab, double e);
+
 // y[s, n] = x[s, k] · W[k, n]: 2·s·k·n FLOPs forward, twice that backward (dX and dW).
 Op gemm(std::string name, int layer, double s, double k, double n, double e, bool bias);
 // How attention runs: unfused (Megatron 2021-22: batched matmuls, the a·s² scores

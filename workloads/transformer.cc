@@ -131,8 +131,8 @@ void add_lm_head(Chain& chain, const TransformerConfig& c, const Dims& d) {
   head.activation_bytes = s * h * e;                              // its input; the logits are the loss's
   head.activation_split = false;
   chain.add(head);
-  // The logits (vocabulary-parallel) are kept for the cross-entropy backward.
-  chain.add(memory_op("loss", OpClass::Elementwise, after, s * V, e, TpMode::Split));
+  // The loss keeps its fp32 softmax (vocabulary-parallel) for the backward.
+  chain.add(cross_entropy_op("loss", after, s, V, e));
 }
 }  // namespace
 

@@ -4,7 +4,11 @@
 #include "platforms/perf_model.h"
 #include "strategies/data_parallel.h"
 
-namespace dejavu::strategies::lowering {
+namespace dejavu::strategies {
+
+double optimizer_bytes_per_param(sim::DType dtype) { return dtype == sim::DType::FP16 ? 46 : 38; }
+
+namespace lowering {
 
 GradientPass::GradientPass(sim::TaskGraph& g, const JobLayout& L, const ItemTasks& items,
                            const std::vector<Zero3Stage>& zero3)
@@ -171,7 +175,8 @@ void GradientPass::emit_stage(int s) {
       plan.zero >= 1 ? (grad_bytes - expert_grad_bytes) / e / L_.dpc + expert_grad_bytes / e / L_.dpe : L_.params[s];
   std::vector<sim::TaskId> steps;
   for (int c = 0; c < L_.classes_count(); ++c) {
-    const sim::Kernel k{sim::OpClass::Optimizer, 0, stepped * kOptimizerBytesPerParam, L_.model.dtype};
+    const sim::Kernel k{sim::OpClass::Optimizer, 0, stepped * optimizer_bytes_per_param(L_.model.dtype),
+                        L_.model.dtype};
     const sim::TaskId step = g_.add_compute(L_.dev[s][c], L_.streams.compute, time_s(s, c, k), opt_label_, -1);
     if (compressed > 0) g_.add_memory(step, 0, compressed);
     for (sim::TaskId id : synced) g_.depend(id, step);
@@ -183,4 +188,5 @@ void GradientPass::emit_stage(int s) {
       for (sim::TaskId step : steps) g_.depend(step, gather);
 }
 
-}  // namespace dejavu::strategies::lowering
+}  // namespace lowering
+}  // namespace dejavu::strategies

@@ -421,7 +421,8 @@ double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t,
   }
   const double shard = plan.zero >= 1 ? dpc : 1;
   const platforms::PerfModel perf = platforms::perf_model(cluster, *cluster.gpus[gpu_index(plan, s, 0, 0)].spec);
-  const sim::Kernel k{sim::OpClass::Optimizer, 0, w.params[s] * kOptimizerBytesPerParam / shard, model.dtype};
+  const sim::Kernel k{sim::OpClass::Optimizer, 0, w.params[s] * optimizer_bytes_per_param(model.dtype) / shard,
+                      model.dtype};
   const double step_end = std::max(t.compute_free[s], synced) + perf.time_s(k);
   t.makespan = std::max(t.makespan, step_end);
   if (d > 1 && (plan.zero == 1 || plan.zero == 2))

@@ -72,8 +72,8 @@ TEST(ValidationBand, FlagsWhatNoValidatedRunDid) {
   run.cp = 2, run.ep = 4, run.zero = 3, run.params = 1e12, run.gpus = 8;
   const strategies::ValidationBand b = band_for(rows, run, 20);
   EXPECT_TRUE(b.has_band);  // still a band: the GPU type has runs, the rest is flagged
-  const std::vector<std::string> expected = {"context parallelism (cp 2)", "expert parallelism (ep 4)",
-                                             "ZeRO stage 3", "model size (1e+12 parameters; validated 1e+10 to 6e+10)",
+  const std::vector<std::string> expected = {"context parallelism (cp 2)", "expert parallelism (ep 4)", "ZeRO stage 3",
+                                             "model size (1e+12 parameters; validated 1e+10 to 6e+10)",
                                              "GPU count (8; validated 64 to 64)"};
   EXPECT_EQ(b.outside, expected);
   run = like_them();
@@ -85,7 +85,8 @@ TEST(ValidationBand, FlagsWhatNoValidatedRunDid) {
 }
 
 TEST(ValidationResiduals, WriteThenParseGivesTheSameRowsAndBadRowsNameTheLine) {
-  const std::vector<Residual> rows = {residual("held-out", "A100-SXM-80GB", 1.25), residual("fit", "H100-SXM-80GB", 0.8)};
+  const std::vector<Residual> rows = {residual("held-out", "A100-SXM-80GB", 1.25),
+                                      residual("fit", "H100-SXM-80GB", 0.8)};
   std::ostringstream out;
   write_residuals(out, rows);
   const std::vector<Residual> back = parse_residuals(out.str(), "r.csv");
@@ -129,12 +130,11 @@ TEST(ValidationBandCli, SimulatePrintsTheBandAndTheJsonCarriesIt) {
   ASSERT_EQ(band.size(), 2u);
   EXPECT_LT(band[0].get<double>(), band[1].get<double>());
   EXPECT_NEAR(band[0].get<double>() / t, j["validation"]["measured_over_predicted"][0].get<double>(), 1e-9);
-  const CliRun resnet = run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-1x8.yaml") +
-                                   " --workload " + src("workloads/presets/resnet50.yaml") + " --plan " +
-                                   src("strategies/presets/dp8-mb128.yaml"));
+  const CliRun resnet =
+      run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
+                 src("workloads/presets/resnet50.yaml") + " --plan " + src("strategies/presets/dp8-mb128.yaml"));
   ASSERT_EQ(resnet.code, 0) << resnet.err;
-  EXPECT_NE(resnet.out.find("outside validation a workload other than a transformer language model"),
-            std::string::npos)
+  EXPECT_NE(resnet.out.find("outside validation a workload other than a transformer language model"), std::string::npos)
       << resnet.out;
   EXPECT_EQ(resnet.out.find("validated band"), std::string::npos);
 }

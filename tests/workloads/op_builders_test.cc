@@ -54,6 +54,27 @@ TEST(Attention, FlashPricedNearItsPublishedA100Throughput) {
   EXPECT_NEAR(benchmark_flops / t / 1e12, 173, 0.10 * 173);
 }
 
+// The loss in fp32 over the vocabulary, hand-counted per logit for a bf16 model (e = 2):
+// forward reads the logits (2) and writes fp32 (4), reads for the max (4), exponentiates in
+// place (4 + 4), reads for the sum (4): 22 bytes; the backward reads the kept fp32 softmax
+// (4) and writes the bf16 gradient (2): 6 bytes; kept: 4 bytes, split by tensor parallelism
+// (vocabulary-parallel). GPT-2's 50257-word vocabulary over 1024 tokens on an H100 (HBM at
+// the default 80% of 3.35 TB/s): 22 x 51.5M bytes, 0.42 ms plus the launch.
+TEST(CrossEntropy, Fp32OverTheVocabularyCountsEveryPass) {
+  const ModelGraph g = make_transformer(gpt(AttentionKind::Flash));
+  const Op& loss = g.op(static_cast<int>(g.size()) - 1);
+  ASSERT_EQ(loss.name, "loss");
+  const double logits = 2048.0 * 51200;
+  EXPECT_DOUBLE_EQ(loss.fwd_bytes, 22 * logits);
+  EXPECT_DOUBLE_EQ(loss.bwd_bytes, 6 * logits);
+  EXPECT_DOUBLE_EQ(loss.activation_bytes, 4 * logits);
+  EXPECT_TRUE(loss.activation_split);
+  const Op gpt2 = cross_entropy_op("loss", 12, 1024, 50257, 2);
+  const platforms::PerfModel pm(platforms::gpu_spec("H100-SXM-80GB"));
+  const double t = pm.time_s({sim::OpClass::Elementwise, gpt2.fwd_flops, gpt2.fwd_bytes, sim::DType::BF16});
+  EXPECT_NEAR(t, 2e-6 + 22 * 1024.0 * 50257 / (0.8 * 3350e9), 1e-9);
+}
+
 // Selective recomputation replays what it dropped: the unfused scores; flash drops nothing.
 TEST(Attention, SelectiveRecomputationReplaysNothingUnderFlash) {
   const ModelGraph flash = make_transformer(gpt(AttentionKind::Flash));

@@ -93,7 +93,8 @@ TEST(Zero3, TheNextLayersGatherRunsUnderThisLayersCompute) {
   const double f = pm.time_s({sim::OpClass::Gemm, F, 2 * Q, sim::DType::BF16});
   const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 4 * Q, sim::DType::BF16});
   ASSERT_GT(f, g);
-  const double step = pm.time_s({sim::OpClass::Optimizer, 0, 4 * Q / 2 * kOptimizerBytesPerParam, sim::DType::BF16});
+  const double step = pm.time_s(
+      {sim::OpClass::Optimizer, 0, 4 * Q / 2 * optimizer_bytes_per_param(sim::DType::BF16), sim::DType::BF16});
   const Simulation ahead = simulate(model, cluster, plan);
   EXPECT_NEAR(ahead.result.makespan_s, g + 4 * f + 4 * b + g + step, 1e-9);
   plan.zero_prefetch = 0;
@@ -240,8 +241,8 @@ TEST(Pipeline, AsynchronousPipelinesHaveNoFlushAndRecordTheirStaleness) {
   const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
   const double f = pm.time_s({sim::OpClass::Gemm, 4e12, 0, sim::DType::BF16});
   const double b = pm.time_s({sim::OpClass::Gemm, 8e12, 0, sim::DType::BF16});
-  const double step =
-      pm.time_s(sim::Kernel{sim::OpClass::Optimizer, 0, 1e6 * kOptimizerBytesPerParam, sim::DType::BF16});
+  const double step = pm.time_s(
+      sim::Kernel{sim::OpClass::Optimizer, 0, 1e6 * optimizer_bytes_per_param(sim::DType::BF16), sim::DType::BF16});
   plan.schedule = "1f1b";
   const Simulation flush = simulate(model, cluster, plan);
   EXPECT_NEAR(flush.report.iteration_time_s, (m + p - 1) * (f + b) + step, 1e-9);
@@ -296,8 +297,8 @@ TEST(DataParallel, DelayedAveragingHidesTheExchangeBehindDSteps) {
   const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
   const double compute = pm.time_s({sim::OpClass::Gemm, 4e12, 0, sim::DType::BF16}) +
                          pm.time_s({sim::OpClass::Gemm, 8e12, 0, sim::DType::BF16});
-  const double step =
-      pm.time_s(sim::Kernel{sim::OpClass::Optimizer, 0, 1e6 * kOptimizerBytesPerParam, sim::DType::BF16});
+  const double step = pm.time_s(
+      sim::Kernel{sim::OpClass::Optimizer, 0, 1e6 * optimizer_bytes_per_param(sim::DType::BF16), sim::DType::BF16});
   const Simulation every = simulate(model, cluster, plan);
   ASSERT_NEAR(every.report.iteration_time_s, compute + 2 * L + step, 1e-9);
   for (int D : {1, 2, 4, 8}) {
@@ -537,7 +538,7 @@ TEST(Lowering, OneGpuIterationIsTheSumOfOpTimes) {
     per_microbatch += pm.time_s(lowering::kernel_of(op, in.model, in.plan, Pass::Forward));
     per_microbatch += pm.time_s(lowering::kernel_of(op, in.model, in.plan, Pass::Backward));
   }
-  const double step = pm.time_s({sim::OpClass::Optimizer, 0, 28 * in.model.parameter_count(), in.model.dtype});
+  const double step = pm.time_s({sim::OpClass::Optimizer, 0, 38 * in.model.parameter_count(), in.model.dtype});
   const double expected = in.plan.microbatches() * per_microbatch + step;
   EXPECT_NEAR(s.result.makespan_s / expected, 1.0, 1e-12);
   EXPECT_EQ(s.report.devices.size(), 1u);
