@@ -60,6 +60,13 @@ def recompute(t):
     return "unknown"
 
 
+# A row whose vocabulary its source leaves unstated takes the vocabulary of the production run
+# the same source folder documents, when there is one: the BLOOM prequel's topology sweep
+# (chronicles-prequel.md) ran tr11-176B-ml, whose README gives the 250,880-token tokenizer
+# (row 519, source bigscience_bloom). Otherwise the field stays empty and dejavu skips the row.
+VOCAB_OF_SOURCE = {"bigscience_bloom_prequel": "250880"}
+
+
 def main(path):
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(["row_id", "source", "model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
@@ -73,8 +80,9 @@ def main(path):
             step = "%.6g" % (float(r["global_batch_size_seqs"]) * float(r["seq_len"]) / float(r["tokens_per_s_total"]))
         model = r["model"].replace(",", ";")
         framework = r["framework"].split(" ")[0].replace(",", ";")
+        vocab = r["vocab_size"] or VOCAB_OF_SOURCE.get(r["source_id"], "")
         out.writerow([r["row_id"], r["source_id"], model, r["num_layers"], r["hidden_size"],
-                      r["num_attention_heads"], r["num_kv_heads"], r["ffn_hidden_size"], r["vocab_size"],
+                      r["num_attention_heads"], r["num_kv_heads"], r["ffn_hidden_size"], vocab,
                       r["seq_len"], gpu(r["gpu_type"]), r["num_gpus"], framework, precision(r["precision"]),
                       r["tp"], r["pp"], r["vp_chunks"], r["cp"], r["dp"], sharding(r["sharding"]),
                       r["micro_batch_size"], r["global_batch_size_seqs"], recompute(r["activation_recompute"]),
