@@ -174,8 +174,9 @@ ClassFit fit_class(sim::OpClass c, const std::vector<Measurement>& rows, const G
   const double last = !shaped ? 0 : fixed_fill >= 0 ? fixed_fill : 512;
   for (double k_fill = first; k_fill <= last; k_fill += 16) {
     ClassFit fit;
-    fit_lines(points_of(train, gpu, shaped, k_fill), peak, gpu.memory_bandwidth_Bps, fit);
-    fit.train_mean_abs_error = mean_abs_error(fit, points_of(train, gpu, shaped, k_fill));
+    const std::vector<Point> points = points_of(train, gpu, shaped, k_fill);
+    fit_lines(points, peak, gpu.memory_bandwidth_Bps, fit);
+    fit.train_mean_abs_error = mean_abs_error(fit, points);
     fit.heldout_mean_abs_error = mean_abs_error(fit, points_of(held, gpu, shaped, k_fill));
     fit.efficiency.k_fill = k_fill;
     if (k_fill == first || fit.train_mean_abs_error < best.train_mean_abs_error) best = fit;

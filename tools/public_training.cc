@@ -40,31 +40,26 @@ workloads::ModelGraph model_of(const CsvRow& r, sim::DType dtype) {
   std::string name = r.text("model");
   std::transform(name.begin(), name.end(), name.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  if (kv < heads || name.find("llama") != std::string::npos) {
-    workloads::LlamaConfig c;
+  auto common = [&](auto& c) {  // the fields both generators' configs share
     c.name = r.text("model");
     c.layers = whole(r, "layers");
     c.hidden = whole(r, "hidden");
     c.heads = heads;
-    c.kv_heads = kv;
     c.ffn_hidden = whole(r, "ffn_hidden");
     c.seq_len = whole(r, "seq_len");
     c.vocab = whole(r, "vocab");
     c.dtype = dtype;
     c.attention = attention;
+  };
+  if (kv < heads || name.find("llama") != std::string::npos) {
+    workloads::LlamaConfig c;
+    common(c);
+    c.kv_heads = kv;
     c.gated_mlp = name.find("nemotron") == std::string::npos;  // Nemotron-4: squared ReLU
     return workloads::make_llama(c);
   }
   workloads::TransformerConfig c;
-  c.name = r.text("model");
-  c.layers = whole(r, "layers");
-  c.hidden = whole(r, "hidden");
-  c.heads = heads;
-  c.seq_len = whole(r, "seq_len");
-  c.vocab = whole(r, "vocab");
-  c.ffn_hidden = whole(r, "ffn_hidden");
-  c.dtype = dtype;
-  c.attention = attention;
+  common(c);
   return workloads::make_transformer(c);
 }
 

@@ -34,14 +34,17 @@ std::vector<std::string> outside(const std::vector<const Residual*>& like, const
   auto any = [&](auto pred) {
     return std::any_of(like.begin(), like.end(), [&](const Residual* r) { return pred(r->run); });
   };
-  if (run.tp > 1 && !any([](const RunShape& r) { return r.tp > 1; }))
-    out.push_back("tensor parallelism (tp " + std::to_string(run.tp) + ")");
-  if (run.pp > 1 && !any([](const RunShape& r) { return r.pp > 1; }))
-    out.push_back("pipeline parallelism (pp " + std::to_string(run.pp) + ")");
-  if (run.cp > 1 && !any([](const RunShape& r) { return r.cp > 1; }))
-    out.push_back("context parallelism (cp " + std::to_string(run.cp) + ")");
-  if (run.ep > 1 && !any([](const RunShape& r) { return r.ep > 1; }))
-    out.push_back("expert parallelism (ep " + std::to_string(run.ep) + ")");
+  // A parallelism the run uses (degree > 1) that none of them did.
+  const struct {
+    int RunShape::*degree;
+    const char* name;
+  } kinds[] = {{&RunShape::tp, "tensor parallelism (tp "},
+               {&RunShape::pp, "pipeline parallelism (pp "},
+               {&RunShape::cp, "context parallelism (cp "},
+               {&RunShape::ep, "expert parallelism (ep "}};
+  for (const auto& k : kinds)
+    if (run.*k.degree > 1 && !any([&](const RunShape& r) { return r.*k.degree > 1; }))
+      out.push_back(k.name + std::to_string(run.*k.degree) + ")");
   if (!any([&](const RunShape& r) { return r.zero == run.zero; }))
     out.push_back(run.zero ? "ZeRO stage " + std::to_string(run.zero) : "data parallelism without ZeRO");
   double lo = 1e300, hi = 0;
