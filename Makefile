@@ -5,7 +5,7 @@ DEMO  = --platform platforms/presets/dgx-a100-4x8.yaml \
         --workload workloads/presets/gpt3-13b.yaml \
         --plan strategies/presets/tp4-pp2-dp4-1f1b.yaml
 
-.PHONY: deps build demo test asan fuzz bench validate python snapshots docs format format-check long-functions clean
+.PHONY: deps build demo test asan fuzz bench validate step-calibrations python snapshots docs format format-check long-functions clean
 
 deps:
 	@tools/install-deps.sh
@@ -59,12 +59,28 @@ python: build
 
 # Every step-time suite in one fit / held-out table; their rows are the residuals simulate's
 # error bars come from (strategies/validation/residuals.csv, embedded at the next build).
-STEP_SUITES = strategies/validation/megatron_seqpar_selective_a100.yaml $(sort $(wildcard strategies/validation/public/*.yaml))
+# The public suites come twice: as they are, and with their framework's step efficiency
+# (public/calibrated/, fitted to the fit rows by `make step-calibrations`).
+STEP_SUITES = strategies/validation/megatron_seqpar_selective_a100.yaml $(sort $(wildcard strategies/validation/public/*.yaml)) \
+              $(sort $(wildcard strategies/validation/public/calibrated/*.yaml))
 validate: build
 	$(BUILD)/tools/dejavu validate platforms/validation/nccl_allreduce_busbw.yaml
 	$(BUILD)/tools/dejavu validate strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml
 	$(BUILD)/tools/dejavu validate --summary --residuals strategies/validation/residuals.csv $(STEP_SUITES)
 	@echo "wrote strategies/validation/residuals.csv (simulate's error bars; the next build embeds it)"
+
+# Each framework's step efficiency per GPU type, fitted to its public suite's fit rows
+# (platforms/calibration/steps/; a few minutes). Rerun `make validate` after it.
+STEP_FITS = llmfoundry_mpt_bench:H100-SXM-80GB:llm-foundry_h100-sxm-80gb \
+            llmfoundry_mpt_bench:A100-SXM-80GB:llm-foundry_a100-sxm-80gb \
+            llmfoundry_mpt_bench:A100-SXM-40GB:llm-foundry_a100-sxm-40gb \
+            bigscience_bloom_prequel:A100-SXM-80GB:megatron-deepspeed_a100-sxm-80gb \
+            mtnlg_via_llm_analysis:A100-SXM-40GB:megatron-deepspeed_a100-sxm-40gb \
+            dgxc_benchmarking:H100-SXM-80GB:nemo_h100-sxm-80gb
+step-calibrations: build
+	@for f in $(STEP_FITS); do set -- $$(echo $$f | tr : ' '); \
+	  $(BUILD)/tools/dejavu calibrate --suite strategies/validation/public/$$1.yaml --gpu $$2 \
+	    -o platforms/calibration/steps/$$3.yaml || exit 1; done
 
 bench: build
 	$(BUILD)/bench/simulate_benchmark

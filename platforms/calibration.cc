@@ -227,13 +227,19 @@ std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& all, cons
   return out;
 }
 
-Calibration load_calibration(const ConfigNode& root) {
-  root.expect_map({"gpu", "gemm", "attention", "elementwise", "norm", "embedding", "optimizer", "flash_attention"});
+Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
+  root.expect_map({"gpu", "gemm", "attention", "elementwise", "norm", "embedding", "optimizer", "flash_attention",
+                   "step_efficiency"});
   Calibration c;
   const ConfigNode g = root.child("gpu");
   c.gpu = g.as_string();
   if (!has_gpu(c.gpu)) g.fail("unknown GPU \"" + c.gpu + "\"; valid: " + gpu_names());
-  c.efficiency = Efficiency::defaults_for(gpu_spec(c.gpu));
+  const auto earlier = onto ? onto->efficiency.find(c.gpu) : std::map<std::string, Efficiency>::const_iterator();
+  c.efficiency =
+      onto && earlier != onto->efficiency.end() ? earlier->second : Efficiency::defaults_for(gpu_spec(c.gpu));
+  // A stack's kernels in a step reach a share of their isolated speed; above 1 they would
+  // beat the kernels measured alone by half again, which no framework does.
+  c.efficiency.step = root.get_double("step_efficiency", c.efficiency.step, 0.05, 1.5);
   for (int k = 0; k < sim::kOpClasses; ++k) {
     const char* name = sim::to_string(static_cast<sim::OpClass>(k));
     if (!root.has(name)) continue;
@@ -250,7 +256,9 @@ Calibration load_calibration(const ConfigNode& root) {
   return c;
 }
 
-Calibration load_calibration_file(const std::string& path) { return load_calibration(ConfigNode::load_file(path)); }
+Calibration load_calibration_file(const std::string& path, const Cluster* onto) {
+  return load_calibration(ConfigNode::load_file(path), onto);
+}
 
 void write_calibration(std::ostream& out, const std::string& gpu, const std::vector<ClassFit>& fits,
                        const std::string& source) {

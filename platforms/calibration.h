@@ -24,6 +24,8 @@
 //   gpu: A100-SXM-80GB
 //   gemm: {compute_efficiency: 0.82, half_time: 4 us, memory_efficiency: 0.8, launch: 3 us}
 //   elementwise: {memory_efficiency: 0.83}     # what is not given keeps its default
+//   step_efficiency: 0.77   # a software stack's kernels in a step, against measured alone
+//                           # (`dejavu calibrate --suite`, fitted to its measured steps)
 #pragma once
 
 #include <string>
@@ -73,8 +75,11 @@ struct Calibration {
   Efficiency efficiency = Efficiency::defaults();
 };
 
-Calibration load_calibration(const ConfigNode& root);
-Calibration load_calibration_file(const std::string& path);
+// What the file does not give keeps its value on `onto` (an earlier calibration of the
+// same GPU type), else the GPU type's default; so a kernel calibration and a step
+// calibration compose.
+Calibration load_calibration(const ConfigNode& root, const Cluster* onto = nullptr);
+Calibration load_calibration_file(const std::string& path, const Cluster* onto = nullptr);
 void write_calibration(std::ostream& out, const std::string& gpu, const std::vector<ClassFit>& fits,
                        const std::string& source);
 

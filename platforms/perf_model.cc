@@ -81,7 +81,9 @@ double PerfModel::product_s(const sim::GemmShape& p, const OpEfficiency& e, doub
   return e.launch_s + std::max(compute, memory);
 }
 
-double PerfModel::time_s(const sim::Kernel& k) const {
+double PerfModel::time_s(const sim::Kernel& k) const { return kernel_s(k) / eff_.step; }
+
+double PerfModel::kernel_s(const sim::Kernel& k) const {
   const OpEfficiency& e = eff_.per_class.at(static_cast<size_t>(k.op_class));
   if (k.op_class == sim::OpClass::Gemm && k.product_count > 0) {
     const double peak = peak_of(k.dtype);

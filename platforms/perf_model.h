@@ -43,6 +43,11 @@ double gemm_bytes(const sim::GemmShape& p, sim::DType dtype);
 
 struct Efficiency {
   std::array<OpEfficiency, sim::kOpClasses> per_class;  // indexed by sim::OpClass
+  // The share of their isolated speed a software stack's kernels reach inside a training
+  // step (host launch gaps, SMs lent to NCCL, the allocator): every kernel's time is divided
+  // by it. 1 unless a step calibration (`dejavu calibrate --suite`) fitted it to a
+  // framework's measured steps.
+  double step = 1;
   static Efficiency defaults();
   // The defaults with what was measured on this GPU type (its GEMMs) in place.
   static Efficiency defaults_for(const GpuSpec& gpu);
@@ -57,6 +62,7 @@ class PerfModel {
   const GpuSpec& gpu() const { return gpu_; }
 
  private:
+  double kernel_s(const sim::Kernel& k) const;
   double product_s(const sim::GemmShape& p, const OpEfficiency& e, double peak, sim::DType dtype) const;
   double peak_of(sim::DType dtype) const;
 

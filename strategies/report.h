@@ -57,6 +57,7 @@ struct ValidationBand {
   double ratio_low = 0, ratio_high = 0;  // measured / predicted, 10th and 90th percentile
   int runs = 0;                          // validated runs the band comes from
   std::string gpu;
+  bool step_calibrated = false;      // from runs predicted with a step calibration, as this one was
   std::vector<std::string> outside;  // what no validated run had ("context parallelism (cp 2)")
 };
 

@@ -6,6 +6,7 @@
 
 #include "sim/csv.h"
 #include "strategies/simulate.h"
+#include "platforms/calibration.h"
 #include "tools/platform_input.h"
 #include "workloads/llama.h"
 #include "workloads/transformer.h"
@@ -88,25 +89,51 @@ strategies::Plan plan_of(const CsvRow& r) {
   return p;
 }
 
-platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms,
-                              const std::vector<std::string>& calibrations) {
+struct Calibrations {
+  std::vector<ConfigNode> files;
+  std::vector<std::string> gpus;  // the GPU type each applies to
+  std::vector<bool> used;
+};
+
+Calibrations load_calibrations(const std::vector<std::string>& paths) {
+  Calibrations c;
+  for (const std::string& path : paths) {
+    c.files.push_back(ConfigNode::load_file(path));
+    c.gpus.push_back(c.files.back().get_string("gpu"));
+    c.used.push_back(false);
+  }
+  return c;
+}
+
+platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms, Calibrations& calibrations,
+                              double step_efficiency) {
   const std::string& gpu = r.text("gpu");
   const std::string preset = platforms + (gpu.rfind("H100", 0) == 0 ? "/dgx-h100-1x8.yaml" : "/dgx-a100-1x8.yaml");
-  platforms::Cluster c = load_platform(preset, calibrations);
+  platforms::Cluster c = load_platform(preset, {});
   const int gpus = whole(r, "gpus");
   c.groups[0].gpu = gpu;
   c.groups[0].gpus_per_server = std::min(gpus, 8);
   c.groups[0].count = std::max(1, gpus / 8);
   c.network = sim::Network();
   platforms::build_network(c);
+  for (size_t i = 0; i < calibrations.files.size(); ++i)
+    if (calibrations.gpus[i] == gpu) {
+      platforms::apply_calibration(c, platforms::load_calibration(calibrations.files[i], &c),
+                                   calibrations.files[i].loc().file);
+      calibrations.used[i] = true;
+    }
+  if (step_efficiency > 0) {
+    auto it = c.efficiency.emplace(gpu, platforms::Efficiency::defaults_for(platforms::gpu_spec(gpu))).first;
+    it->second.step = step_efficiency;
+  }
   return c;
 }
 
-PublicRun run_row(const CsvRow& r, const std::string& platforms, const std::vector<std::string>& calibrations) {
+PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& calibrations, double step_efficiency) {
   const sim::DType dtype = r.text("precision") == "fp16" ? sim::DType::FP16 : sim::DType::BF16;
   strategies::Plan plan = plan_of(r);
   const workloads::ModelGraph model = model_of(r, dtype);
-  const platforms::Cluster cluster = cluster_of(r, platforms, calibrations);
+  const platforms::Cluster cluster = cluster_of(r, platforms, calibrations, step_efficiency);
   strategies::Simulation s = strategies::simulate(model, cluster, plan);
   // Unstated recomputation: none if the run fits without it, else full (as a user would).
   if (r.text("recompute") == "unknown" && s.report.oom) {
@@ -123,13 +150,15 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, const std::vect
   run.predicted_s = s.report.iteration_time_s;
   run.oom = s.report.oom;
   run.run = shape_of(plan, model.parameter_count(), {r.text("gpu")});
+  const auto calibrated = cluster.efficiency.find(r.text("gpu"));
+  run.run.step_calibrated = calibrated != cluster.efficiency.end() && calibrated->second.step != 1;
   return run;
 }
 
 }  // namespace
 
 PublicSuite run_public_training(const std::string& csv, const std::string& source, const std::string& platforms,
-                                const std::vector<std::string>& calibrations) {
+                                const PublicOptions& options) {
   const CsvTable table = CsvTable::load_file(csv);
   table.expect_columns({"row_id",    "source",     "model",       "layers",       "hidden",    "heads",
                         "kv_heads",  "ffn_hidden", "vocab",       "seq_len",      "gpu",       "gpus",
@@ -137,18 +166,25 @@ PublicSuite run_public_training(const std::string& csv, const std::string& sourc
                         "dp",        "sharding",   "micro_batch", "global_batch", "recompute", "measured_step_s",
                         "held_out"});
   PublicSuite out;
+  Calibrations calibrations = load_calibrations(options.calibrations);
   for (const CsvRow& r : table.rows()) {
     if (r.text("source") != source) continue;
+    if (!options.gpu.empty() && r.text("gpu") != options.gpu) continue;
+    if (options.fit_only && r.text("held_out") == "1") continue;
     if (const auto why = unsupported(r)) {
       ++out.skipped[*why];
       continue;
     }
     try {
-      out.runs.push_back(run_row(r, platforms, calibrations));
+      out.runs.push_back(run_row(r, platforms, calibrations, options.step_efficiency));
     } catch (const Error& e) {
       ++out.skipped[std::string("dejavu refuses the plan: ") + std::string(e.what()).substr(0, 90)];
     }
   }
+  for (size_t i = 0; i < calibrations.files.size(); ++i)
+    if (!calibrations.used[i] && options.gpu.empty())
+      calibrations.files[i].child("gpu").fail("no row of " + source + " runs on " + calibrations.gpus[i] +
+                                              "; a calibration applies to a GPU type the suite has");
   return out;
 }
 

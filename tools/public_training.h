@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/config_node.h"
 #include "tools/validation_residuals.h"
 
 namespace dejavu::tools {
@@ -25,8 +26,16 @@ struct PublicSuite {
   std::map<std::string, int> skipped;  // why a row could not be simulated -> rows
 };
 
+struct PublicOptions {
+  // Calibration YAMLs, each applied to the rows on its GPU type (an error if no row is).
+  std::vector<std::string> calibrations;
+  std::string gpu;             // only the rows on this GPU type (empty: every row)
+  bool fit_only = false;       // only the fit set's rows
+  double step_efficiency = 0;  // > 0: this step efficiency on every row, over the calibrations
+};
+
 // `platforms`: the folder of the server presets (dgx-a100-1x8.yaml, dgx-h100-1x8.yaml).
 PublicSuite run_public_training(const std::string& csv, const std::string& source, const std::string& platforms,
-                                const std::vector<std::string>& calibrations);
+                                const PublicOptions& options = {});
 
 }  // namespace dejavu::tools

@@ -25,6 +25,9 @@ struct RunShape {
   std::string gpu;
   double params = 0;
   int gpus = 0, tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, zero = 0;
+  // Predicted with a step calibration of its GPU type (platforms::Efficiency::step): its
+  // band comes from residuals predicted so too.
+  bool step_calibrated = false;
 };
 
 struct Residual {
@@ -41,7 +44,8 @@ const std::vector<Residual>& shipped_residuals();
 
 // The band for a prediction of `predicted_s` for `run`: the 10th to 90th percentile of
 // measured / predicted over the residuals on the same GPU type not fitted to (held-out and
-// all), when there are at least kMinBandRuns; and what the run does that none of them did.
+// all), step-calibrated or not as the run is, when there are at least kMinBandRuns; and what
+// the run does that none of them did.
 constexpr int kMinBandRuns = 5;
 strategies::ValidationBand band_for(const std::vector<Residual>& rows, const RunShape& run, double predicted_s);
 

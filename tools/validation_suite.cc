@@ -20,23 +20,51 @@ std::string beside(const std::string& suite, const ConfigNode& n) {
   if (!std::filesystem::exists(p)) n.fail("no such file: " + p.string());
   return p.string();
 }
+
+const std::initializer_list<const char*> kSuiteKeys = {"name",      "kind",      "measurements",  "platform",
+                                                       "platforms", "source",    "calibration",   "calibrations",
+                                                       "runs",      "min_bytes", "recorded_error"};
+
+// Whether any of the calibration files sets a step efficiency.
+bool sets_step(const std::vector<std::string>& calibrations) {
+  for (const std::string& c : calibrations)
+    if (ConfigNode::load_file(c).has("step_efficiency")) return true;
+  return false;
+}
+
+std::vector<std::string> calibrations_of(const std::string& path, const ConfigNode& root) {
+  std::vector<std::string> out;
+  if (root.has("calibration")) out.push_back(beside(path, root.child("calibration")));
+  if (root.has("calibrations"))
+    for (const ConfigNode& c : root.child("calibrations").items()) out.push_back(beside(path, c));
+  return out;
+}
 }  // namespace
+
+PublicSuiteFiles public_suite_files(const std::string& path) {
+  const ConfigNode root = ConfigNode::load_file(path);
+  root.expect_map(kSuiteKeys);
+  if (root.child("kind").as_choice({"megatron", "nccl", "public"}) != "public")
+    root.child("kind").fail("a step calibration is fitted to a public suite (kind: public)");
+  return {root.get_string("name", root.file_stem()), beside(path, root.child("measurements")),
+          root.get_string("source"), beside(path, root.child("platforms")), calibrations_of(path, root)};
+}
 
 ValidationReport run_validation_suite(const std::string& path) {
   const ConfigNode root = ConfigNode::load_file(path);
-  root.expect_map({"name", "kind", "measurements", "platform", "platforms", "source", "calibration", "runs",
-                   "min_bytes", "recorded_error"});
+  root.expect_map(kSuiteKeys);
   ValidationReport r;
   r.name = root.get_string("name", root.file_stem());
   r.kind = root.child("kind").as_choice({"megatron", "nccl", "public"});
   r.recorded_error = root.get_double("recorded_error", 0, 0, 10);
   const std::string measurements = beside(path, root.child("measurements"));
-  std::vector<std::string> calibrations;
-  if (root.has("calibration")) calibrations.push_back(beside(path, root.child("calibration")));
+  const std::vector<std::string> calibrations = calibrations_of(path, root);
   if (r.kind == "public") {
     r.unit = "s";
-    const PublicSuite suite = run_public_training(measurements, root.get_string("source"),
-                                                  beside(path, root.child("platforms")), calibrations);
+    PublicOptions options;
+    options.calibrations = calibrations;
+    const PublicSuite suite =
+        run_public_training(measurements, root.get_string("source"), beside(path, root.child("platforms")), options);
     for (const PublicRun& run : suite.runs)
       r.rows.push_back({run.label, run.measured_s, run.predicted_s, run.held_out, run.oom ? "OOM" : "", true, run.run});
     r.skipped = suite.skipped;
@@ -48,6 +76,7 @@ ValidationReport run_validation_suite(const std::string& path) {
       RunShape run;
       run.gpu = p.gpu, run.params = p.params, run.gpus = row.gpus, run.tp = row.tp, run.pp = row.pp;
       run.dp = row.gpus / (row.tp * row.pp);
+      run.step_calibrated = sets_step(calibrations);
       r.rows.push_back({row.model + " full recompute", row.full_recompute_s, p.full_recompute_s, false, "", true, run});
       r.rows.push_back(
           {row.model + " seq-par + selective", row.seqpar_selective_s, p.seqpar_selective_s, false, "", true, run});
@@ -106,6 +135,12 @@ SetErrors errors_of(const std::vector<ValidationRow>& rows, bool held_out) {
   return e;
 }
 
+bool step_calibrated(const ValidationReport& r) {
+  for (const ValidationRow& row : r.rows)
+    if (row.run.step_calibrated) return true;
+  return false;
+}
+
 bool has_held_out(const ValidationReport& r) {
   for (const ValidationRow& row : r.rows)
     if (row.held_out) return true;
@@ -129,8 +164,8 @@ void write_split(std::ostream& out, const ValidationReport& r) {
 
 void write_validation_summary(std::ostream& out, const std::vector<ValidationReport>& reports) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%-26s %-8s %5s %9s %8s %8s %6s %6s %8s\n", "suite", "set", "rows", "geomean", "max",
-                "mean", "slower", "faster", "skipped");
+  std::snprintf(buf, sizeof buf, "%-26s %-6s %-8s %5s %9s %8s %8s %6s %6s %8s\n", "suite", "steps", "set", "rows",
+                "geomean", "max", "mean", "slower", "faster", "skipped");
   out << buf;
   for (const ValidationReport& r : reports) {
     int skipped = 0;
@@ -138,7 +173,9 @@ void write_validation_summary(std::ostream& out, const std::vector<ValidationRep
     for (bool held_out : {false, true}) {
       if (held_out && !has_held_out(r)) continue;
       const SetErrors e = errors_of(r.rows, held_out);
-      std::snprintf(buf, sizeof buf, "%-26s %-8s %5d %8.1f%% %7.1f%% %+7.1f%% %6d %6d %8d\n", r.name.c_str(),
+      if (e.rows == 0) continue;  // a suite whose every row is held out
+      std::snprintf(buf, sizeof buf, "%-26s %-6s %-8s %5d %8.1f%% %7.1f%% %+7.1f%% %6d %6d %8d\n", r.name.c_str(),
+                    step_calibrated(r) ? "fitted" : "-",
                     held_out          ? "held-out"
                     : has_held_out(r) ? "fit"
                                       : "all",

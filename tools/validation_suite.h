@@ -6,6 +6,7 @@
 //   measurements: megatron_seqpar_selective_a100.csv      # paths relative to the suite
 //   platform: ../../platforms/presets/dgx-a100-1x8.yaml  # megatron: the server type
 //   calibration: ../../platforms/calibration/a100-sxm-80gb.yaml   # optional
+//   calibrations: [a.yaml, b.yaml]   # optional, more than one (public: each on its GPU type's rows)
 //   runs:                        # nccl: which measured rows, on which platform
 //     - {gpu: A100-SXM-80GB, gpus: 8, platform: ../../platforms/presets/dgx-a100-1x8.yaml}
 //   min_bytes: 16 MiB            # nccl: smaller messages are latency-bound, left out
@@ -46,9 +47,17 @@ struct ValidationReport {
 
 // Throws ConfigError for a malformed suite (unknown kind or key, missing file, ...).
 ValidationReport run_validation_suite(const std::string& path);
+
+// What a public suite names, its paths resolved (a ConfigError for another kind).
+struct PublicSuiteFiles {
+  std::string name, measurements, source, platforms;
+  std::vector<std::string> calibrations;
+};
+PublicSuiteFiles public_suite_files(const std::string& path);
 void write_validation_report(std::ostream& out, const ValidationReport& r);
-// One line per suite and set (fit, held-out): rows, geometric mean and largest |error|,
-// mean signed error, rows slower and faster than measured.
+// One line per suite and set (fit, held-out): whether its framework's step efficiency was
+// fitted (a step calibration), rows, geometric mean and largest |error|, mean signed error,
+// rows slower and faster than measured.
 void write_validation_summary(std::ostream& out, const std::vector<ValidationReport>& reports);
 // The step-time rows of the reports as residuals (fit, held-out, or all for a suite with no
 // fit set).

@@ -174,5 +174,22 @@ TEST(Calibration, AppliesToTheClusterItNames) {
   EXPECT_THROW(apply_calibration(cluster, h, "h.yaml"), ConfigError);
 }
 
+// A step calibration after a kernel calibration of the same GPU keeps the kernel's figures
+// and divides every kernel's time by the step efficiency: a GEMM of 1e13 flops at 40% of
+// 312 TFLOP/s, in a step at 80%, takes 1e13 / (0.4 * 312e12) / 0.8.
+TEST(Calibration, AStepCalibrationComposesWithAKernelCalibration) {
+  Cluster cluster = load_cluster_file(std::string(DEJAVU_SOURCE_DIR) + "/platforms/presets/dgx-a100-1x8.yaml");
+  const char* kernel = "gpu: A100-SXM-80GB\ngemm: {compute_efficiency: 0.4, half_time: 0 s, launch: 0 s}\n";
+  apply_calibration(cluster, load_calibration(ConfigNode::load_string(kernel, "k.yaml"), &cluster), "k.yaml");
+  const char* step = "gpu: A100-SXM-80GB\nstep_efficiency: 0.8\n";
+  apply_calibration(cluster, load_calibration(ConfigNode::load_string(step, "s.yaml"), &cluster), "s.yaml");
+  const sim::Kernel k{sim::OpClass::Gemm, 1e13, 1e6, sim::DType::BF16};
+  EXPECT_NEAR(perf_model(cluster, *cluster.gpus[0].spec).time_s(k), 1e13 / (0.4 * 312e12) / 0.8, 1e-12);
+  // Out of range: no share of 0, nor kernels 1.5 times faster in a step than alone.
+  for (const char* bad : {"gpu: A100-SXM-80GB\nstep_efficiency: 0\n", "gpu: A100-SXM-80GB\nstep_efficiency: 2\n",
+                          "gpu: A100-SXM-80GB\nstep_efficiency: .nan\n"})
+    EXPECT_THROW(load_calibration(ConfigNode::load_string(bad, "bad.yaml")), ConfigError) << bad;
+}
+
 }  // namespace
 }  // namespace dejavu::platforms

@@ -1,5 +1,6 @@
 // `dejavu calibrate`: fit the kernel performance model of one GPU type to measured kernel
-// times (CSV) and write the calibration YAML `--calibration` reads.
+// times (CSV), or a software stack's step efficiency on that GPU type to a public suite's
+// measured steps (--suite), and write the calibration YAML `--calibration` reads.
 #include <cstdio>
 #include <iostream>
 
@@ -7,6 +8,7 @@
 #include "sim/units.h"
 #include "tools/commands/command.h"
 #include "tools/output_file.h"
+#include "tools/step_calibration.h"
 
 namespace dejavu::tools {
 
@@ -32,8 +34,11 @@ class CalibrateCommand : public Command {
  public:
   void add_options(CLI::App& cmd) override {
     cmd.add_option("--gpu", gpu_, "GPU type measured (see dejavu list)")->required();
-    cmd.add_option("--measurements", measurements_, "CSV: op_class,flops,bytes,dtype,seconds[,m,n,k,batch]")
-        ->required();
+    auto* m = cmd.add_option("--measurements", measurements_, "CSV: op_class,flops,bytes,dtype,seconds[,m,n,k,batch]");
+    auto* s = cmd.add_option("--suite", suite_,
+                             "a public validation suite (strategies/validation/public/): fit the step efficiency of "
+                             "its framework on --gpu to the suite's fit rows");
+    m->excludes(s);
     cmd.add_option("-o,--output", output_, "calibration YAML to write");
     cmd.add_option("--k-fill", k_fill_,
                    "fix a shaped GEMM fit's pipeline fill (reduction elements) instead of fitting it")
@@ -41,10 +46,35 @@ class CalibrateCommand : public Command {
   }
 
   int run() override {
-    OutputSet out;
-    out.add("--output", output_);
     if (!platforms::has_gpu(gpu_))
       throw ConfigError(SourceLoc{"--gpu", 0, 0}, "", "unknown GPU \"" + gpu_ + "\"; valid: " + platforms::gpu_names());
+    if (suite_.empty() == measurements_.empty())
+      throw ConfigError(SourceLoc{"dejavu calibrate", 0, 0}, "", "give --measurements (kernels) or --suite (steps)");
+    return suite_.empty() ? run_kernels() : run_steps();
+  }
+
+ private:
+  int run_steps() {
+    OutputSet out;
+    out.add("--output", output_);
+    const StepFit fit = fit_step_efficiency(suite_, gpu_);
+    if (!output_.empty()) out.write(output_, [&](std::ostream& o) { write_step_calibration(o, fit, suite_); });
+    out.commit();
+    std::printf("dejavu calibrate: step efficiency of %s on %s, fitted to its %d fit rows (%d simulations of them)\n",
+                fit.suite.c_str(), gpu_.c_str(), fit.fit.rows, fit.evaluations);
+    std::printf("  step_efficiency %.4f: kernels in a step at %.1f%% of their speed measured alone\n",
+                fit.step_efficiency, 100 * fit.step_efficiency);
+    std::printf("  set        rows  geomean |error|: uncalibrated  calibrated\n");
+    std::printf("  fit        %4d  %28.1f%%  %9.1f%%\n", fit.fit.rows, 100 * fit.fit.before, 100 * fit.fit.after);
+    std::printf("  held-out   %4d  %28.1f%%  %9.1f%%  (never read by the fit)\n", fit.held_out.rows,
+                100 * fit.held_out.before, 100 * fit.held_out.after);
+    if (!output_.empty()) std::printf("wrote %s (use it with --calibration)\n", output_.c_str());
+    return 0;
+  }
+
+  int run_kernels() {
+    OutputSet out;
+    out.add("--output", output_);
     const auto rows = platforms::load_measurements(measurements_);
     const auto fits = platforms::fit_measurements(rows, platforms::gpu_spec(gpu_), k_fill_);
     if (!output_.empty())
@@ -59,8 +89,7 @@ class CalibrateCommand : public Command {
     return 0;
   }
 
- private:
-  std::string gpu_, measurements_, output_;
+  std::string gpu_, measurements_, suite_, output_;
   double k_fill_ = -1;
 };
 
