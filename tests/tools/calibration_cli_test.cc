@@ -92,4 +92,13 @@ TEST(CalibrationCli, BadMeasurementsAreOneLineExitTwo) {
   }
 }
 
+// --k-fill on GEMM rows without their shape would fix nothing: refused, not ignored.
+TEST(CalibrationCli, AKFillWithoutShapedGemmsIsRefused) {
+  const fs::path dir = scratch(), csv = dir / "flat.csv";
+  std::ofstream(csv) << "op_class,flops,bytes,dtype,seconds\nmatmul,1e12,1e8,bf16,0.005\nmatmul,2e12,2e8,bf16,0.009\n";
+  const CliRun r = run_dejavu("calibrate --gpu A100-SXM-80GB --k-fill 64 --measurements " + csv.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--k-fill applies to GEMM rows with their shape"), std::string::npos) << r.err;
+}
+
 }  // namespace

@@ -32,8 +32,8 @@ std::string one_gpu_rows(const std::vector<double>& measured) {
   for (size_t i = 0; i < measured.size(); ++i) {
     const int id = static_cast<int>(i) + 1;
     rows += std::to_string(id) + ",s,GPT,8," + std::to_string(hidden[i]) + ",16,16," + std::to_string(4 * hidden[i]) +
-            ",50257,2048,A100-SXM-80GB,1,Megatron-LM,bf16,1,1,,1,1,none,2,16,none," +
-            std::to_string(measured[i]) + "," + (id % 3 == 0 ? "1" : "0") + "\n";
+            ",50257,2048,A100-SXM-80GB,1,Megatron-LM,bf16,1,1,,1,1,none,2,16,none," + std::to_string(measured[i]) +
+            "," + (id % 3 == 0 ? "1" : "0") + "\n";
   }
   return rows;
 }
@@ -52,8 +52,7 @@ std::string write_suite(const std::string& name, const std::string& rows) {
 TEST(StepCalibration, RecoversTheEfficiencyOfKernelOnlySteps) {
   const std::string probe = write_suite("probe", one_gpu_rows({1, 1, 1, 1}));
   std::vector<double> measured;
-  for (const PublicRun& r :
-       run_public_training((scratch() / "probe.csv").string(), "s", src("platforms/presets")).runs)
+  for (const PublicRun& r : run_public_training((scratch() / "probe.csv").string(), "s", src("platforms/presets")).runs)
     measured.push_back(r.predicted_s / 0.8);
   ASSERT_EQ(measured.size(), 4u);
   const StepFit fit = fit_step_efficiency(write_suite("slow", one_gpu_rows(measured)), "A100-SXM-80GB");
@@ -107,8 +106,7 @@ TEST(StepCalibration, CalibratedSuitesBeatUncalibratedOnTheirHeldOutRows) {
 TEST(StepCalibrationCli, FitsWritesAndRefusesBadInput) {
   const std::string suite = write_suite("cli", one_gpu_rows({1, 1, 1, 1}));
   const auto out = scratch() / "step.yaml";
-  const testing::CliRun ok =
-      run_dejavu("calibrate --gpu A100-SXM-80GB --suite " + suite + " -o " + out.string());
+  const testing::CliRun ok = run_dejavu("calibrate --gpu A100-SXM-80GB --suite " + suite + " -o " + out.string());
   ASSERT_EQ(ok.code, 0) << ok.err;
   EXPECT_NE(ok.out.find("held-out"), std::string::npos) << ok.out;
   EXPECT_NE(testing::slurp(out).find("step_efficiency: "), std::string::npos);

@@ -1,6 +1,7 @@
 // `dejavu calibrate`: fit the kernel performance model of one GPU type to measured kernel
 // times (CSV), or a software stack's step efficiency on that GPU type to a public suite's
 // measured steps (--suite), and write the calibration YAML `--calibration` reads.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -76,6 +77,12 @@ class CalibrateCommand : public Command {
     OutputSet out;
     out.add("--output", output_);
     const auto rows = platforms::load_measurements(measurements_);
+    // A pipeline fill is a shaped GEMM fit's; without shapes it would be silently unused.
+    if (k_fill_ >= 0 && std::none_of(rows.begin(), rows.end(), [](const platforms::Measurement& m) {
+          return m.op_class == sim::OpClass::Gemm && m.shaped;
+        }))
+      throw ConfigError(SourceLoc{measurements_, 0, 0}, "",
+                        "--k-fill applies to GEMM rows with their shape (m, n, k columns); this file has none");
     const auto fits = platforms::fit_measurements(rows, platforms::gpu_spec(gpu_), k_fill_);
     if (!output_.empty())
       out.write(output_, [&](std::ostream& o) { platforms::write_calibration(o, gpu_, fits, measurements_); });
