@@ -151,6 +151,7 @@ void write_split(std::ostream& out, const ValidationReport& r) {
   char buf[256];
   for (bool held_out : {false, true}) {
     const SetErrors e = errors_of(r.rows, held_out);
+    if (e.rows == 0) continue;  // a suite whose every row is held out
     std::snprintf(buf, sizeof buf,
                   "# %-8s %3d rows: geometric mean |error| %.1f%%, max %.1f%%, mean %+.1f%% (%d slower than "
                   "measured, %d faster)\n",
