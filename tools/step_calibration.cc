@@ -53,6 +53,25 @@ double whole_step_guess(const Rows& r) {
   return std::exp(log_sum / r.measured.size());
 }
 
+// The range calibrations accept (platforms/calibration.cc).
+constexpr double kMinStep = 0.05, kMaxStep = 1.5;
+
+// The x in [lo, hi] minimising cost(x), to 1e-3, returned as exp(x).
+template <typename Cost>
+double golden_section(double lo, double hi, Cost&& cost) {
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double a = hi - g * (hi - lo), b = lo + g * (hi - lo);
+  double ca = cost(a), cb = cost(b);
+  while (hi - lo > 1e-3) {
+    if (ca < cb) {
+      hi = b, b = a, cb = ca, a = hi - g * (hi - lo), ca = cost(a);
+    } else {
+      lo = a, a = b, ca = cb, b = lo + g * (hi - lo), cb = cost(b);
+    }
+  }
+  return std::exp((lo + hi) / 2);
+}
+
 }  // namespace
 
 StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gpu) {
@@ -65,26 +84,24 @@ StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gp
     throw ConfigError(SourceLoc{suite_yaml, 0, 0}, "source",
                       f.name + " has " + std::to_string(base.measured.size()) + " fit rows on " + gpu +
                           " that dejavu runs; a step calibration needs at least " + std::to_string(kMinStepFitRows));
-  // Golden-section search over log(step efficiency), bracketing the whole-step guess.
+  // Golden-section search over log(step efficiency), bracketing the whole-step guess; a
+  // result at an edge of the bracket moves the bracket past that edge (within 0.05 to 1.5).
   const double guess = whole_step_guess(base);
-  const double lo0 = std::clamp(guess * (guess < 1 ? 0.4 : 0.9), 0.05, 1.5);
-  const double hi0 = std::clamp(guess * (guess < 1 ? 1.1 : 2.5), 0.05, 1.5);
-  double lo = std::log(lo0), hi = std::log(hi0);
-  const double g = (std::sqrt(5.0) - 1) / 2;
+  double lo = std::clamp(guess * (guess < 1 ? 0.4 : 0.9), kMinStep, kMaxStep);
+  double hi = std::clamp(guess * (guess < 1 ? 1.1 : 2.5), kMinStep, kMaxStep);
   auto cost = [&](double x) {
     ++fit.evaluations;
     return squared_log_error(run_set(f, gpu, false, std::exp(x)));
   };
-  double a = hi - g * (hi - lo), b = lo + g * (hi - lo);
-  double ca = cost(a), cb = cost(b);
-  while (hi - lo > 1e-3) {
-    if (ca < cb) {
-      hi = b, b = a, cb = ca, a = hi - g * (hi - lo), ca = cost(a);
-    } else {
-      lo = a, a = b, ca = cb, b = lo + g * (hi - lo), cb = cost(b);
-    }
+  for (int moves = 0;; ++moves) {
+    fit.step_efficiency = golden_section(std::log(lo), std::log(hi), cost);
+    const bool at_lo = fit.step_efficiency < lo * 1.01 && lo > kMinStep;
+    const bool at_hi = fit.step_efficiency > hi * 0.99 && hi < kMaxStep;
+    if ((!at_lo && !at_hi) || moves == 3) break;
+    const double edge = at_lo ? lo : hi;
+    lo = std::clamp(edge * (at_lo ? 0.4 : 0.9), kMinStep, kMaxStep);
+    hi = std::clamp(edge * (at_lo ? 1.1 : 2.5), kMinStep, kMaxStep);
   }
-  fit.step_efficiency = std::exp((lo + hi) / 2);
   const Rows held = run_set(f, gpu, true, 0);
   fit.fit = {static_cast<int>(base.measured.size()), geomean_abs_error(base),
              geomean_abs_error(run_set(f, gpu, false, fit.step_efficiency))};

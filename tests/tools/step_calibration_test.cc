@@ -46,23 +46,26 @@ std::string write_suite(const std::string& name, const std::string& rows) {
   return (dir / (name + ".yaml")).string();
 }
 
-// A step with no communication is its kernels end to end, so runs measured at exactly 1 / 0.8
-// of the uncalibrated prediction give a step efficiency of 0.8 and no error left, on the
-// held-out row too.
+// A step with no communication is its kernels end to end, so runs measured at exactly 1 / s
+// of the uncalibrated prediction give a step efficiency of s and no error left, on the
+// held-out row too; for a stack slower (0.8) and faster (1.2) than the kernels measured alone.
 TEST(StepCalibration, RecoversTheEfficiencyOfKernelOnlySteps) {
   const std::string probe = write_suite("probe", one_gpu_rows({1, 1, 1, 1}));
-  std::vector<double> measured;
-  for (const PublicRun& r : run_public_training((scratch() / "probe.csv").string(), "s", src("platforms/presets")).runs)
-    measured.push_back(r.predicted_s / 0.8);
-  ASSERT_EQ(measured.size(), 4u);
-  const StepFit fit = fit_step_efficiency(write_suite("slow", one_gpu_rows(measured)), "A100-SXM-80GB");
-  EXPECT_NEAR(fit.step_efficiency, 0.8, 0.8 * 1e-3);
-  EXPECT_EQ(fit.fit.rows, 3);
-  EXPECT_EQ(fit.held_out.rows, 1);
-  EXPECT_NEAR(fit.fit.before, 0.2, 1e-3);  // 0.8 of the measured time: 20% optimistic
-  EXPECT_NEAR(fit.held_out.before, 0.2, 1e-3);
-  EXPECT_LT(fit.fit.after, 2e-3);
-  EXPECT_LT(fit.held_out.after, 2e-3);
+  const auto uncalibrated = run_public_training((scratch() / "probe.csv").string(), "s", src("platforms/presets")).runs;
+  ASSERT_EQ(uncalibrated.size(), 4u);
+  for (double s : {0.8, 1.2}) {
+    SCOPED_TRACE(s);
+    std::vector<double> measured;
+    for (const PublicRun& r : uncalibrated) measured.push_back(r.predicted_s / s);
+    const StepFit fit = fit_step_efficiency(write_suite("kernels", one_gpu_rows(measured)), "A100-SXM-80GB");
+    EXPECT_NEAR(fit.step_efficiency, s, s * 1e-3);
+    EXPECT_EQ(fit.fit.rows, 3);
+    EXPECT_EQ(fit.held_out.rows, 1);
+    EXPECT_NEAR(fit.fit.before, std::fabs(s - 1), 1e-3);  // predicted / measured - 1 = s - 1
+    EXPECT_NEAR(fit.held_out.before, std::fabs(s - 1), 1e-3);
+    EXPECT_LT(fit.fit.after, 2e-3);
+    EXPECT_LT(fit.held_out.after, 2e-3);
+  }
 }
 
 TEST(StepCalibration, TooFewFitRowsOnTheGpuIsAConfigError) {
