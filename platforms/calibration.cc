@@ -288,6 +288,11 @@ void apply_calibration(Cluster& cluster, const Calibration& c, const std::string
   cluster.efficiency[c.gpu] = c.efficiency;
 }
 
+bool step_calibrated(const Cluster& cluster, const std::string& gpu) {
+  const auto it = cluster.efficiency.find(gpu);
+  return it != cluster.efficiency.end() && it->second.step != 1;
+}
+
 PerfModel perf_model(const Cluster& cluster, const GpuSpec& gpu) {
   auto it = cluster.efficiency.find(gpu.name);
   return it == cluster.efficiency.end() ? PerfModel(gpu) : PerfModel(gpu, it->second);

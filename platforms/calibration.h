@@ -86,6 +86,9 @@ void write_calibration(std::ostream& out, const std::string& gpu, const std::vec
 // Applies a calibration to a cluster's GPUs of that type (an error if it has none).
 void apply_calibration(Cluster& cluster, const Calibration& calibration, const std::string& where);
 
+// Whether a step calibration set the step efficiency of the cluster's GPU type `gpu`.
+bool step_calibrated(const Cluster& cluster, const std::string& gpu);
+
 // The performance model for one of the cluster's GPU types, calibrated if the cluster is.
 PerfModel perf_model(const Cluster& cluster, const GpuSpec& gpu);
 

@@ -89,20 +89,21 @@ strategies::Plan plan_of(const CsvRow& r) {
   return p;
 }
 
-struct Calibrations {
-  std::vector<ConfigNode> files;
-  std::vector<std::string> gpus;  // the GPU type each applies to
-  std::vector<bool> used;
+// A calibration file of the suite, the GPU type it applies to, and whether a row had it.
+struct CalibrationFile {
+  ConfigNode file;
+  std::string gpu;
+  bool used = false;
 };
+using Calibrations = std::vector<CalibrationFile>;
 
 Calibrations load_calibrations(const std::vector<std::string>& paths) {
-  Calibrations c;
+  Calibrations out;
   for (const std::string& path : paths) {
-    c.files.push_back(ConfigNode::load_file(path));
-    c.gpus.push_back(c.files.back().get_string("gpu"));
-    c.used.push_back(false);
+    const ConfigNode file = ConfigNode::load_file(path);
+    out.push_back({file, file.get_string("gpu")});
   }
-  return c;
+  return out;
 }
 
 platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms, Calibrations& calibrations,
@@ -116,11 +117,10 @@ platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms, Cal
   c.groups[0].count = std::max(1, gpus / 8);
   c.network = sim::Network();
   platforms::build_network(c);
-  for (size_t i = 0; i < calibrations.files.size(); ++i)
-    if (calibrations.gpus[i] == gpu) {
-      platforms::apply_calibration(c, platforms::load_calibration(calibrations.files[i], &c),
-                                   calibrations.files[i].loc().file);
-      calibrations.used[i] = true;
+  for (CalibrationFile& f : calibrations)
+    if (f.gpu == gpu) {
+      platforms::apply_calibration(c, platforms::load_calibration(f.file, &c), f.file.loc().file);
+      f.used = true;
     }
   if (step_efficiency > 0) {
     auto it = c.efficiency.emplace(gpu, platforms::Efficiency::defaults_for(platforms::gpu_spec(gpu))).first;
@@ -150,8 +150,7 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& c
   run.predicted_s = s.report.iteration_time_s;
   run.oom = s.report.oom;
   run.run = shape_of(plan, model.parameter_count(), {r.text("gpu")});
-  const auto calibrated = cluster.efficiency.find(r.text("gpu"));
-  run.run.step_calibrated = calibrated != cluster.efficiency.end() && calibrated->second.step != 1;
+  run.run.step_calibrated = platforms::step_calibrated(cluster, r.text("gpu"));
   return run;
 }
 
@@ -181,10 +180,10 @@ PublicSuite run_public_training(const std::string& csv, const std::string& sourc
       ++out.skipped[std::string("dejavu refuses the plan: ") + std::string(e.what()).substr(0, 90)];
     }
   }
-  for (size_t i = 0; i < calibrations.files.size(); ++i)
-    if (!calibrations.used[i] && options.gpu.empty())
-      calibrations.files[i].child("gpu").fail("no row of " + source + " runs on " + calibrations.gpus[i] +
-                                              "; a calibration applies to a GPU type the suite has");
+  for (const CalibrationFile& f : calibrations)
+    if (!f.used && options.gpu.empty())
+      f.file.child("gpu").fail("no row of " + source + " runs on " + f.gpu +
+                               "; a calibration applies to a GPU type the suite has");
   return out;
 }
 

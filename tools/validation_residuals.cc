@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "platforms/calibration.h"
 #include "sim/csv.h"
 
 namespace dejavu::tools {
@@ -153,8 +154,8 @@ strategies::ValidationBand band_of(const workloads::ModelGraph& model, const pla
   for (const auto& slot : cluster.gpus) types.insert(slot.spec->name);
   RunShape run = shape_of(plan, model.parameter_count(), {types.begin(), types.end()});
   run.language_model = model.heads > 0 && model.tokens_per_sample > 1;
-  for (const auto& [gpu, efficiency] : cluster.efficiency)
-    run.step_calibrated = run.step_calibrated || (types.count(gpu) && efficiency.step != 1);
+  for (const std::string& gpu : types)
+    run.step_calibrated = run.step_calibrated || platforms::step_calibrated(cluster, gpu);
   return band_for(shipped_residuals(), run, report.iteration_time_s);
 }
 

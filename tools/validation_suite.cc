@@ -25,13 +25,6 @@ const std::initializer_list<const char*> kSuiteKeys = {"name",      "kind",     
                                                        "platforms", "source",    "calibration",   "calibrations",
                                                        "runs",      "min_bytes", "recorded_error"};
 
-// Whether any of the calibration files sets a step efficiency.
-bool sets_step(const std::vector<std::string>& calibrations) {
-  for (const std::string& c : calibrations)
-    if (ConfigNode::load_file(c).has("step_efficiency")) return true;
-  return false;
-}
-
 std::vector<std::string> calibrations_of(const std::string& path, const ConfigNode& root) {
   std::vector<std::string> out;
   if (root.has("calibration")) out.push_back(beside(path, root.child("calibration")));
@@ -71,12 +64,13 @@ ValidationReport run_validation_suite(const std::string& path) {
   } else if (r.kind == "megatron") {
     r.unit = "s";
     const std::string platform = beside(path, root.child("platform"));
+    const platforms::Cluster calibrated = load_platform(platform, calibrations);
     for (const MegatronRow& row : load_megatron_csv(measurements)) {
       const MegatronPrediction p = predict(row, platform, calibrations);
       RunShape run;
       run.gpu = p.gpu, run.params = p.params, run.gpus = row.gpus, run.tp = row.tp, run.pp = row.pp;
       run.dp = row.gpus / (row.tp * row.pp);
-      run.step_calibrated = sets_step(calibrations);
+      run.step_calibrated = platforms::step_calibrated(calibrated, p.gpu);
       r.rows.push_back({row.model + " full recompute", row.full_recompute_s, p.full_recompute_s, false, "", true, run});
       r.rows.push_back(
           {row.model + " seq-par + selective", row.seqpar_selective_s, p.seqpar_selective_s, false, "", true, run});
