@@ -31,7 +31,8 @@ bool parse_class(const std::string& name, sim::OpClass* out) {
                                                             {"rmsnorm", sim::OpClass::Norm},
                                                             {"embedding", sim::OpClass::Embedding},
                                                             {"optimizer", sim::OpClass::Optimizer},
-                                                            {"flash_attention", sim::OpClass::FlashAttention}};
+                                                            {"flash_attention", sim::OpClass::FlashAttention},
+                                                            {"triton_attention", sim::OpClass::TritonAttention}};
   auto it = names.find(name);
   if (it == names.end()) return false;
   *out = it->second;
@@ -203,7 +204,7 @@ std::vector<Measurement> load_measurements(const std::string& path) {
     if (!parse_class(c.text("op_class"), &m.op_class))
       c.fail("op_class", "unknown op class \"" + c.text("op_class") +
                              "\"; valid: gemm (matmul, conv), attention, elementwise (softmax, dropout, gelu), norm "
-                             "(layernorm, rmsnorm), embedding, optimizer, flash_attention");
+                             "(layernorm, rmsnorm), embedding, optimizer, flash_attention, triton_attention");
     if (!sim::parse_dtype(c.text("dtype"), &m.dtype))
       c.fail("dtype", "unknown dtype \"" + c.text("dtype") + "\"; valid: " + sim::dtype_names());
     m.flops = c.as_double("flops", 0, 1e21);
@@ -229,7 +230,7 @@ std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& all, cons
 
 Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
   root.expect_map({"gpu", "gemm", "attention", "elementwise", "norm", "embedding", "optimizer", "flash_attention",
-                   "step_efficiency"});
+                   "triton_attention", "step_efficiency"});
   Calibration c;
   const ConfigNode g = root.child("gpu");
   c.gpu = g.as_string();

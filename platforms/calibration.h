@@ -8,8 +8,8 @@
 // shaped model of perf_model.h: the pipeline fill k_fill is chosen from 0 to 512 in steps
 // of 16 by the training rows' error, the two lines fitted for each).
 // op_class: gemm (or matmul, conv), attention, elementwise (or softmax, dropout, gelu),
-// norm (or layernorm, rmsnorm), embedding, optimizer, flash_attention. flops and bytes are the kernel's
-// work and its device-memory traffic (a GEMM m x k x n: 2mkn flops, (mk + kn + mn) x
+// norm (or layernorm, rmsnorm), embedding, optimizer, flash_attention, triton_attention. flops and
+// bytes are the kernel's work and its device-memory traffic (a GEMM m x k x n: 2mkn flops, (mk + kn + mn) x
 // dtype bytes), seconds its measured time. Collectives are not kernels here: their
 // bandwidth efficiency and step latency are fitted per server type (`dejavu collectives
 // --validate`).

@@ -24,6 +24,11 @@ Efficiency Efficiency::defaults() {
   // rows). Each row times a forward and a backward call, so one call's t_half is half the
   // fitted intercept's 388 us.
   at(C::FlashAttention) = {0.618, 194e-6, 0.80, 2e-6};
+  // FlashAttention in Triton (HazyResearch's flash_attn_triton), fitted to its published A100
+  // causal forward + backward throughput beside FlashAttention-2's (`dejavu calibrate --gpu
+  // A100-SXM-80GB --measurements platforms/calibration/triton_attention_a100.csv`: e_max
+  // 0.262, 2.3% error on held-out rows): well under half FlashAttention-2's speed.
+  at(C::TritonAttention) = {0.262, 87.5e-6, 0.80, 2e-6};
   return e;
 }
 
@@ -47,6 +52,11 @@ Efficiency Efficiency::defaults_for(const GpuSpec& gpu) {
     // flash_attention_h100.csv) on the compute line alone, every row a pair of calls: e_max
     // 0.329, intercept 377 us a pair, 6.6% mean |error| on the 4 held-out rows.
     e.per_class[static_cast<size_t>(sim::OpClass::FlashAttention)] = {0.3286, 61.3e-6, 0.80, 2e-6, 0};
+    // No public figure times the Triton kernel of 2023 on an H100 (the FlashAttention-3
+    // README's "Triton" is a later, Hopper-aware kernel): it is priced as FlashAttention-2,
+    // which like it issues Ampere's tensor-core instructions there. On MPT's H100 fit rows,
+    // step-calibrated, efficiencies from 0.26 to 0.33 fit equally well (README, "Triton").
+    e.per_class[static_cast<size_t>(sim::OpClass::TritonAttention)] = {0.3286, 61.3e-6, 0.80, 2e-6, 0};
   }
   if (gpu.name == "A100-SXM-80GB" || gpu.name == "A100-SXM-40GB") gemm = {0.801147, 5.66581e-06, 0.80, 2e-6, 144};
   return e;

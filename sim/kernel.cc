@@ -18,6 +18,8 @@ const char* to_string(OpClass c) {
       return "optimizer";
     case OpClass::FlashAttention:
       return "flash_attention";
+    case OpClass::TritonAttention:
+      return "triton_attention";
   }
   return "?";
 }

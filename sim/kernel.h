@@ -8,9 +8,11 @@
 namespace dejavu::sim {
 
 // Attention: unfused (batched matmuls, softmax over the stored score matrix);
-// FlashAttention: one fused, compute-bound kernel that keeps no score matrix.
-enum class OpClass { Gemm, Attention, Elementwise, Norm, Embedding, Optimizer, FlashAttention };
-constexpr int kOpClasses = 7;
+// FlashAttention: one fused, compute-bound kernel that keeps no score matrix (CUDA,
+// FlashAttention-2 and its kin); TritonAttention: the same algorithm in Triton (HazyResearch's
+// flash_attn_triton, MosaicML llm-foundry's `attn_impl: triton`), which reaches half its speed.
+enum class OpClass { Gemm, Attention, Elementwise, Norm, Embedding, Optimizer, FlashAttention, TritonAttention };
+constexpr int kOpClasses = 8;
 enum class DType { FP32, TF32, FP16, BF16, FP8 };
 
 const char* to_string(OpClass c);

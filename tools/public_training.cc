@@ -31,13 +31,10 @@ std::optional<std::string> unsupported(const CsvRow& r) {
   return std::nullopt;
 }
 
-// Megatron-DeepSpeed (BLOOM, MT-NLG, 2021-22) ran attention unfused; the rest FlashAttention
-// (llm-foundry's triton/flash, NeMo's cuDNN fused attention, torchtitan's SDPA).
+// The attention kernel is the row's (tools/public_training.py says which each framework ran).
 workloads::ModelGraph model_of(const CsvRow& r, sim::DType dtype) {
   const int heads = whole(r, "heads"), kv = whole(r, "kv_heads", heads);
-  const std::string& fw = r.text("framework");
-  const auto attention =
-      fw.find("DeepSpeed") != std::string::npos ? workloads::AttentionKind::Unfused : workloads::AttentionKind::Flash;
+  const auto attention = workloads::attention_of(r.as_choice("attention", workloads::attention_names()));
   std::string name = r.text("model");
   std::transform(name.begin(), name.end(), name.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
@@ -163,7 +160,7 @@ PublicSuite run_public_training(const std::string& csv, const std::string& sourc
                         "kv_heads",  "ffn_hidden", "vocab",       "seq_len",      "gpu",       "gpus",
                         "framework", "precision",  "tp",          "pp",           "vp",        "cp",
                         "dp",        "sharding",   "micro_batch", "global_batch", "recompute", "measured_step_s",
-                        "held_out"});
+                        "attention", "held_out"});
   PublicSuite out;
   Calibrations calibrations = load_calibrations(options.calibrations);
   for (const CsvRow& r : table.rows()) {

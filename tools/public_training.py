@@ -8,6 +8,7 @@
   sharding   dp | zero1 | zero2 | zero3 | offload (ZeRO-3 with optimizer offload) | unknown
   recompute  none | full | selective | unknown ("not stated")
   measured_step_s  the reported step time, else global batch tokens / tokens per second
+  attention  flash | triton | unfused: the attention kernel the source's framework ran
   held_out   1 for every third row (row_id % 3 == 0), fixed here before anything is fitted
 
 Run: python3 tools/public_training.py ../shared/validation/public/training_throughput.csv \
@@ -73,12 +74,21 @@ VOCAB_OF_SOURCE = {"bigscience_bloom_prequel": "250880"}
 # 1f6d9f40e4117d7c71b726f86074ac01c29f87f5 (step 4.61 s against 4.36 s at 256 GPUs).
 VP_OF_MODEL = {("dgxc_benchmarking", "Nemotron-4 340B"): "12"}
 
+# The attention kernel each framework ran. Megatron-DeepSpeed and DeepSpeed (BLOOM, MT-NLG,
+# 2021-22) ran it unfused. MosaicML's llm-foundry benchmark tables (A100 April 2023, H100
+# October 2023 and January 2024) were made by scripts/train/benchmarking/submit_benchmarks.py,
+# whose `--attn_impl` defaults to `triton` at each of those commits (9fa3ceb9a, b2a43a147,
+# 5e85bd62d), with no other value in the README's commands: llm-foundry's flash_attn_triton, the
+# HazyResearch Triton kernel. The rest ran FlashAttention-class CUDA kernels (NeMo's cuDNN
+# fused attention, torchtitan's SDPA).
+ATTENTION_OF_FRAMEWORK = {"Megatron-DeepSpeed": "unfused", "DeepSpeed": "unfused", "Composer/llm-foundry": "triton"}
+
 
 def main(path):
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(["row_id", "source", "model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
                   "seq_len", "gpu", "gpus", "framework", "precision", "tp", "pp", "vp", "cp", "dp", "sharding",
-                  "micro_batch", "global_batch", "recompute", "measured_step_s", "held_out"])
+                  "micro_batch", "global_batch", "recompute", "measured_step_s", "attention", "held_out"])
     for r in csv.DictReader(open(path)):
         step = r["step_time_s"]
         if not step and r["tokens_per_s_total"] and r["global_batch_tokens"]:
@@ -94,7 +104,7 @@ def main(path):
                       r["seq_len"], gpu(r["gpu_type"]), r["num_gpus"], framework, precision(r["precision"]),
                       r["tp"], r["pp"], vp, r["cp"], r["dp"], sharding(r["sharding"]),
                       r["micro_batch_size"], r["global_batch_size_seqs"], recompute(r["activation_recompute"]),
-                      step, 1 if int(r["row_id"]) % 3 == 0 else 0])
+                      step, ATTENTION_OF_FRAMEWORK.get(framework, "flash"), 1 if int(r["row_id"]) % 3 == 0 else 0])
 
 
 if __name__ == "__main__":

@@ -27,9 +27,10 @@ void write_inspection(std::ostream& out, const ModelGraph& m, double batch) {
     }
   }
   char buf[256];
-  const char* attention = by_class.count("flash_attention") ? ", flash attention"
-                          : by_class.count("attention")     ? ", unfused attention"
-                                                            : "";
+  const char* attention = by_class.count("flash_attention")    ? ", flash attention"
+                          : by_class.count("triton_attention") ? ", triton attention"
+                          : by_class.count("attention")        ? ", unfused attention"
+                                                               : "";
   out << m.name << ": " << m.size() << " ops, " << m.layers << " layers, " << sim::to_string(m.dtype) << attention
       << "\n";
   std::snprintf(buf, sizeof buf, "  parameters            %.4g (%.4g per layer)\n", m.parameter_count(), layer_params);

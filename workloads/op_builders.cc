@@ -1,5 +1,9 @@
 #include "workloads/op_builders.h"
 
+#include <array>
+#include <stdexcept>
+#include <utility>
+
 #include "sim/config_node.h"
 
 namespace dejavu::workloads {
@@ -62,13 +66,36 @@ sim::DType dtype_key(const ConfigNode& n, sim::DType fallback) {
   return out;
 }
 
-AttentionKind attention_key(const ConfigNode& n, AttentionKind fallback) {
-  if (!n.has("attention")) return fallback;
-  return n.child("attention").as_choice({"flash", "unfused"}) == "flash" ? AttentionKind::Flash
-                                                                         : AttentionKind::Unfused;
+namespace {
+const std::array<std::pair<const char*, AttentionKind>, 3> kAttentionKinds = {
+    {{"flash", AttentionKind::Flash}, {"triton", AttentionKind::Triton}, {"unfused", AttentionKind::Unfused}}};
+}  // namespace
+
+const std::vector<std::string>& attention_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& entry : kAttentionKinds) out.emplace_back(entry.first);
+    return out;
+  }();
+  return names;
 }
 
-const char* to_string(AttentionKind k) { return k == AttentionKind::Flash ? "flash" : "unfused"; }
+AttentionKind attention_of(const std::string& name) {
+  for (const auto& [k, kind] : kAttentionKinds)
+    if (name == k) return kind;
+  throw std::invalid_argument("unknown attention kind " + name);  // callers pass a checked name
+}
+
+AttentionKind attention_key(const ConfigNode& n, AttentionKind fallback) {
+  if (!n.has("attention")) return fallback;
+  return attention_of(n.child("attention").as_choice(attention_names()));
+}
+
+const char* to_string(AttentionKind k) {
+  for (const auto& [name, kind] : kAttentionKinds)
+    if (kind == k) return name;
+  return "?";
+}
 
 namespace {
 // FlashAttention (Dao 2022, 2023): forward 4·s²·h FLOPs, halved under a causal mask; the
@@ -104,7 +131,10 @@ Op attention_op(std::string name, int layer, double s, double h, double a, doubl
   attn.activation_bytes = (s * h + 2 * s * kv) * e + attn.selective_recompute_bytes;
   attn.activation_split = true;
   attn.model_fwd_flops = attn.fwd_flops;
-  return kind == AttentionKind::Flash ? flash_attention(attn, s, h, a, kv, e, causal) : attn;
+  if (kind == AttentionKind::Unfused) return attn;
+  attn = flash_attention(attn, s, h, a, kv, e, causal);
+  if (kind == AttentionKind::Triton) attn.op_class = sim::OpClass::TritonAttention;
+  return attn;
 }
 
 }  // namespace dejavu::workloads

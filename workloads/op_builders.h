@@ -28,11 +28,16 @@ Op gemm(std::string name, int layer, double s, double k, double n, double e, boo
 // How attention runs: unfused (Megatron 2021-22: batched matmuls, the a·s² scores
 // written, masked, softmaxed and dropped out in memory and stored for the backward) or
 // FlashAttention (one fused kernel, compute-bound, tiles never leave the chip, the scores
-// recomputed in the backward and none stored; causal masks skip half the tiles).
-enum class AttentionKind { Unfused, Flash };
-// Reads `attention: flash | unfused` (the fallback when absent).
+// recomputed in the backward and none stored; causal masks skip half the tiles), or the
+// same algorithm written in Triton (MosaicML llm-foundry's default `attn_impl: triton`
+// through 2023): FlashAttention's work and memory, priced at its own measured speed.
+enum class AttentionKind { Unfused, Flash, Triton };
+// Reads `attention: flash | triton | unfused` (the fallback when absent).
 AttentionKind attention_key(const ConfigNode& n, AttentionKind fallback);
 const char* to_string(AttentionKind k);
+const std::vector<std::string>& attention_names();  // flash, triton, unfused
+// The kind a name in attention_names() stands for.
+AttentionKind attention_of(const std::string& name);
 
 // Self-attention over s tokens of width h in a heads (kv: the keys' and values' width, h
 // without grouped-query attention). Model FLOPs by Megatron's convention: scores Q·K^T and

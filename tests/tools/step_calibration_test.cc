@@ -22,7 +22,7 @@ using testing::src;
 
 const char* const kHeader =
     "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
-    "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,held_out\n";
+    "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,held_out\n";
 
 // Single-GPU runs of three GPT sizes (no collective in their steps), every third row held
 // out, each step `measured` seconds.
@@ -33,7 +33,7 @@ std::string one_gpu_rows(const std::vector<double>& measured) {
     const int id = static_cast<int>(i) + 1;
     rows += std::to_string(id) + ",s,GPT,8," + std::to_string(hidden[i]) + ",16,16," + std::to_string(4 * hidden[i]) +
             ",50257,2048,A100-SXM-80GB,1,Megatron-LM,bf16,1,1,,1,1,none,2,16,none," + std::to_string(measured[i]) +
-            "," + (id % 3 == 0 ? "1" : "0") + "\n";
+            ",flash," + (id % 3 == 0 ? "1" : "0") + "\n";
   }
   return rows;
 }

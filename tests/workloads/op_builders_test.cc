@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "platforms/perf_model.h"
 #include "strategies/lowering.h"
+#include "workloads/inspect.h"
 #include "workloads/transformer.h"
 
 namespace dejavu::workloads {
@@ -44,12 +47,12 @@ TEST(Attention, FlashStoresNoScoreMatrix) {
 // The FlashAttention-2 README's benchmark (hidden 2048, head dim 128, causal, 4 x 4096
 // tokens), counted as 3.5 x 4·b·s²·h / 2: the TFLOP/s dejavu's forward and backward
 // kernels of that op reach on `gpu`.
-double flash_benchmark_tflops(const char* gpu) {
+double flash_benchmark_tflops(const char* gpu, AttentionKind kind = AttentionKind::Flash) {
   const double s = 4096, h = 2048, b = 4;
-  const Op op = attention_op("attention", 0, s, h, 16, h, 2, AttentionKind::Flash, true);
+  const Op op = attention_op("attention", 0, s, h, 16, h, 2, kind, true);
   const platforms::PerfModel pm(platforms::gpu_spec(gpu));
-  const double t = pm.time_s({sim::OpClass::FlashAttention, op.fwd_flops * b, op.fwd_bytes * b, sim::DType::BF16}) +
-                   pm.time_s({sim::OpClass::FlashAttention, op.bwd_flops * b, op.bwd_bytes * b, sim::DType::BF16});
+  const double t = pm.time_s({op.op_class, op.fwd_flops * b, op.fwd_bytes * b, sim::DType::BF16}) +
+                   pm.time_s({op.op_class, op.bwd_flops * b, op.bwd_bytes * b, sim::DType::BF16});
   return 3.5 * 4 * b * s * s * h / 2 / t / 1e12;
 }
 
@@ -61,6 +64,25 @@ TEST(Attention, FlashPricedNearItsPublishedA100Throughput) {
 
 TEST(Attention, FlashPricedNearItsPublishedH100Throughput) {
   EXPECT_NEAR(flash_benchmark_tflops("H100-SXM-80GB"), 294, 0.10 * 294);
+}
+
+// The same README figure times the Triton kernel (MosaicML's `attn_impl: triton`) on that
+// benchmark at 74 TFLOP/s, well under half FlashAttention-2's 173; priced within 10%.
+TEST(Attention, TritonPricedNearItsPublishedA100Throughput) {
+  EXPECT_NEAR(flash_benchmark_tflops("A100-SXM-80GB", AttentionKind::Triton), 74, 0.10 * 74);
+}
+
+// Triton runs FlashAttention's algorithm: the same work, traffic and stored bytes, only its
+// kernel class (and so its speed) differs.
+TEST(Attention, TritonIsFlashAttentionsWorkInItsOwnKernelClass) {
+  const Op flash = attention_op("a", 0, 2048, 2048, 16, 512, 2, AttentionKind::Flash, true);
+  const Op triton = attention_op("a", 0, 2048, 2048, 16, 512, 2, AttentionKind::Triton, true);
+  EXPECT_EQ(triton.op_class, sim::OpClass::TritonAttention);
+  EXPECT_DOUBLE_EQ(triton.fwd_flops, 4 * 2048.0 * 2048 * 2048 / 2);
+  EXPECT_DOUBLE_EQ(triton.bwd_flops, flash.bwd_flops);
+  EXPECT_DOUBLE_EQ(triton.fwd_bytes, flash.fwd_bytes);
+  EXPECT_DOUBLE_EQ(triton.activation_bytes, flash.activation_bytes);
+  EXPECT_EQ(triton.selective_recompute_bytes, 0);
 }
 
 // The loss in fp32 over the vocabulary, hand-counted per logit for a bf16 model (e = 2):
@@ -97,7 +119,22 @@ TEST(Attention, TheWorkloadKeyChoosesAndIsChecked) {
   };
   EXPECT_EQ(load("").op(3).op_class, sim::OpClass::Attention);
   EXPECT_EQ(load("attention: flash\n").op(3).op_class, sim::OpClass::FlashAttention);
+  EXPECT_EQ(load("attention: triton\n").op(3).op_class, sim::OpClass::TritonAttention);
   EXPECT_THROW(load("attention: sparse\n"), ConfigError);
+}
+
+// `inspect` names the kernel on its first line, as the user chose it.
+TEST(Attention, InspectSaysWhichKernel) {
+  for (const char* kind : {"flash", "triton", "unfused"}) {
+    const ModelGraph g = load_workload(ConfigNode::load_string(
+        std::string("kind: transformer\nlayers: 1\nhidden: 64\nheads: 4\nseq_len: 16\nvocab: 10\nattention: ") + kind +
+            "\n",
+        "w.yaml"));
+    std::ostringstream out;
+    write_inspection(out, g, 8);
+    const std::string first = out.str().substr(0, out.str().find('\n'));
+    EXPECT_NE(first.find(std::string(", ") + kind + " attention"), std::string::npos) << first;
+  }
 }
 
 }  // namespace

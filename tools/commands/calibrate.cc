@@ -16,12 +16,12 @@ namespace dejavu::tools {
 namespace {
 
 void write_fit_table(std::ostream& out, const std::vector<platforms::ClassFit>& fits) {
-  out << "  op class     rows  compute/memory  e_max    t_half      e_mem    launch     k_fill  error: fit    "
+  out << "  op class         rows  compute/memory  e_max    t_half      e_mem    launch     k_fill  error: fit    "
          "held out\n";
   char buf[256];
   for (const auto& f : fits) {
     std::snprintf(buf, sizeof buf,
-                  "  %-12s %4d  %6d/%-6d  %6.3f   %-10s  %6.3f   %-9s  %6s  %9.2f%%  %5.2f%% (%d rows)\n",
+                  "  %-16s %4d  %6d/%-6d  %6.3f   %-10s  %6.3f   %-9s  %6s  %9.2f%%  %5.2f%% (%d rows)\n",
                   sim::to_string(f.op_class), f.rows, f.compute_rows, f.memory_rows, f.efficiency.compute_max,
                   units::format_time(f.efficiency.half_time_s).c_str(), f.efficiency.memory,
                   units::format_time(f.efficiency.launch_s).c_str(),

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Writes a `dejavu calibrate --measurements` CSV from the public attention benchmarks.
+
+Reads ../shared/validation/public/attention_throughput.csv and keeps the forward + backward
+rows of one source and one implementation (rows without a value are skipped):
+
+  python3 tools/public_attention.py ATTENTION_CSV SOURCE IMPLEMENTATION OP_CLASS [--causal] > OUT.csv
+
+--causal keeps the causal rows only (what a decoder's training step runs).
+
+The benchmarks (the FlashAttention README figures) run hidden 2048 with batch = 16k / seq_len.
+flops follow their convention: forward 4·b·s²·hidden, halved when causal, forward + backward
+3.5x the forward; seconds = flops / measured TFLOP/s; bytes: Q, K, V, O and their gradients
+once, 2 bytes each.
+
+  platforms/calibration/flash_attention_a100.csv:  fa2_readme_a100 "FlashAttention-2" flash_attention
+  platforms/calibration/flash_attention_h100.csv:  fa2_readme_h100 "FlashAttention-2" flash_attention
+  platforms/calibration/triton_attention_a100.csv: fa2_readme_a100 "FlashAttention Triton" triton_attention
+                                                   --causal
+"""
+import csv
+import sys
+
+HIDDEN = 2048
+TOKENS = 16384
+
+
+def rows(path, source, implementation, causal_only):
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["source_id"] != source or r["implementation"] != implementation:
+                continue
+            if causal_only and r["causal"] != "True":
+                continue
+            if r["pass"] != "fwd+bwd" or not r["tflops"]:
+                continue
+            yield r
+
+
+def main(argv):
+    causal_only = "--causal" in argv
+    argv = [a for a in argv if a != "--causal"]
+    if len(argv) != 5:
+        sys.exit(__doc__)
+    path, source, implementation, op_class = argv[1:]
+    out = csv.writer(sys.stdout, lineterminator="\n")
+    out.writerow(["op_class", "flops", "bytes", "dtype", "seconds"])
+    n = 0
+    for r in rows(path, source, implementation, causal_only):
+        s = int(r["seq_len"])
+        b = TOKENS // s
+        flops = 4 * b * s * s * HIDDEN * (0.5 if r["causal"] == "True" else 1) * 3.5
+        bytes_ = 8 * b * s * HIDDEN * 2
+        seconds = flops / (float(r["tflops"]) * 1e12)
+        out.writerow([op_class, f"{flops:.6g}", f"{bytes_:.6g}", "bf16", f"{seconds:.6g}"])
+        n += 1
+    if n == 0:
+        sys.exit(f"no fwd+bwd rows of {source} / {implementation} in {path}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
