@@ -65,21 +65,22 @@ void BM_Gpt3_13B_32Gpus_1F1B(benchmark::State& state) {
 }
 BENCHMARK(BM_Gpt3_13B_32Gpus_1F1B)->Unit(benchmark::kMillisecond);
 
-// The engine alone, on the 175B graph lowered once: the inner loop of every search.
+// The engine alone, on the 175B graph lowered once: the inner loop of every search. Arg 1:
+// links shared among transfers in flight (the default engine); 0: each priced alone.
 void BM_AnalyticEngineOnly_175B(benchmark::State& state) {
   register_all();
   const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-128x8.yaml"));
   const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-175b.yaml"));
   const auto plan = strategies::load_plan_file(src("strategies/presets/tp8-pp16-dp8-1f1b.yaml"));
   const auto job = strategies::lower(model, cluster, plan);
-  const auto engine = sim::engines().make("analytic");
+  const auto engine = sim::engines().make(state.range(0) ? "analytic" : "analytic-no-contention");
   for (auto _ : state) {
     auto r = engine->run(job.graph, cluster.network, {});
     benchmark::DoNotOptimize(r.makespan_s);
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(job.graph.size()));
 }
-BENCHMARK(BM_AnalyticEngineOnly_175B)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AnalyticEngineOnly_175B)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

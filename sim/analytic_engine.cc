@@ -7,6 +7,7 @@
 
 #include "sim/collective.h"
 #include "sim/error.h"
+#include "sim/link_sharing.h"
 #include "sim/stream_scheduler.h"
 
 namespace dejavu::sim {
@@ -18,7 +19,8 @@ namespace {
 // tasks repeat the same groups and sizes many times.
 class CommPricer {
  public:
-  CommPricer(const TaskGraph& g, const Network& net, const CollectiveAlgorithm& algo) : g_(g), net_(net), algo_(algo) {}
+  CommPricer(const TaskGraph& g, const Network& net, const CollectiveAlgorithm& algo, bool contention)
+      : g_(g), net_(net), algo_(algo), contention_(contention) {}
 
   double duration(const Task& t) {
     if (t.kind == TaskKind::Compute) return t.duration_s;
@@ -33,34 +35,80 @@ class CommPricer {
     } else {
       d = algorithm_for(algo_, net_, group, t.op).time_s(net_, group, t.op, t.bytes);
     }
+    if (contention_ && g_.comm_set(t.comm_set).groups.size() > 1) d = std::max(d, shared_s(key));
     cache_.emplace(key, d);
     return d;
+  }
+
+  // What the task loads each link with while it runs alone (its duration first priced).
+  const LinkDemand& demand(const Task& t) {
+    auto key = std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op), t.bytes);
+    auto it = demands_.find(key);
+    if (it != demands_.end()) return it->second;
+    std::vector<double> bytes(2 * net_.link_count(), 0.0);
+    add_load(key, bytes);
+    return demands_.emplace(key, link_demand(net_, bytes, cache_.at(key))).first->second;
   }
 
   std::vector<double> link_bytes() const {
     std::vector<double> load(2 * net_.link_count(), 0.0);
     std::vector<double> one(load.size());
     for (const auto& [key, uses] : uses_) {
-      const auto [set, kind, op, bytes] = key;
       std::fill(one.begin(), one.end(), 0.0);
-      for (const auto& group : g_.comm_set(set).groups) {
-        if (static_cast<TaskKind>(kind) == TaskKind::Transfer)
-          add_transfer_load(net_, group.at(0), group.at(1), bytes, one);
-        else
-          algorithm_for(algo_, net_, group, static_cast<CollectiveOp>(op))
-              .add_link_load(net_, group, static_cast<CollectiveOp>(op), bytes, one);
-      }
+      add_load(key, one);
       for (size_t i = 0; i < load.size(); ++i) load[i] += uses * one[i];
     }
     return load;
   }
 
  private:
+  using Key = std::tuple<int, int, int, double>;
+  // The bytes one task of this shape puts on each link direction, over every group its
+  // comm set stands for.
+  // A task that stands for several groups at once is no faster than its groups sharing the
+  // links they have in common: a transfer's flows drain max-min fair (fluid_drain_s, plus the
+  // slowest route's latency); a collective's groups no faster than its busiest link drains.
+  double shared_s(const Key& key) const {
+    const auto [set, kind, op, bytes] = key;
+    if (static_cast<TaskKind>(kind) != TaskKind::Transfer) {
+      std::vector<double> load(2 * net_.link_count(), 0.0);
+      add_load(key, load);
+      double drain = 0;
+      for (size_t i = 0; i < load.size(); ++i)
+        if (load[i] > 0) drain = std::max(drain, load[i] / net_.link(static_cast<int>(i / 2)).bandwidth_Bps);
+      return drain;
+    }
+    std::vector<Flow> flows;
+    double latency = 0;
+    for (const auto& group : g_.comm_set(set).groups) {
+      Flow& f = flows.emplace_back();
+      f.bytes = bytes;
+      for (const Hop& h : net_.route(group.at(0), group.at(1))) f.links.push_back(2 * h.link + (h.forward ? 0 : 1));
+      if (!f.links.empty())
+        latency = std::max(latency,
+                           net_.path_cost(group.at(0), group.at(1)).latency_s + net_.node(group.at(0)).step_latency_s);
+    }
+    return latency + fluid_drain_s(net_, flows);
+  }
+
+  void add_load(const Key& key, std::vector<double>& out) const {
+    const auto [set, kind, op, bytes] = key;
+    for (const auto& group : g_.comm_set(set).groups) {
+      if (static_cast<TaskKind>(kind) == TaskKind::Transfer)
+        add_transfer_load(net_, group.at(0), group.at(1), bytes, out);
+      else
+        algorithm_for(algo_, net_, group, static_cast<CollectiveOp>(op))
+            .add_link_load(net_, group, static_cast<CollectiveOp>(op), bytes, out);
+    }
+  }
+
   const TaskGraph& g_;
   const Network& net_;
   const CollectiveAlgorithm& algo_;
-  std::map<std::tuple<int, int, int, double>, double> cache_;
-  std::map<std::tuple<int, int, int, double>, double> uses_;
+  const bool contention_;
+  std::map<Key, double> cache_;
+  std::map<Key, double> uses_;
+  std::map<Key, LinkDemand> demands_;
 };
 
 // The links a comm set's groups' routes cross, per comm set, computed once.
@@ -102,66 +150,147 @@ void stop_at_fail_stops(const TaskGraph& g, const Network& net, const Faults& fa
   }
 }
 
+// One run: the event loop. Communication tasks in flight share links (link_sharing.h) when
+// `contention` is on: each holds its remaining work (seconds at its alone speed) and a rate,
+// and its finish event is re-posted whenever its rate changes (stale events are skipped).
+class AnalyticRun {
+ public:
+  AnalyticRun(const TaskGraph& g, const Network& net, const EngineOptions& options, bool contention)
+      : g_(g),
+        net_(net),
+        faults_(options.faults),
+        contention_(contention),
+        algo_(collective_algorithms().make(options.collective_algorithm)),
+        pricer_(g, net, *algo_, contention),
+        sched_(g),
+        links_(g, net),
+        remaining_(g.size(), 0.0),
+        rate_(g.size(), 1.0),
+        since_(g.size(), 0.0),
+        version_(g.size(), 0),
+        users_(2 * net.link_count(), 0) {
+    r_.engine = "analytic";
+    r_.start_s.assign(g.size(), -1.0);
+    r_.end_s.assign(g.size(), -1.0);
+  }
+
+  Result run() {
+    start(sched_.initial(), 0.0);
+    std::vector<TaskId> startable;
+    while (!events_.empty()) {
+      const auto [now, s, id, version] = events_.top();
+      events_.pop();
+      if (version != version_[id]) continue;  // its rate changed since
+      r_.end_s[id] = now;
+      r_.makespan_s = std::max(r_.makespan_s, now);
+      const bool shared = leave(id);
+      startable.clear();
+      sched_.finish(id, startable);
+      if (start(startable, now) || shared) reshare(now);
+    }
+    if (!r_.stopped()) sched_.check_all_finished();
+    stop_at_fail_stops(g_, net_, faults_, r_);
+    if (r_.stopped()) r_.makespan_s = r_.stopped_at_s;
+    r_.link_bytes = pricer_.link_bytes();
+    r_.activities = g_.size();
+    return r_;
+  }
+
+ private:
+  using Event = std::tuple<double, uint64_t, TaskId, uint32_t>;  // end time, sequence, task, version
+
+  // Starts `ids` at `now`; true if one of them shares a link with a task in flight.
+  bool start(const std::vector<TaskId>& ids, double now) {
+    bool shared = false;
+    for (TaskId id : ids) {
+      const Task& t = g_.task(id);
+      r_.start_s[id] = now;
+      const double d = duration(t, now);
+      if (d < 0) continue;  // a link it needs is down: never finishes
+      r_.end_s[id] = now + d;
+      if (contention_ && t.kind != TaskKind::Compute) shared = join(id, now, d) || shared;
+      events_.emplace(now + d, seq_++, id, version_[id]);
+    }
+    return shared;
+  }
+
+  // Faults: a straggler's compute integrates its speed windows; a transfer or collective
+  // integrates the bandwidth factor of its worst link (its whole duration stretched: exact
+  // when bandwidth-bound), so a window that opens mid-transfer slows the rest of it; a link
+  // that is down when it starts, or goes down under it, stops the iteration (-1).
+  double duration(const Task& t, double now) {
+    const double d = pricer_.duration(t);
+    if (faults_.empty()) return d;
+    if (t.kind == TaskKind::Compute)
+      return faults_.host_speed.empty() ? d : faults_.finish_s(g_.devices().at(t.device).hosts, now, d) - now;
+    if (faults_.link_bandwidth.empty()) return d;
+    const Faults::Transfer x = faults_.transfer_s(links_(t.comm_set), now, d);
+    if (!x.failed) return x.finish_s - now;
+    if (!r_.stopped() || x.finish_s < r_.stopped_at_s) {
+      r_.stopped_at_s = x.finish_s;
+      r_.stop_cause = "\"" + g_.labels().at(t.label) + "\" needs a link that is down";
+    }
+    return -1;
+  }
+
+  // A communication task enters the links; true if it shares one with a task in flight.
+  bool join(TaskId id, double now, double d) {
+    remaining_[id] = d;
+    rate_[id] = 1;
+    since_[id] = now;
+    active_.push_back(id);
+    bool shared = false;
+    for (const auto& [l, u] : pricer_.demand(g_.task(id))) shared = shared || users_[l]++ > 0;
+    return shared;
+  }
+
+  // A task leaves the links; true if it shared one with a task still in flight.
+  bool leave(TaskId id) {
+    if (!contention_ || g_.task(id).kind == TaskKind::Compute) return false;
+    active_.erase(std::find(active_.begin(), active_.end(), id));
+    bool shared = false;
+    for (const auto& [l, u] : pricer_.demand(g_.task(id))) shared = shared || --users_[l] > 0;
+    return shared;
+  }
+
+  // Re-shares the links among the tasks in flight; re-posts the finish of each whose rate moved.
+  void reshare(double now) {
+    std::vector<const LinkDemand*> demands;
+    for (TaskId id : active_) {
+      remaining_[id] = std::max(0.0, remaining_[id] - (now - since_[id]) * rate_[id]);
+      since_[id] = now;
+      demands.push_back(&pricer_.demand(g_.task(id)));
+    }
+    const std::vector<double> rates = fair_rates(net_, demands);
+    for (size_t i = 0; i < active_.size(); ++i) {
+      const TaskId id = active_[i];
+      if (rates[i] == rate_[id]) continue;
+      rate_[id] = rates[i];
+      events_.emplace(now + remaining_[id] / rates[i], seq_++, id, ++version_[id]);
+    }
+  }
+
+  const TaskGraph& g_;
+  const Network& net_;
+  const Faults& faults_;
+  const bool contention_;
+  std::unique_ptr<CollectiveAlgorithm> algo_;
+  CommPricer pricer_;
+  StreamScheduler sched_;
+  LinksOf links_;
+  Result r_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  uint64_t seq_ = 0;
+  std::vector<double> remaining_, rate_, since_;
+  std::vector<uint32_t> version_;
+  std::vector<int> users_;  // tasks in flight per link direction
+  std::vector<TaskId> active_;
+};
+
 }  // namespace
 
 Result AnalyticEngine::run(const TaskGraph& g, const Network& net, const EngineOptions& options) const {
-  const auto algo = collective_algorithms().make(options.collective_algorithm);
-  CommPricer pricer(g, net, *algo);
-  StreamScheduler sched(g);
-  Result r;
-  r.engine = "analytic";
-  r.start_s.assign(g.size(), -1.0);
-  r.end_s.assign(g.size(), -1.0);
-
-  using Event = std::tuple<double, uint64_t, TaskId>;  // end time, sequence, task
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
-  uint64_t seq = 0;
-  // Faults: a straggler's compute integrates its speed windows; a transfer or collective
-  // integrates the bandwidth factor of its worst link (its whole duration stretched:
-  // exact when bandwidth-bound), so a window that opens mid-transfer slows the rest of
-  // it; a link that is down when it starts, or goes down under it, stops the iteration.
-  const Faults& faults = options.faults;
-  LinksOf links(g, net);
-  auto start = [&](const std::vector<TaskId>& ids, double now) {
-    for (TaskId id : ids) {
-      const Task& t = g.task(id);
-      double d = pricer.duration(t);
-      r.start_s[id] = now;
-      if (!faults.empty()) {
-        if (t.kind == TaskKind::Compute && !faults.host_speed.empty()) {
-          d = faults.finish_s(g.devices().at(t.device).hosts, now, d) - now;
-        } else if (t.kind != TaskKind::Compute && !faults.link_bandwidth.empty()) {
-          const Faults::Transfer x = faults.transfer_s(links(t.comm_set), now, d);
-          if (x.failed) {
-            if (!r.stopped() || x.finish_s < r.stopped_at_s) {
-              r.stopped_at_s = x.finish_s;
-              r.stop_cause = "\"" + g.labels().at(t.label) + "\" needs a link that is down";
-            }
-            continue;  // never finishes
-          }
-          d = x.finish_s - now;
-        }
-      }
-      r.end_s[id] = now + d;
-      events.emplace(r.end_s[id], seq++, id);
-    }
-  };
-  start(sched.initial(), 0.0);
-  std::vector<TaskId> startable;
-  while (!events.empty()) {
-    const auto [now, s, id] = events.top();
-    events.pop();
-    r.makespan_s = std::max(r.makespan_s, now);
-    startable.clear();
-    sched.finish(id, startable);
-    start(startable, now);
-  }
-  if (!r.stopped()) sched.check_all_finished();
-  stop_at_fail_stops(g, net, faults, r);
-  if (r.stopped()) r.makespan_s = r.stopped_at_s;
-  r.link_bytes = pricer.link_bytes();
-  r.activities = g.size();
-  return r;
+  return AnalyticRun(g, net, options, contention_).run();
 }
 
 }  // namespace dejavu::sim

@@ -49,7 +49,7 @@ double model_state_lower_bound_bytes(const workloads::ModelGraph& model, const P
 SimulationEvaluator::~SimulationEvaluator() = default;
 
 SimulationEvaluator::SimulationEvaluator(Problem problem, std::string collective_algorithm, Path path)
-    : problem_(problem), algorithm_(std::move(collective_algorithm)), engine_(sim::engines().make("analytic")) {
+    : problem_(problem), algorithm_(std::move(collective_algorithm)), engine_(sim::engines().make(kSearchEngine)) {
   if (path == Path::Fast) fast_ = std::make_unique<PipelineModel>(problem_, algorithm_);
   for (const auto& slot : problem_.cluster->gpus)
     min_capacity_ = min_capacity_ == 0 ? slot.spec->memory_bytes : std::min(min_capacity_, slot.spec->memory_bytes);
@@ -73,7 +73,7 @@ Score SimulationEvaluator::evaluate(const Plan& plan) {
       ++simulations_;
     } else if (!schedules().make(plan.schedule)->flushes()) {
       // An asynchronous pipeline's iteration is its steady state: simulate() finds it.
-      const Simulation sim = simulate(model, *problem_.cluster, plan, "analytic");
+      const Simulation sim = simulate(model, *problem_.cluster, plan, kSearchEngine);
       ++simulations_;
       s.simulated = true;
       s.iteration_time_s = sim.report.iteration_time_s;

@@ -15,6 +15,11 @@
 
 namespace dejavu::strategies::search {
 
+// The engine a search prices plans on: the analytic engine without link sharing, which its
+// fast pipeline model (pipeline_model.h) reproduces to 1e-9. `--verify simgrid` (or
+// `simulate` on the default engine) prices the winners with sharing.
+inline constexpr const char* kSearchEngine = "analytic-no-contention";
+
 // What the search is asked: this model, this cluster, this global batch.
 struct Problem {
   const workloads::ModelGraph* model = nullptr;

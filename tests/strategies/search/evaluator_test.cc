@@ -26,7 +26,7 @@ Outcome run(const workloads::ModelGraph& model, const platforms::Cluster& cluste
   LowerOptions o;
   o.fuse_items = fused;
   const LoweredJob job = lower(model, cluster, plan, o);
-  const sim::Result r = sim::engines().make("analytic")->run(job.graph, cluster.network, {});
+  const sim::Result r = sim::engines().make(kSearchEngine)->run(job.graph, cluster.network, {});
   Outcome out{r.makespan_s, 0};
   for (const auto& m : sim::memory_profiles(job.graph, r)) out.peak_bytes = std::max(out.peak_bytes, m.peak_bytes);
   return out;

@@ -242,7 +242,7 @@ TEST(Search, NoSearcherReportsAPlanThatDoesNotFit) {
       EXPECT_TRUE(c.score.fits);
       EXPECT_LE(c.score.peak_memory_bytes, c.score.capacity_bytes);
       // And the full simulation agrees: the fused memory bound is never optimistic.
-      const Simulation full = simulate(s.model, s.cluster, c.plan);
+      const Simulation full = simulate(s.model, s.cluster, c.plan, kSearchEngine);
       EXPECT_FALSE(full.report.oom) << describe(c.plan);
       EXPECT_NEAR(full.report.iteration_time_s, c.score.iteration_time_s, 1e-9 * c.score.iteration_time_s);
     }
