@@ -240,7 +240,7 @@ class AnalyticRun {
     since_[id] = now;
     active_.push_back(id);
     bool shared = false;
-    for (const auto& [l, u] : pricer_.demand(g_.task(id))) shared = shared || users_[l]++ > 0;
+    for (const auto& [l, u] : pricer_.demand(g_.task(id))) shared = users_[l]++ > 0 || shared;
     return shared;
   }
 
@@ -249,7 +249,7 @@ class AnalyticRun {
     if (!contention_ || g_.task(id).kind == TaskKind::Compute) return false;
     active_.erase(std::find(active_.begin(), active_.end(), id));
     bool shared = false;
-    for (const auto& [l, u] : pricer_.demand(g_.task(id))) shared = shared || --users_[l] > 0;
+    for (const auto& [l, u] : pricer_.demand(g_.task(id))) shared = --users_[l] > 0 || shared;
     return shared;
   }
 

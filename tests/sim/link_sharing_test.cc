@@ -11,7 +11,8 @@ namespace {
 Network star(int n, double bw) {
   Network net;
   const int sw = net.add_switch("switch");
-  for (int i = 0; i < n; ++i) net.add_link("link" + std::to_string(i), net.add_host("gpu" + std::to_string(i)), sw, bw, 0);
+  for (int i = 0; i < n; ++i)
+    net.add_link("link" + std::to_string(i), net.add_host("gpu" + std::to_string(i)), sw, bw, 0);
   return net;
 }
 

@@ -18,8 +18,8 @@ std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) 
 
 platforms::Cluster servers(int count, int gpus, bool per_gpu) {
   return platforms::load_cluster(ConfigNode::load_string(
-      "servers:\n  - count: " + std::to_string(count) + "\n    gpu: A100-SXM-80GB\n    gpus_per_server: " +
-          std::to_string(gpus) +
+      "servers:\n  - count: " + std::to_string(count) +
+          "\n    gpu: A100-SXM-80GB\n    gpus_per_server: " + std::to_string(gpus) +
           "\n    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 1 us, efficiency: 0.759}\n"
           "    step_latency: 9.5 us\n    nic: {bandwidth: 100 Gbps, latency: 2 us, per_gpu: " +
           (per_gpu ? "true" : "false") + "}\nnetwork: {kind: fat-tree, latency: 1 us, oversubscription: 1}\n",
