@@ -54,8 +54,9 @@ Efficiency Efficiency::defaults_for(const GpuSpec& gpu) {
     e.per_class[static_cast<size_t>(sim::OpClass::FlashAttention)] = {0.3286, 61.3e-6, 0.80, 2e-6, 0};
     // No public figure times the Triton kernel of 2023 on an H100 (the FlashAttention-3
     // README's "Triton" is a later, Hopper-aware kernel): it is priced as FlashAttention-2,
-    // which like it issues Ampere's tensor-core instructions there. On MPT's H100 fit rows,
-    // step-calibrated, efficiencies from 0.26 to 0.33 fit equally well (README, "Triton").
+    // which like it issues Ampere's tensor-core instructions there. MPT's H100 fit rows,
+    // step-calibrated, fit 0.24 a little better (3.1% against 5.4%); a kernel's speed is not
+    // fitted to training rows here (docs/CALIBRATION.md).
     e.per_class[static_cast<size_t>(sim::OpClass::TritonAttention)] = {0.3286, 61.3e-6, 0.80, 2e-6, 0};
   }
   if (gpu.name == "A100-SXM-80GB" || gpu.name == "A100-SXM-40GB") gemm = {0.801147, 5.66581e-06, 0.80, 2e-6, 144};

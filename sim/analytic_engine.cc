@@ -35,19 +35,20 @@ class CommPricer {
     } else {
       d = algorithm_for(algo_, net_, group, t.op).time_s(net_, group, t.op, t.bytes);
     }
-    if (contention_ && g_.comm_set(t.comm_set).groups.size() > 1) d = std::max(d, shared_s(key));
+    if (contention_) {
+      std::vector<double> load(2 * net_.link_count(), 0.0);
+      add_load(key, load);
+      if (g_.comm_set(t.comm_set).groups.size() > 1) d = std::max(d, shared_s(key, load));
+      demands_.emplace(key, link_demand(net_, load, d));
+    }
     cache_.emplace(key, d);
     return d;
   }
 
-  // What the task loads each link with while it runs alone (its duration first priced).
-  const LinkDemand& demand(const Task& t) {
-    auto key = std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op), t.bytes);
-    auto it = demands_.find(key);
-    if (it != demands_.end()) return it->second;
-    std::vector<double> bytes(2 * net_.link_count(), 0.0);
-    add_load(key, bytes);
-    return demands_.emplace(key, link_demand(net_, bytes, cache_.at(key))).first->second;
+  // What a communication task loads each link with while it runs alone (priced by
+  // duration() first, with contention on).
+  const LinkDemand& demand(const Task& t) const {
+    return demands_.at(std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op), t.bytes));
   }
 
   std::vector<double> link_bytes() const {
@@ -63,16 +64,13 @@ class CommPricer {
 
  private:
   using Key = std::tuple<int, int, int, double>;
-  // The bytes one task of this shape puts on each link direction, over every group its
-  // comm set stands for.
   // A task that stands for several groups at once is no faster than its groups sharing the
-  // links they have in common: a transfer's flows drain max-min fair (fluid_drain_s, plus the
-  // slowest route's latency); a collective's groups no faster than its busiest link drains.
-  double shared_s(const Key& key) const {
+  // links they have in common (`load`, its bytes per link direction): a transfer's flows
+  // drain max-min fair (fluid_drain_s, plus the slowest route's latency); a collective's
+  // groups no faster than its busiest link drains.
+  double shared_s(const Key& key, const std::vector<double>& load) const {
     const auto [set, kind, op, bytes] = key;
     if (static_cast<TaskKind>(kind) != TaskKind::Transfer) {
-      std::vector<double> load(2 * net_.link_count(), 0.0);
-      add_load(key, load);
       double drain = 0;
       for (size_t i = 0; i < load.size(); ++i)
         if (load[i] > 0) drain = std::max(drain, load[i] / net_.link(static_cast<int>(i / 2)).bandwidth_Bps);
@@ -84,13 +82,13 @@ class CommPricer {
       Flow& f = flows.emplace_back();
       f.bytes = bytes;
       for (const Hop& h : net_.route(group.at(0), group.at(1))) f.links.push_back(2 * h.link + (h.forward ? 0 : 1));
-      if (!f.links.empty())
-        latency = std::max(latency,
-                           net_.path_cost(group.at(0), group.at(1)).latency_s + net_.node(group.at(0)).step_latency_s);
+      latency = std::max(latency, transfer_time_s(net_, group.at(0), group.at(1), 0));
     }
     return latency + fluid_drain_s(net_, flows);
   }
 
+  // The bytes one task of this shape puts on each link direction, over every group its
+  // comm set stands for.
   void add_load(const Key& key, std::vector<double>& out) const {
     const auto [set, kind, op, bytes] = key;
     for (const auto& group : g_.comm_set(set).groups) {

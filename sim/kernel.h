@@ -10,7 +10,7 @@ namespace dejavu::sim {
 // Attention: unfused (batched matmuls, softmax over the stored score matrix);
 // FlashAttention: one fused, compute-bound kernel that keeps no score matrix (CUDA,
 // FlashAttention-2 and its kin); TritonAttention: the same algorithm in Triton (HazyResearch's
-// flash_attn_triton, MosaicML llm-foundry's `attn_impl: triton`), which reaches half its speed.
+// flash_attn_triton, MosaicML llm-foundry's `attn_impl: triton`), under half as fast on A100.
 enum class OpClass { Gemm, Attention, Elementwise, Norm, Embedding, Optimizer, FlashAttention, TritonAttention };
 constexpr int kOpClasses = 8;
 enum class DType { FP32, TF32, FP16, BF16, FP8 };

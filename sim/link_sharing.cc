@@ -27,9 +27,9 @@ struct LinkState {
   int count = 0;
 };
 
-// The level every rising task reaches together: 1, or where the first link fills.
-double next_level(const std::unordered_map<int, LinkState>& links) {
-  double level = 1;
+// The level every rising task reaches together: `cap`, or where the first link fills.
+double next_level(const std::unordered_map<int, LinkState>& links, double cap) {
+  double level = cap;
   for (const auto& [l, s] : links)
     if (s.count > 0 && s.rising > 0) level = std::min(level, std::max(s.left, 0.0) / s.rising);
   return level;
@@ -39,11 +39,12 @@ bool fills_at(const LinkState& s, double level) {
   return s.count > 0 && s.rising > 0 && std::max(s.left, 0.0) / s.rising <= level * (1 + 1e-12);
 }
 
-}  // namespace
-
-std::vector<double> fair_rates(const Network& net, const std::vector<const LinkDemand*>& tasks) {
+// Progressive filling: every task's level rises together, task i loading link l with
+// level·u_il, until a link fills or the level reaches `cap`; the tasks crossing a full link
+// (all of them at `cap`) keep that level and the others rise on. Max-min fair levels.
+std::vector<double> fill(const Network& net, const std::vector<const LinkDemand*>& tasks, double cap) {
   const size_t n = tasks.size();
-  std::vector<double> rate(n, 1.0);
+  std::vector<double> level_of(n, cap);
   std::vector<char> fixed(n, 0);
   std::unordered_map<int, LinkState> links;
   for (const LinkDemand* d : tasks)
@@ -54,92 +55,64 @@ std::vector<double> fair_rates(const Network& net, const std::vector<const LinkD
       ++s.count;
     }
   for (size_t rising = n; rising > 0;) {
-    const double level = next_level(links);
-    std::vector<size_t> stop;  // rising tasks that cross a link full at this level (all, at 1)
+    const double level = next_level(links, cap);
+    std::vector<size_t> stop;  // rising tasks that cross a link full at this level
     for (size_t i = 0; i < n; ++i) {
       if (fixed[i]) continue;
-      bool full = level >= 1;
+      bool full = level >= cap;
       for (const auto& [l, u] : *tasks[i]) full = full || fills_at(links[l], level);
       if (full) stop.push_back(i);
     }
-    if (stop.empty()) break;  // no link binds: cannot happen below level 1
+    if (stop.empty()) break;  // no link binds: cannot happen below the cap
     for (size_t i : stop) {
       fixed[i] = 1;
-      rate[i] = std::max(level, 1e-9);
+      level_of[i] = level;
       --rising;
       for (const auto& [l, u] : *tasks[i]) {
         LinkState& s = links[l];
-        s.left -= rate[i] * u;
+        s.left -= level * u;
         s.rising -= u;
         --s.count;
       }
     }
   }
-  return rate;
-}
-
-namespace {
-
-// Max-min fair bytes per second of the flows not yet done (progressive filling).
-std::vector<double> fair_bandwidths(const Network& net, const std::vector<Flow>& flows,
-                                    const std::vector<double>& left) {
-  const size_t n = flows.size();
-  std::vector<double> bw(n, 0.0);
-  std::vector<char> fixed(n, 0);
-  std::unordered_map<int, LinkState> links;  // left: capacity; count: unfixed flows
-  for (size_t i = 0; i < n; ++i) {
-    if (left[i] <= 0 || flows[i].links.empty()) {
-      fixed[i] = 1;
-      continue;
-    }
-    for (int l : flows[i].links) {
-      LinkState& s = links[l];
-      s.left = net.link(l / 2).bandwidth_Bps;
-      ++s.count;
-    }
-  }
-  for (bool more = true; more;) {
-    double share = std::numeric_limits<double>::infinity();
-    for (const auto& [l, s] : links)
-      if (s.count > 0) share = std::min(share, std::max(s.left, 0.0) / s.count);
-    more = false;
-    for (size_t i = 0; i < n; ++i) {
-      if (fixed[i]) continue;
-      bool full = false;
-      for (int l : flows[i].links) {
-        const LinkState& s = links[l];
-        full = full || std::max(s.left, 0.0) / s.count <= share * (1 + 1e-12);
-      }
-      if (!full) {
-        more = true;
-        continue;
-      }
-      fixed[i] = 1;
-      bw[i] = share;
-      for (int l : flows[i].links) {
-        links[l].left -= share;
-        --links[l].count;
-      }
-    }
-  }
-  return bw;
+  return level_of;
 }
 
 }  // namespace
 
+std::vector<double> fair_rates(const Network& net, const std::vector<const LinkDemand*>& tasks) {
+  std::vector<double> rates = fill(net, tasks, 1.0);
+  for (double& r : rates) r = std::max(r, 1e-9);
+  return rates;
+}
+
 double fluid_drain_s(const Network& net, const std::vector<Flow>& flows) {
+  // Each flow loads its links with one unit per unit of level: the level is its bytes/s.
+  std::vector<LinkDemand> unit(flows.size());
+  for (size_t i = 0; i < flows.size(); ++i)
+    for (int l : flows[i].links) unit[i].emplace_back(l, 1.0);
   std::vector<double> left;
   for (const Flow& f : flows) left.push_back(f.links.empty() ? 0.0 : f.bytes);
-  double now = 0;
-  for (;;) {
-    const std::vector<double> bw = fair_bandwidths(net, flows, left);
-    double step = std::numeric_limits<double>::infinity();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double now = 0;;) {
+    std::vector<const LinkDemand*> running;
+    std::vector<size_t> index;
     for (size_t i = 0; i < flows.size(); ++i)
-      if (left[i] > 0 && bw[i] > 0) step = std::min(step, left[i] / bw[i]);
+      if (left[i] > 0) {
+        running.push_back(&unit[i]);
+        index.push_back(i);
+      }
+    const std::vector<double> bw = fill(net, running, inf);
+    double step = inf;
+    for (size_t k = 0; k < index.size(); ++k)
+      if (bw[k] > 0) step = std::min(step, left[index[k]] / bw[k]);
     if (!std::isfinite(step)) return now;
     now += step;
-    for (size_t i = 0; i < flows.size(); ++i)
-      if (left[i] > 0) left[i] = left[i] - bw[i] * step <= 1e-9 * flows[i].bytes ? 0 : left[i] - bw[i] * step;
+    for (size_t k = 0; k < index.size(); ++k) {
+      double& l = left[index[k]];
+      l = l - bw[k] * step <= 1e-9 * flows[index[k]].bytes ? 0 : l - bw[k] * step;
+    }
   }
 }
 
