@@ -1,6 +1,7 @@
 #include "sim/analytic_engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <queue>
 #include <tuple>
@@ -158,6 +159,7 @@ class AnalyticRun {
         net_(net),
         faults_(options.faults),
         contention_(contention),
+        link_windows_(contention && !options.faults.link_bandwidth.empty()),
         algo_(collective_algorithms().make(options.collective_algorithm)),
         pricer_(g, net, *algo_, contention),
         sched_(g),
@@ -166,16 +168,30 @@ class AnalyticRun {
         rate_(g.size(), 1.0),
         since_(g.size(), 0.0),
         version_(g.size(), 0),
-        users_(2 * net.link_count(), 0) {
+        users_(2 * net.link_count(), 0),
+        scale_(2 * net.link_count(), 1.0) {
     r_.engine = "analytic";
     r_.start_s.assign(g.size(), -1.0);
     r_.end_s.assign(g.size(), -1.0);
+    if (link_windows_) {
+      for (const auto& [link, windows] : faults_.link_bandwidth)
+        for (const Window& w : windows)
+          for (double t : {w.from_s, w.to_s})
+            if (t > 0 && std::isfinite(t)) edges_.push_back(t);
+      std::sort(edges_.begin(), edges_.end());
+      edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
+      set_link_factors(0);
+    }
   }
 
   Result run() {
-    start(sched_.initial(), 0.0);
+    if (start(sched_.initial(), 0.0)) reshare(0.0);
     std::vector<TaskId> startable;
     while (!events_.empty()) {
+      if (next_edge_ < edges_.size() && edges_[next_edge_] < std::get<0>(events_.top())) {
+        on_link_window_edge(edges_[next_edge_++]);
+        continue;
+      }
       const auto [now, s, id, version] = events_.top();
       events_.pop();
       if (version != version_[id]) continue;  // its rate changed since
@@ -205,6 +221,10 @@ class AnalyticRun {
       r_.start_s[id] = now;
       const double d = duration(t, now);
       if (d < 0) continue;  // a link it needs is down: never finishes
+      if (link_windows_ && t.kind != TaskKind::Compute && crosses_down_link(t)) {
+        stop_on_down_link(t, now);
+        continue;
+      }
       r_.end_s[id] = now + d;
       if (contention_ && t.kind != TaskKind::Compute) shared = join(id, now, d) || shared;
       events_.emplace(now + d, seq_++, id, version_[id]);
@@ -212,33 +232,66 @@ class AnalyticRun {
     return shared;
   }
 
-  // Faults: a straggler's compute integrates its speed windows; a transfer or collective
-  // integrates the bandwidth factor of its worst link (its whole duration stretched: exact
-  // when bandwidth-bound), so a window that opens mid-transfer slows the rest of it; a link
-  // that is down when it starts, or goes down under it, stops the iteration (-1).
+  // Faults: a straggler's compute integrates its speed windows. With links shared, a link
+  // window scales the link's bandwidth from its edge on (on_link_window_edge); alone, a
+  // transfer or collective integrates the bandwidth factor of its worst link (its whole
+  // duration stretched: exact when bandwidth-bound). Either way a window that opens
+  // mid-transfer slows the rest of it, and a link that is down when a task starts, or goes
+  // down under it, stops the iteration (-1 here).
   double duration(const Task& t, double now) {
     const double d = pricer_.duration(t);
     if (faults_.empty()) return d;
     if (t.kind == TaskKind::Compute)
       return faults_.host_speed.empty() ? d : faults_.finish_s(g_.devices().at(t.device).hosts, now, d) - now;
-    if (faults_.link_bandwidth.empty()) return d;
+    if (faults_.link_bandwidth.empty() || contention_) return d;
     const Faults::Transfer x = faults_.transfer_s(links_(t.comm_set), now, d);
     if (!x.failed) return x.finish_s - now;
-    if (!r_.stopped() || x.finish_s < r_.stopped_at_s) {
-      r_.stopped_at_s = x.finish_s;
-      r_.stop_cause = "\"" + g_.labels().at(t.label) + "\" needs a link that is down";
-    }
+    stop_on_down_link(t, x.finish_s);
     return -1;
   }
 
-  // A communication task enters the links; true if it shares one with a task in flight.
+  void stop_on_down_link(const Task& t, double at) {
+    if (!r_.stopped() || at < r_.stopped_at_s) {
+      r_.stopped_at_s = at;
+      r_.stop_cause = "\"" + g_.labels().at(t.label) + "\" needs a link that is down";
+    }
+  }
+
+  void set_link_factors(double now) {
+    for (const auto& [link, windows] : faults_.link_bandwidth)
+      scale_[2 * link] = scale_[2 * link + 1] = Faults::factor_at(windows, now);
+  }
+
+  bool crosses_down_link(const Task& t) const {
+    for (const auto& [l, u] : pricer_.demand(t))
+      if (scale_[l] <= 0) return true;
+    return false;
+  }
+
+  // A link window opens or closes: tasks in flight over a link now down never finish (the
+  // iteration stops here); the others are re-shared over the links' new bandwidths.
+  void on_link_window_edge(double now) {
+    set_link_factors(now);
+    for (size_t i = active_.size(); i-- > 0;) {
+      const TaskId id = active_[i];
+      if (!crosses_down_link(g_.task(id))) continue;
+      stop_on_down_link(g_.task(id), now);
+      ++version_[id];
+      r_.end_s[id] = -1;
+      leave(id);
+    }
+    reshare(now);
+  }
+
+  // A communication task enters the links; true if it shares one with a task in flight or
+  // crosses a degraded one.
   bool join(TaskId id, double now, double d) {
     remaining_[id] = d;
     rate_[id] = 1;
     since_[id] = now;
     active_.push_back(id);
     bool shared = false;
-    for (const auto& [l, u] : pricer_.demand(g_.task(id))) shared = users_[l]++ > 0 || shared;
+    for (const auto& [l, u] : pricer_.demand(g_.task(id))) shared = users_[l]++ > 0 || scale_[l] != 1 || shared;
     return shared;
   }
 
@@ -259,7 +312,7 @@ class AnalyticRun {
       since_[id] = now;
       demands.push_back(&pricer_.demand(g_.task(id)));
     }
-    const std::vector<double> rates = fair_rates(net_, demands);
+    const std::vector<double> rates = fair_rates(net_, demands, scale_);
     for (size_t i = 0; i < active_.size(); ++i) {
       const TaskId id = active_[i];
       if (rates[i] == rate_[id]) continue;
@@ -272,6 +325,7 @@ class AnalyticRun {
   const Network& net_;
   const Faults& faults_;
   const bool contention_;
+  const bool link_windows_;  // links shared and link windows given: windows scale shared links
   std::unique_ptr<CollectiveAlgorithm> algo_;
   CommPricer pricer_;
   StreamScheduler sched_;
@@ -283,6 +337,9 @@ class AnalyticRun {
   std::vector<uint32_t> version_;
   std::vector<int> users_;  // tasks in flight per link direction
   std::vector<TaskId> active_;
+  std::vector<double> scale_;  // bandwidth factor per link direction (link windows, contention on)
+  std::vector<double> edges_;  // when a link window opens or closes (contention on), ascending
+  size_t next_edge_ = 0;
 };
 
 }  // namespace

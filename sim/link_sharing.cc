@@ -42,7 +42,8 @@ bool fills_at(const LinkState& s, double level) {
 // Progressive filling: every task's level rises together, task i loading link l with
 // level·u_il, until a link fills or the level reaches `cap`; the tasks crossing a full link
 // (all of them at `cap`) keep that level and the others rise on. Max-min fair levels.
-std::vector<double> fill(const Network& net, const std::vector<const LinkDemand*>& tasks, double cap) {
+std::vector<double> fill(const Network& net, const std::vector<const LinkDemand*>& tasks, double cap,
+                         const std::vector<double>& scale) {
   const size_t n = tasks.size();
   std::vector<double> level_of(n, cap);
   std::vector<char> fixed(n, 0);
@@ -50,7 +51,7 @@ std::vector<double> fill(const Network& net, const std::vector<const LinkDemand*
   for (const LinkDemand* d : tasks)
     for (const auto& [l, u] : *d) {
       LinkState& s = links[l];
-      s.left = net.link(l / 2).bandwidth_Bps;
+      s.left = net.link(l / 2).bandwidth_Bps * (scale.empty() ? 1.0 : scale[l]);
       s.rising += u;
       ++s.count;
     }
@@ -81,8 +82,9 @@ std::vector<double> fill(const Network& net, const std::vector<const LinkDemand*
 
 }  // namespace
 
-std::vector<double> fair_rates(const Network& net, const std::vector<const LinkDemand*>& tasks) {
-  std::vector<double> rates = fill(net, tasks, 1.0);
+std::vector<double> fair_rates(const Network& net, const std::vector<const LinkDemand*>& tasks,
+                               const std::vector<double>& scale) {
+  std::vector<double> rates = fill(net, tasks, 1.0, scale);
   for (double& r : rates) r = std::max(r, 1e-9);
   return rates;
 }
@@ -103,7 +105,7 @@ double fluid_drain_s(const Network& net, const std::vector<Flow>& flows) {
         running.push_back(&unit[i]);
         index.push_back(i);
       }
-    const std::vector<double> bw = fill(net, running, inf);
+    const std::vector<double> bw = fill(net, running, inf, {});
     double step = inf;
     for (size_t k = 0; k < index.size(); ++k)
       if (bw[k] > 0) step = std::min(step, left[index[k]] / bw[k]);

@@ -8,6 +8,8 @@
 // among flows): raise every rate together until some link is full (sum of r·u_l = C_l),
 // fix the rates of the tasks crossing it, and go on with the rest, none above 1. A task that
 // shares no full link keeps rate 1, so runs without contention are priced exactly as alone.
+// A degraded link (a fault window) offers its bandwidth times the window's factor, so a task
+// alone on it slows to the factor, from the moment the window opens.
 #pragma once
 
 #include <utility>
@@ -24,8 +26,10 @@ using LinkDemand = std::vector<std::pair<int, double>>;
 // alone: each entry over the duration, capped at the link's bandwidth.
 LinkDemand link_demand(const Network& net, const std::vector<double>& bytes, double duration_s);
 
-// Max-min fair rates (each in (0, 1]) for tasks running at once over `net`'s links.
-std::vector<double> fair_rates(const Network& net, const std::vector<const LinkDemand*>& tasks);
+// Max-min fair rates (each in (0, 1]) for tasks running at once over `net`'s links, each
+// link direction l carrying its bandwidth times scale[l] (a degraded link; empty: all 1).
+std::vector<double> fair_rates(const Network& net, const std::vector<const LinkDemand*>& tasks,
+                               const std::vector<double>& scale = {});
 
 // One flow of a task that moves several at once (a parameter server's pushes, gossip's
 // exchanges): the link directions of its route and its bytes.

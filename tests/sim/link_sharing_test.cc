@@ -3,16 +3,20 @@
 #include <gtest/gtest.h>
 
 #include "sim/analytic_engine.h"
+#include "sim/engine.h"
+
+#include <cmath>
 
 namespace dejavu::sim {
 namespace {
 
-// n hosts on one switch, each by its own link of bandwidth bw and no latency.
+// n hosts on one switch, each by its own link of bandwidth bw and no latency: host i is
+// node i, its link link i.
 Network star(int n, double bw) {
   Network net;
+  for (int i = 0; i < n; ++i) net.add_host("gpu" + std::to_string(i));
   const int sw = net.add_switch("switch");
-  for (int i = 0; i < n; ++i)
-    net.add_link("link" + std::to_string(i), net.add_host("gpu" + std::to_string(i)), sw, bw, 0);
+  for (int i = 0; i < n; ++i) net.add_link("link" + std::to_string(i), i, sw, bw, 0);
   return net;
 }
 
@@ -87,6 +91,47 @@ TEST(AnalyticEngine, TransfersInFlightShareALinkFromTheMomentTheSecondStarts) {
   const Result alone = AnalyticEngine(false).run(g, net, {});
   EXPECT_NEAR(alone.end_s[a], 0.1, 1e-12);
   EXPECT_NEAR(alone.end_s[b], 0.15, 1e-12);
+}
+
+// Two 1 GB transfers into host 2 at 10 GB/s, both from the start: 5 GB/s each, both done at
+// 0.2 s (the tasks that start the run share links too).
+TEST(AnalyticEngine, TransfersStartingTogetherShareFromTheStart) {
+  const Network net = star(3, 10e9);
+  TaskGraph g;
+  const DeviceId d0 = g.add_device("gpu0", {0}), d1 = g.add_device("gpu1", {1});
+  const StreamId comm = g.stream("comm");
+  const TaskId a = g.add_transfer(d0, comm, g.add_comm_set(CommSet{{{0, 2}}}), 1e9, g.label("a"), 0);
+  const TaskId b = g.add_transfer(d1, comm, g.add_comm_set(CommSet{{{1, 2}}}), 1e9, g.label("b"), 0);
+  g.finalize();
+  const Result r = AnalyticEngine(true).run(g, net, {});
+  EXPECT_NEAR(r.end_s[a], 0.2, 1e-12);
+  EXPECT_NEAR(r.end_s[b], 0.2, 1e-12);
+}
+
+// The same two transfers, host 2's link degraded to half from 0.1 s: each has moved 0.5 GB
+// by then at 5 GB/s, and moves the other 0.5 GB at 2.5 GB/s: both end at 0.3 s, on either
+// engine. Down from 0.1 s instead, neither finishes: the iteration stops at 0.1 s.
+TEST(AnalyticEngine, ALinkDegradedUnderSharedTransfersSlowsThemFromThatMoment) {
+  register_builtins();
+  const Network net = star(3, 10e9);
+  TaskGraph g;
+  const DeviceId d0 = g.add_device("gpu0", {0}), d1 = g.add_device("gpu1", {1});
+  const StreamId comm = g.stream("comm");
+  const TaskId a = g.add_transfer(d0, comm, g.add_comm_set(CommSet{{{0, 2}}}), 1e9, g.label("a"), 0);
+  const TaskId b = g.add_transfer(d1, comm, g.add_comm_set(CommSet{{{1, 2}}}), 1e9, g.label("b"), 0);
+  g.finalize();
+  for (const std::string engine : {"analytic", "simgrid"}) {
+    SCOPED_TRACE(engine);
+    EngineOptions o;
+    o.faults.link_bandwidth[2] = {Window{0.1, INFINITY, 0.5}};
+    const Result r = engines().make(engine)->run(g, net, o);
+    EXPECT_NEAR(r.end_s[a], 0.3, 1e-9);
+    EXPECT_NEAR(r.end_s[b], 0.3, 1e-9);
+    o.faults.link_bandwidth[2] = {Window{0.1, INFINITY, 0}};
+    const Result down = engines().make(engine)->run(g, net, o);
+    ASSERT_TRUE(down.stopped());
+    EXPECT_NEAR(down.stopped_at_s, 0.1, 1e-9);
+  }
 }
 
 }  // namespace
