@@ -15,50 +15,49 @@ namespace dejavu::sim {
 
 namespace {
 
-// Durations of communication tasks, priced once per distinct (comm set, kind, op, size),
-// and the link load they add, counted per distinct task shape and spread once at the end:
-// tasks repeat the same groups and sizes many times.
+// A communication task's shape, (comm set, kind, op, size), priced once: its duration
+// alone and, with links shared, the load it puts on each link direction and how many flows
+// (one per group loading it). Tasks repeat the same groups and sizes many times.
+struct Shape {
+  double duration_s = 0;
+  LinkDemand demand;
+  std::vector<std::pair<int, int>> flows;  // (link direction, flows), in demand's order
+  double uses = 0;                         // tasks of this shape run, for link_bytes()
+};
+
+// Prices shapes, and spreads their link bytes once at the end.
 class CommPricer {
  public:
   CommPricer(const TaskGraph& g, const Network& net, const CollectiveAlgorithm& algo, bool contention)
       : g_(g), net_(net), algo_(algo), contention_(contention) {}
 
-  double duration(const Task& t) {
-    if (t.kind == TaskKind::Compute) return t.duration_s;
-    auto key = std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op), t.bytes);
-    uses_[key] += 1;
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
+  const Shape& shape(const Task& t) {
+    const Key key = std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op), t.bytes);
+    auto [it, fresh] = shapes_.try_emplace(key);
+    Shape& sh = it->second;
+    sh.uses += 1;
+    if (!fresh) return sh;
     const std::vector<int>& group = g_.comm_set(t.comm_set).groups.at(0);
-    double d = 0;
-    if (t.kind == TaskKind::Transfer) {
-      d = transfer_time_s(net_, group.at(0), group.at(1), t.bytes);
-    } else {
-      d = algorithm_for(algo_, net_, group, t.op).time_s(net_, group, t.op, t.bytes);
-    }
+    sh.duration_s = t.kind == TaskKind::Transfer
+                        ? transfer_time_s(net_, group.at(0), group.at(1), t.bytes)
+                        : algorithm_for(algo_, net_, group, t.op).time_s(net_, group, t.op, t.bytes);
     if (contention_) {
       std::vector<double> load(2 * net_.link_count(), 0.0);
       add_load(key, load);
-      if (g_.comm_set(t.comm_set).groups.size() > 1) d = std::max(d, shared_s(key, load));
-      demands_.emplace(key, link_demand(net_, load, d));
+      if (g_.comm_set(t.comm_set).groups.size() > 1) sh.duration_s = std::max(sh.duration_s, shared_s(key, load));
+      sh.demand = link_demand(net_, load, sh.duration_s);
+      sh.flows = count_flows(key, sh.demand);
     }
-    cache_.emplace(key, d);
-    return d;
-  }
-
-  // What a communication task loads each link with while it runs alone (priced by
-  // duration() first, with contention on).
-  const LinkDemand& demand(const Task& t) const {
-    return demands_.at(std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op), t.bytes));
+    return sh;
   }
 
   std::vector<double> link_bytes() const {
     std::vector<double> load(2 * net_.link_count(), 0.0);
     std::vector<double> one(load.size());
-    for (const auto& [key, uses] : uses_) {
+    for (const auto& [key, sh] : shapes_) {
       std::fill(one.begin(), one.end(), 0.0);
       add_load(key, one);
-      for (size_t i = 0; i < load.size(); ++i) load[i] += uses * one[i];
+      for (size_t i = 0; i < load.size(); ++i) load[i] += sh.uses * one[i];
     }
     return load;
   }
@@ -91,23 +90,41 @@ class CommPricer {
   // The bytes one task of this shape puts on each link direction, over every group its
   // comm set stands for.
   void add_load(const Key& key, std::vector<double>& out) const {
+    for (const auto& group : g_.comm_set(std::get<0>(key)).groups) add_group_load(key, group, out);
+  }
+
+  void add_group_load(const Key& key, const std::vector<int>& group, std::vector<double>& out) const {
     const auto [set, kind, op, bytes] = key;
-    for (const auto& group : g_.comm_set(set).groups) {
-      if (static_cast<TaskKind>(kind) == TaskKind::Transfer)
-        add_transfer_load(net_, group.at(0), group.at(1), bytes, out);
-      else
-        algorithm_for(algo_, net_, group, static_cast<CollectiveOp>(op))
-            .add_link_load(net_, group, static_cast<CollectiveOp>(op), bytes, out);
+    if (static_cast<TaskKind>(kind) == TaskKind::Transfer)
+      add_transfer_load(net_, group.at(0), group.at(1), bytes, out);
+    else
+      algorithm_for(algo_, net_, group, static_cast<CollectiveOp>(op))
+          .add_link_load(net_, group, static_cast<CollectiveOp>(op), bytes, out);
+  }
+
+  // Per link direction of `demand` (every one the task loads), the groups that load it.
+  std::vector<std::pair<int, int>> count_flows(const Key& key, const LinkDemand& demand) {
+    scratch_.resize(2 * net_.link_count(), 0.0);
+    std::vector<std::pair<int, int>> out;
+    const auto& groups = g_.comm_set(std::get<0>(key)).groups;
+    for (const auto& [l, u] : demand) out.emplace_back(l, groups.size() == 1 ? 1 : 0);
+    if (groups.size() == 1) return out;
+    for (const auto& group : groups) {
+      add_group_load(key, group, scratch_);
+      for (auto& [l, n] : out) {
+        n += scratch_[l] > 0;
+        scratch_[l] = 0;  // every direction a group loads is in `demand`: scratch is all 0 again
+      }
     }
+    return out;
   }
 
   const TaskGraph& g_;
   const Network& net_;
   const CollectiveAlgorithm& algo_;
   const bool contention_;
-  std::map<Key, double> cache_;
-  std::map<Key, double> uses_;
-  std::map<Key, LinkDemand> demands_;
+  std::map<Key, Shape> shapes_;  // node-based: a Shape's address is stable
+  std::vector<double> scratch_;
 };
 
 // The links a comm set's groups' routes cross, per comm set, computed once.
@@ -168,11 +185,17 @@ class AnalyticRun {
         rate_(g.size(), 1.0),
         since_(g.size(), 0.0),
         version_(g.size(), 0),
-        users_(2 * net.link_count(), 0),
+        shape_(g.size(), nullptr),
         scale_(2 * net.link_count(), 1.0) {
     r_.engine = "analytic";
     r_.start_s.assign(g.size(), -1.0);
     r_.end_s.assign(g.size(), -1.0);
+    if (contention_) {
+      flows_.assign(2 * net.link_count(), 0);
+      busy_since_.assign(2 * net.link_count(), 0.0);
+      r_.link_busy_s.assign(2 * net.link_count(), 0.0);
+      r_.link_peak_flows.assign(2 * net.link_count(), 0.0);
+    }
     if (link_windows_) {
       for (const auto& [link, windows] : faults_.link_bandwidth)
         for (const Window& w : windows)
@@ -197,7 +220,7 @@ class AnalyticRun {
       if (version != version_[id]) continue;  // its rate changed since
       r_.end_s[id] = now;
       r_.makespan_s = std::max(r_.makespan_s, now);
-      const bool shared = leave(id);
+      const bool shared = leave(id, now);
       startable.clear();
       sched_.finish(id, startable);
       if (start(startable, now) || shared) reshare(now);
@@ -205,6 +228,10 @@ class AnalyticRun {
     if (!r_.stopped()) sched_.check_all_finished();
     stop_at_fail_stops(g_, net_, faults_, r_);
     if (r_.stopped()) r_.makespan_s = r_.stopped_at_s;
+    for (size_t l = 0; l < flows_.size(); ++l) {  // flows that never finished, and a stop
+      if (flows_[l] > 0) r_.link_busy_s[l] += std::max(0.0, r_.makespan_s - busy_since_[l]);
+      r_.link_busy_s[l] = std::min(r_.link_busy_s[l], r_.makespan_s);
+    }
     r_.link_bytes = pricer_.link_bytes();
     r_.activities = g_.size();
     return r_;
@@ -219,9 +246,10 @@ class AnalyticRun {
     for (TaskId id : ids) {
       const Task& t = g_.task(id);
       r_.start_s[id] = now;
-      const double d = duration(t, now);
+      if (t.kind != TaskKind::Compute) shape_[id] = &pricer_.shape(t);
+      const double d = duration(id, now);
       if (d < 0) continue;  // a link it needs is down: never finishes
-      if (link_windows_ && t.kind != TaskKind::Compute && crosses_down_link(t)) {
+      if (link_windows_ && t.kind != TaskKind::Compute && crosses_down_link(id)) {
         stop_on_down_link(t, now);
         continue;
       }
@@ -238,8 +266,9 @@ class AnalyticRun {
   // duration stretched: exact when bandwidth-bound). Either way a window that opens
   // mid-transfer slows the rest of it, and a link that is down when a task starts, or goes
   // down under it, stops the iteration (-1 here).
-  double duration(const Task& t, double now) {
-    const double d = pricer_.duration(t);
+  double duration(TaskId id, double now) {
+    const Task& t = g_.task(id);
+    const double d = t.kind == TaskKind::Compute ? t.duration_s : shape_[id]->duration_s;
     if (faults_.empty()) return d;
     if (t.kind == TaskKind::Compute)
       return faults_.host_speed.empty() ? d : faults_.finish_s(g_.devices().at(t.device).hosts, now, d) - now;
@@ -262,8 +291,8 @@ class AnalyticRun {
       scale_[2 * link] = scale_[2 * link + 1] = Faults::factor_at(windows, now);
   }
 
-  bool crosses_down_link(const Task& t) const {
-    for (const auto& [l, u] : pricer_.demand(t))
+  bool crosses_down_link(TaskId id) const {
+    for (const auto& [l, u] : shape_[id]->demand)
       if (scale_[l] <= 0) return true;
     return false;
   }
@@ -274,11 +303,11 @@ class AnalyticRun {
     set_link_factors(now);
     for (size_t i = active_.size(); i-- > 0;) {
       const TaskId id = active_[i];
-      if (!crosses_down_link(g_.task(id))) continue;
+      if (!crosses_down_link(id)) continue;
       stop_on_down_link(g_.task(id), now);
       ++version_[id];
       r_.end_s[id] = -1;
-      leave(id);
+      leave(id, now);
     }
     reshare(now);
   }
@@ -291,16 +320,25 @@ class AnalyticRun {
     since_[id] = now;
     active_.push_back(id);
     bool shared = false;
-    for (const auto& [l, u] : pricer_.demand(g_.task(id))) shared = users_[l]++ > 0 || scale_[l] != 1 || shared;
+    for (const auto& [l, n] : shape_[id]->flows) {
+      shared = shared || flows_[l] > 0 || scale_[l] != 1;
+      if (flows_[l] == 0) busy_since_[l] = now;
+      flows_[l] += n;
+      r_.link_peak_flows[l] = std::max(r_.link_peak_flows[l], static_cast<double>(flows_[l]));
+    }
     return shared;
   }
 
-  // A task leaves the links; true if it shared one with a task still in flight.
-  bool leave(TaskId id) {
+  // A task leaves the links at `now`; true if it shared one with a task still in flight.
+  bool leave(TaskId id, double now) {
     if (!contention_ || g_.task(id).kind == TaskKind::Compute) return false;
     active_.erase(std::find(active_.begin(), active_.end(), id));
     bool shared = false;
-    for (const auto& [l, u] : pricer_.demand(g_.task(id))) shared = --users_[l] > 0 || shared;
+    for (const auto& [l, n] : shape_[id]->flows) {
+      flows_[l] -= n;
+      shared = shared || flows_[l] > 0;
+      if (flows_[l] == 0) r_.link_busy_s[l] += now - busy_since_[l];
+    }
     return shared;
   }
 
@@ -310,7 +348,7 @@ class AnalyticRun {
     for (TaskId id : active_) {
       remaining_[id] = std::max(0.0, remaining_[id] - (now - since_[id]) * rate_[id]);
       since_[id] = now;
-      demands.push_back(&pricer_.demand(g_.task(id)));
+      demands.push_back(&shape_[id]->demand);
     }
     const std::vector<double> rates = fair_rates(net_, demands, scale_);
     for (size_t i = 0; i < active_.size(); ++i) {
@@ -335,7 +373,9 @@ class AnalyticRun {
   uint64_t seq_ = 0;
   std::vector<double> remaining_, rate_, since_;
   std::vector<uint32_t> version_;
-  std::vector<int> users_;  // tasks in flight per link direction
+  std::vector<const Shape*> shape_;  // per communication task, once started
+  std::vector<int> flows_;           // flows in flight per link direction (contention on)
+  std::vector<double> busy_since_;
   std::vector<TaskId> active_;
   std::vector<double> scale_;  // bandwidth factor per link direction (link windows, contention on)
   std::vector<double> edges_;  // when a link window opens or closes (contention on), ascending

@@ -74,6 +74,8 @@ std::string serialise(const std::function<Result()>& simulate) {
     put_vec(out, r.start_s);
     put_vec(out, r.end_s);
     put_vec(out, r.link_bytes);
+    put_vec(out, r.link_busy_s);
+    put_vec(out, r.link_peak_flows);
     put_u64(out, r.activities);
     put_bytes(out, &r.stopped_at_s, sizeof r.stopped_at_s);
     put_u64(out, r.stop_cause.size());
@@ -104,6 +106,8 @@ Result deserialise(const std::string& data) {
   r.start_s = rd.vec();
   r.end_s = rd.vec();
   r.link_bytes = rd.vec();
+  r.link_busy_s = rd.vec();
+  r.link_peak_flows = rd.vec();
   r.activities = rd.u64();
   rd.get(&r.stopped_at_s, sizeof r.stopped_at_s);
   r.stop_cause = rd.str();

@@ -105,20 +105,35 @@ void add_gpus(Report& r, const platforms::Cluster& cluster, const LoweredJob& jo
   }
 }
 
-void add_busiest_link(Report& r, const platforms::Cluster& cluster, const sim::Result& result) {
-  const double T = r.iteration_time_s;
-  double best = -1;
-  for (size_t k = 0; k < result.link_bytes.size(); ++k) {
-    const sim::Link& link = cluster.network.link(static_cast<int>(k / 2));
-    const double demand = T > 0 ? result.link_bytes[k] / (link.bandwidth_Bps * T) : 0;
-    if (demand > best) {
-      best = demand;
-      const bool forward = k % 2 == 0;
-      const std::string& a = cluster.network.node(forward ? link.a : link.b).name;
-      const std::string& b = cluster.network.node(forward ? link.b : link.a).name;
-      r.busiest_link = LinkReport{link.name, a + " -> " + b, result.link_bytes[k], demand, busy_fraction(demand)};
-    }
+LinkReport link_report(const platforms::Cluster& cluster, const sim::Result& result, double T, size_t k) {
+  const sim::Link& link = cluster.network.link(static_cast<int>(k / 2));
+  const double demand = T > 0 ? result.link_bytes[k] / (link.bandwidth_Bps * T) : 0;
+  const bool forward = k % 2 == 0;
+  const std::string& a = cluster.network.node(forward ? link.a : link.b).name;
+  const std::string& b = cluster.network.node(forward ? link.b : link.a).name;
+  LinkReport out{link.name, a + " -> " + b, result.link_bytes[k], demand, busy_fraction(demand)};
+  if (k < result.link_busy_s.size()) {
+    out.in_flight_s = result.link_busy_s[k];
+    out.peak_flows = static_cast<int>(result.link_peak_flows.at(k));
   }
+  return out;
+}
+
+void add_links(Report& r, const platforms::Cluster& cluster, const sim::Result& result) {
+  const double T = r.iteration_time_s;
+  size_t busiest = 0;
+  std::vector<std::pair<double, size_t>> by_bytes;
+  for (size_t k = 0; k < result.link_bytes.size(); ++k) {
+    const double bw = cluster.network.link(static_cast<int>(k / 2)).bandwidth_Bps;
+    if (result.link_bytes[k] / bw >
+        result.link_bytes[busiest] / cluster.network.link(static_cast<int>(busiest / 2)).bandwidth_Bps)
+      busiest = k;
+    if (result.link_bytes[k] > 0) by_bytes.emplace_back(-result.link_bytes[k], k);
+  }
+  if (!result.link_bytes.empty()) r.busiest_link = link_report(cluster, result, T, busiest);
+  std::sort(by_bytes.begin(), by_bytes.end());
+  for (size_t i = 0; i < by_bytes.size() && i < 15; ++i)
+    r.links.push_back(link_report(cluster, result, T, by_bytes[i].second));
 }
 }  // namespace
 
@@ -131,7 +146,7 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
   add_simulated_devices(r, cluster, job, result, times, memory);
   r.schedule = plan.schedule;
   add_gpus(r, cluster, job, times, memory);
-  add_busiest_link(r, cluster, result);
+  add_links(r, cluster, result);
   return r;
 }
 

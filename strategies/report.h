@@ -44,6 +44,10 @@ struct LinkReport {
   // than a link carries; the report then says so rather than claim more than 100%.
   double demand = 0;
   double utilization = 0;
+  // How long at least one flow was in flight on it, and the most flows at once; -1 and 0
+  // when the engine does not track them (only the analytic engine sharing links does).
+  double in_flight_s = -1;
+  int peak_flows = 0;
 };
 
 // A link's busy fraction from its demand (bytes / (bandwidth * time)): at most 1.
@@ -79,6 +83,7 @@ struct Report {
   std::vector<SimulatedDeviceReport> simulated;
   std::vector<DeviceReport> devices;
   LinkReport busiest_link;
+  std::vector<LinkReport> links;  // the link directions that carried most bytes, at most 15
   // Memory verdict: the fullest GPU against its capacity.
   bool oom = false;
   std::string fullest_gpu;

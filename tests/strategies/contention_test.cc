@@ -1,74 +1,97 @@
-// The contention suite (issue 21): data-parallel sync topologies whose transfers meet on
-// shared NICs, on eight one-GPU A100 servers with a 100 Gb/s NIC each, GPT-3 1.3B, dp8;
-// and two servers of two GPUs sharing one NIC. The analytic engine must agree with
-// SimGrid's flow-level model within 5%; priced alone (analytic-no-contention) it does not
-// where transfers meet. Hand-worked: one parameter server's NIC carries 7 pushes in, then
-// 7 pulls out, each the whole gradient.
+// The contention suite (issue 21, tests/fixtures/contention/cases.txt): data-parallel sync
+// topologies whose transfers meet on shared NICs (eight one-GPU A100 servers with a 100 Gb/s
+// NIC each, GPT-3 1.3B, dp8); two servers of two GPUs sharing one NIC, also with that NIC
+// halved mid-transfer; expert all-to-alls of two groups over a 4:1 oversubscribed spine; a
+// gradient all-reduce meeting pipeline sends. The analytic engine must agree with SimGrid's
+// flow-level model within 5% on every case; priced alone (analytic-no-contention) it does
+// not where transfers meet. Hand-worked: one parameter server's NIC carries 7 pushes in,
+// then 7 pulls out, each the whole gradient.
 #include <gtest/gtest.h>
 
-#include "platforms/cluster.h"
-#include "strategies/plan.h"
-#include "strategies/simulate.h"
-#include "workloads/generator.h"
+#include <map>
+
+#include "bench/contention_suite.h"
 
 namespace dejavu::strategies {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
-
-platforms::Cluster servers(int count, int gpus, bool per_gpu) {
-  return platforms::load_cluster(ConfigNode::load_string(
-      "servers:\n  - count: " + std::to_string(count) +
-          "\n    gpu: A100-SXM-80GB\n    gpus_per_server: " + std::to_string(gpus) +
-          "\n    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 1 us, efficiency: 0.759}\n"
-          "    step_latency: 9.5 us\n    nic: {bandwidth: 100 Gbps, latency: 2 us, per_gpu: " +
-          (per_gpu ? "true" : "false") + "}\nnetwork: {kind: fat-tree, latency: 1 us, oversubscription: 1}\n",
-      "contention.yaml"));
-}
+using bench::ContentionCase;
 
 struct Times {
   double simgrid, analytic, alone;
 };
 
-Times times(const platforms::Cluster& cluster, const std::string& plan_yaml) {
-  const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
-  const Plan plan = load_plan(ConfigNode::load_string(plan_yaml, "plan.yaml"));
-  sim::EngineOptions flow;
-  flow.fidelity = "flow";
-  flow.timeout_s = 300;
-  return {simulate(model, cluster, plan, "simgrid", flow).report.iteration_time_s,
-          simulate(model, cluster, plan, "analytic").report.iteration_time_s,
-          simulate(model, cluster, plan, "analytic-no-contention").report.iteration_time_s};
+Times times(const ContentionCase& c) {
+  return {bench::contention_case_s(c, "simgrid"), bench::contention_case_s(c, "analytic"),
+          bench::contention_case_s(c, "analytic-no-contention")};
 }
 
-std::string dp8(const std::string& sync) {
-  return "dp: 8\nmicro_batch_size: 1\nglobal_batch_size: 32\ndata_parallel: {" + sync + "}\n";
+std::map<std::string, ContentionCase> cases() {
+  std::map<std::string, ContentionCase> out;
+  for (const ContentionCase& c : bench::contention_cases(DEJAVU_SOURCE_DIR)) out[c.name] = c;
+  return out;
 }
 
-TEST(Contention, SyncTopologiesAgreeWithSimGrid) {
-  const platforms::Cluster cluster = servers(8, 1, true);
-  for (const char* sync : {"sync: parameter-server, servers: 1", "sync: parameter-server, servers: 4",
-                           "sync: rolling-parameter-server", "sync: gossip, peers: 1, seed: 7",
-                           "sync: gossip, peers: 2, seed: 7", "sync: gossip, peers: 7, seed: 7", "sync: all-reduce"}) {
-    SCOPED_TRACE(sync);
-    const Times t = times(cluster, dp8(sync));
+TEST(Contention, EveryCaseAgreesWithSimGridWithinFivePercent) {
+  const auto all = cases();
+  ASSERT_EQ(all.size(), 11u);
+  for (const auto& [name, c] : all) {
+    SCOPED_TRACE(name);
+    const Times t = times(c);
     EXPECT_NEAR(t.analytic, t.simgrid, 0.05 * t.simgrid);
+    // Every case but the all-reduce contends: priced alone, it is fast by more than 1%.
+    if (name != "all-reduce") EXPECT_GT(t.simgrid - t.alone, 0.01 * t.simgrid);
   }
+}
+
+TEST(Contention, WhereNothingMeetsSharingChangesNothing) {
+  // One ring all-reduce over eight NICs: each link carries one flow each way.
+  const Times t = times(cases().at("all-reduce"));
+  EXPECT_NEAR(t.analytic, t.alone, 1e-9 * t.alone);
 }
 
 TEST(Contention, OneParameterServersNicCarriesEveryPushThenEveryPull) {
   // Priced alone, 7 pushes cost one and 7 pulls one; shared, the server's 12.5 GB/s NIC
   // carries 6 more of each, 2 bytes of gradient per parameter, all on the critical path.
-  const Times ps = times(servers(8, 1, true), dp8("sync: parameter-server, servers: 1"));
-  const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
-  const double queued = 2 * 6 * (2 * model.parameter_count()) / 12.5e9;
+  const ContentionCase c = cases().at("ps1");
+  const Times ps = times(c);
+  const double queued = 2 * 6 * (2 * workloads::load_workload_file(c.workload).parameter_count()) / 12.5e9;
   EXPECT_NEAR(ps.analytic - ps.alone, queued, 1e-3 * queued);
 }
 
-TEST(Contention, TwoGroupsOnASharedNicAgreeWithSimGrid) {
-  const Times t = times(servers(2, 2, false), "tp: 2\ndp: 2\nmicro_batch_size: 1\nglobal_batch_size: 32\n");
-  EXPECT_NEAR(t.analytic, t.simgrid, 0.05 * t.simgrid);
-  EXPECT_GT(t.simgrid - t.alone, 0.05 * t.simgrid);  // the case contends
+TEST(Contention, ANicHalvedMidTransferSlowsTheRestOfIt) {
+  // tp2 dp2's gradient all-reduce crosses server0's one NIC from just after 1.0 s. Halved
+  // from 1.0 s, all of it runs at half speed; from 1.1 s (the suite's case), only what is
+  // left then: the step is slower than without the window and faster than halved throughout.
+  ContentionCase c = cases().at("shared-nic-halved");
+  const double mid = bench::contention_case_s(c, "analytic");
+  const std::string before = ::testing::TempDir() + "/nic-halved-at-1.0s.faults.yaml";
+  std::ofstream(before) << "events:\n  - {kind: link_degrade, link: server0/nic, factor: 0.5, from: 1.0 s}\n";
+  c.faults = before;
+  const double whole = bench::contention_case_s(c, "analytic");
+  c.faults.clear();
+  const double clean = bench::contention_case_s(c, "analytic");
+  EXPECT_GT(mid, clean + 0.01);
+  EXPECT_LT(mid, whole - 0.01);
+}
+
+TEST(Contention, TheReportSaysHowLongFlowsWereInFlightAndHowManyAtOnce) {
+  // One parameter server: its NIC sends the 7 pulls at once, 7 whole gradients (2 bytes a
+  // parameter) at 12.5 GB/s, so flows are in flight on it for 7 x that long (plus latency),
+  // and no link is ever busier than the whole step.
+  const ContentionCase c = cases().at("ps1");
+  const auto model = workloads::load_workload_file(c.workload);
+  const Simulation s = simulate(model, platforms::load_cluster_file(c.platform), load_plan_file(c.plan));
+  const LinkReport& l = s.report.busiest_link;
+  EXPECT_EQ(l.name, "server0/gpu0/nic");
+  EXPECT_EQ(l.peak_flows, 7);
+  const double pulls = 7 * 2 * model.parameter_count() / 12.5e9;
+  EXPECT_NEAR(l.bytes, 7 * 2 * model.parameter_count(), 1e-6 * l.bytes);
+  EXPECT_NEAR(l.in_flight_s, pulls, 1e-3 * pulls);
+  for (const LinkReport& k : s.report.links) EXPECT_LE(k.in_flight_s, s.report.iteration_time_s);
+  const Simulation alone =
+      simulate(model, platforms::load_cluster_file(c.platform), load_plan_file(c.plan), "analytic-no-contention");
+  EXPECT_EQ(alone.report.busiest_link.in_flight_s, -1);  // not tracked there
 }
 
 }  // namespace

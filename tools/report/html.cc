@@ -143,26 +143,21 @@ std::string breakdown_svg(const strategies::Report& r) {
   return svg.str();
 }
 
-std::string links_svg(const strategies::Simulation& s, const platforms::Cluster& cluster) {
-  const auto& net = cluster.network;
-  std::vector<std::pair<double, int>> order;
-  for (size_t i = 0; i < s.result.link_bytes.size(); ++i)
-    if (s.result.link_bytes[i] > 0) order.push_back({s.result.link_bytes[i], static_cast<int>(i)});
-  std::sort(order.begin(), order.end(), std::greater<>());
-  if (order.size() > 15) order.resize(15);
-  const double W = 1100, left = 330, bar = 16, T = std::max(s.result.makespan_s, 1e-12);
-  Svg svg(W, 30 + 22 * order.size());
+std::string links_svg(const strategies::Simulation& s) {
+  const auto& links = s.report.links;
+  const double W = 1100, left = 330, bar = 16;
+  Svg svg(W, 30 + 22 * links.size());
   double y = 8;
-  for (size_t k = 0; k < order.size(); ++k) {
-    const auto& [bytes, dir] = order[k];
-    const sim::Link& l = net.link(dir / 2);
-    const std::string a = net.node(dir % 2 == 0 ? l.a : l.b).name, b = net.node(dir % 2 == 0 ? l.b : l.a).name;
-    const double demand = bytes / (l.bandwidth_Bps * T), util = strategies::busy_fraction(demand);
-    svg.text(4, y + 12, a + " -> " + b, k == 0 ? "font-weight=\"bold\"" : "");
-    svg.rect(left, y, (W - left - 160) * util, bar, k == 0 ? "#e15759" : "#76b7b2");
-    svg.text(W - 150, y + 12,
-             units::format_bytes(bytes) + fmt(", %.1f%% busy", 100 * util) +
-                 (demand > 1 ? fmt(" (needs %.2fx: not shared)", demand) : ""));
+  for (size_t k = 0; k < links.size(); ++k) {
+    const strategies::LinkReport& l = links[k];
+    svg.text(4, y + 12, l.direction, k == 0 ? "font-weight=\"bold\"" : "");
+    svg.rect(left, y, (W - left - 390) * l.utilization, bar, k == 0 ? "#e15759" : "#76b7b2");
+    std::string label = units::format_bytes(l.bytes) + fmt(", %.1f%% busy", 100 * l.utilization);
+    if (l.in_flight_s >= 0)
+      label += ", in flight " + units::format_time(l.in_flight_s) + fmt(", at most %d flows", l.peak_flows);
+    else if (l.demand > 1)
+      label += fmt(" (needs %.2fx: not shared)", l.demand);
+    svg.text(W - 380, y + 12, label);
     y += 22;
   }
   return svg.str();
@@ -229,7 +224,7 @@ void write_html_report(std::ostream& out, const strategies::Simulation& s, const
       << timeline_svg(s) << "</div>\n<h2>Memory over time</h2>\n"
       << memory_svg(s) << "<h2>Time per stage</h2>\n"
       << breakdown_svg(r) << "<h2>Traffic per link (busiest first)</h2>\n"
-      << links_svg(s, cluster) << kZoomScript << "</body></html>\n";
+      << links_svg(s) << kZoomScript << "</body></html>\n";
 }
 
 std::vector<std::string> report_svg_names() { return {"timeline.svg", "memory.svg", "breakdown.svg", "links.svg"}; }
@@ -240,7 +235,7 @@ void write_report_svgs(tools::OutputSet& out, const std::string& dir, const stra
   out.write((d / "timeline.svg").string(), [&](std::ostream& o) { o << timeline_svg(s); });
   out.write((d / "memory.svg").string(), [&](std::ostream& o) { o << memory_svg(s); });
   out.write((d / "breakdown.svg").string(), [&](std::ostream& o) { o << breakdown_svg(s.report); });
-  out.write((d / "links.svg").string(), [&](std::ostream& o) { o << links_svg(s, cluster); });
+  out.write((d / "links.svg").string(), [&](std::ostream& o) { o << links_svg(s); });
 }
 
 }  // namespace dejavu::report

@@ -34,6 +34,19 @@ nlohmann::json fault_json(const strategies::FaultReport& f) {
 
 // The band validation gives the iteration time, and what no validated run did; absent when
 // the run stopped or nothing was looked up (a Chakra trace).
+nlohmann::ordered_json link_json(const strategies::LinkReport& l) {
+  nlohmann::ordered_json j = {{"name", l.name},
+                              {"direction", l.direction},
+                              {"bytes", l.bytes},
+                              {"utilization", l.utilization},
+                              {"demand", l.demand}};
+  if (l.in_flight_s >= 0) {
+    j["in_flight_s"] = l.in_flight_s;
+    j["peak_flows"] = l.peak_flows;
+  }
+  return j;
+}
+
 nlohmann::ordered_json validation_json(const strategies::ValidationBand& v) {
   nlohmann::ordered_json j;
   if (v.has_band) {
@@ -91,11 +104,9 @@ void write_json(std::ostream& out, const strategies::Report& r, const strategies
                  {"peak_bytes", r.peak_memory_bytes},
                  {"capacity_bytes", r.capacity_bytes},
                  {"shortfall_bytes", r.shortfall_bytes}};
-  j["busiest_link"] = {{"name", r.busiest_link.name},
-                       {"direction", r.busiest_link.direction},
-                       {"bytes", r.busiest_link.bytes},
-                       {"utilization", r.busiest_link.utilization},
-                       {"demand", r.busiest_link.demand}};
+  j["busiest_link"] = link_json(r.busiest_link);
+  auto& links = j["links"] = nlohmann::ordered_json::array();
+  for (const auto& l : r.links) links.push_back(link_json(l));
   auto& sims = j["simulated_devices"] = nlohmann::ordered_json::array();
   for (const auto& s : r.simulated) {
     nlohmann::ordered_json parts;
@@ -191,7 +202,11 @@ void write_summary(std::ostream& out, const strategies::Report& r) {
                 r.busiest_link.direction.c_str(), units::format_bytes(r.busiest_link.bytes).c_str(),
                 100 * r.busiest_link.utilization);
   out << buf;
-  if (r.busiest_link.demand > 1) {
+  if (r.busiest_link.in_flight_s >= 0) {
+    std::snprintf(buf, sizeof buf, "                     flows in flight %s of the step, at most %d at once\n",
+                  units::format_time(r.busiest_link.in_flight_s).c_str(), r.busiest_link.peak_flows);
+    out << buf;
+  } else if (r.busiest_link.demand > 1) {
     std::snprintf(buf, sizeof buf,
                   "                     its traffic needs %.2fx the link in this time: this engine gave every "
                   "transfer the whole link (--engine simgrid shares it)\n",
