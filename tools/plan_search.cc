@@ -10,6 +10,7 @@
 
 #include "sim/units.h"
 #include "strategies/simulate.h"
+#include "strategies/search/rerank.h"
 #include "strategies/search/space.h"
 #include "workloads/generator.h"
 
@@ -80,12 +81,15 @@ SearchRun run_search(const SearchArgs& a) {
   run.workload = model.name;
   run.gpus = cluster.gpu_count();
   run.global_batch = problem.global_batch;
-  // --- same problem, same cost model, a fresh cache per searcher so their times compare.
+  // --- same problem, same cost model, a fresh cache per searcher so their times compare;
+  // one price per plan on the ranking engine, shared by the searchers (they find the same plans).
   // (The copies of model and cluster live in this frame; results hold plans only.)
+  const search::PriceFn price = search::rank_engine_price(problem);
   for (const std::string& name : algos) {
     search::SimulationEvaluator evaluator(problem);
     if (bar) options.progress = [&](const search::Progress& p) { draw_bar(name, p); };
-    run.results.push_back(search::searchers().make(name)->search(problem, evaluator, options));
+    run.results.push_back(
+        search::search_ranked(*search::searchers().make(name), problem, evaluator, options, a.rerank, price));
     if (bar) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
   }
   if (!a.verify.empty()) {
@@ -117,13 +121,15 @@ void write_search_table(std::ostream& out, const SearchRun& run) {
                   r.evaluations, r.simulations, units::format_time(r.wall_s).c_str(),
                   r.budget_exhausted ? ", stopped by the budget" : "", r.note.c_str());
     out << buf;
+    if (!r.ranking.empty()) out << "  " << r.ranking << "\n";
     if (r.top.empty()) {
       out << "  no plan fits in memory\n";
       continue;
     }
-    const bool verified = i < run.verified.size();
-    std::snprintf(buf, sizeof buf, "  %-3s %-58s %-11s %-13s %-11s %-5s%s\n", "#", "plan", "iteration", "tokens/s",
-                  "peak mem", "fits", verified ? (" " + run.verified[i].front().engine).c_str() : "");
+    const bool verified = i < run.verified.size(), ranked = !r.ranked_on.empty();
+    std::snprintf(buf, sizeof buf, "  %-3s %-58s %-11s %-11s%-13s %-11s %-5s%s\n", "#", "plan", "iteration",
+                  ranked ? "alone" : "", "tokens/s", "peak mem", "fits",
+                  verified ? (" " + run.verified[i].front().engine).c_str() : "");
     out << buf;
     for (size_t k = 0; k < r.top.size(); ++k) {
       const auto& c = r.top[k];
@@ -132,10 +138,10 @@ void write_search_table(std::ostream& out, const SearchRun& run) {
         const VerifiedPlan& v = run.verified[i][k];
         check = v.error.empty() ? " " + units::format_time(v.iteration_time_s) : " failed: " + v.error;
       }
-      std::snprintf(buf, sizeof buf, "  %-3zu %-58s %-11s %-13.4g %-11s %-5s%s\n", k + 1,
+      std::snprintf(buf, sizeof buf, "  %-3zu %-58s %-11s %-11s%-13.4g %-11s %-5s%s\n", k + 1,
                     search::describe(c.plan).c_str(), units::format_time(c.score.iteration_time_s).c_str(),
-                    c.score.tokens_per_s, units::format_bytes(c.score.peak_memory_bytes).c_str(),
-                    c.score.fits ? "yes" : "no", check.c_str());
+                    ranked ? units::format_time(c.alone_s).c_str() : "", c.score.tokens_per_s,
+                    units::format_bytes(c.score.peak_memory_bytes).c_str(), c.score.fits ? "yes" : "no", check.c_str());
       out << buf;
     }
   }
@@ -171,13 +177,15 @@ nlohmann::json plan_json(const strategies::Plan& p) {
   return j;
 }
 nlohmann::json candidate_json(const search::Candidate& c) {
-  return {{"plan", plan_json(c.plan)},
-          {"description", search::describe(c.plan)},
-          {"iteration_time_s", c.score.iteration_time_s},
-          {"tokens_per_s", c.score.tokens_per_s},
-          {"peak_memory_bytes", c.score.peak_memory_bytes},
-          {"capacity_bytes", c.score.capacity_bytes},
-          {"fits", c.score.fits}};
+  nlohmann::json j = {{"plan", plan_json(c.plan)},
+                      {"description", search::describe(c.plan)},
+                      {"iteration_time_s", c.score.iteration_time_s},
+                      {"tokens_per_s", c.score.tokens_per_s},
+                      {"peak_memory_bytes", c.score.peak_memory_bytes},
+                      {"capacity_bytes", c.score.capacity_bytes},
+                      {"fits", c.score.fits}};
+  if (c.alone_s > 0) j["alone_iteration_time_s"] = c.alone_s;
+  return j;
 }
 }  // namespace
 
@@ -193,6 +201,10 @@ void write_search_json(std::ostream& out, const SearchRun& run) {
     nlohmann::json s = {
         {"algorithm", r.algorithm}, {"evaluations", r.evaluations},           {"simulations", r.simulations},
         {"wall_s", r.wall_s},       {"budget_exhausted", r.budget_exhausted}, {"note", r.note}};
+    if (!r.ranked_on.empty()) {
+      s["ranked_on"] = r.ranked_on;
+      s["ranking"] = r.ranking;
+    }
     s["top"] = nlohmann::json::array();
     for (size_t k = 0; k < r.top.size(); ++k) {
       nlohmann::json c = candidate_json(r.top[k]);
@@ -232,6 +244,7 @@ void write_search_html(std::ostream& out, const SearchRun& run) {
     const auto& r = run.results[i];
     out << "<h2>" << esc(r.algorithm) << "</h2>\n<p>" << r.evaluations << " evaluations (" << r.simulations
         << " simulated) in " << esc(units::format_time(r.wall_s)) << "; " << esc(r.note) << "</p>\n";
+    if (!r.ranking.empty()) out << "<p>" << esc(r.ranking) << "</p>\n";
     if (r.top.empty()) {
       out << "<p>No plan fits in memory.</p>\n";
       continue;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "platforms/cluster.h"
+#include "strategies/search/rerank.h"
 #include "strategies/search/searcher.h"
 #include "workloads/model_graph.h"
 
@@ -20,8 +21,12 @@ struct SearchArgs {
   unsigned long long seed = 1;
   int top = 5;
   long iterations = 0;
-  int global_batch = 0;      // 0: the workload's global_batch_size
-  std::string verify;        // "simgrid": re-simulate the top plans on it
+  int global_batch = 0;  // 0: the workload's global_batch_size
+  std::string verify;    // "simgrid": re-simulate the top plans on it
+  // Rank the top plans on the default engine (links shared), pricing at most this many of
+  // each searcher's best plans there (strategies/search/rerank.h); 0: rank on the search's
+  // own engine, without link sharing.
+  long rerank = strategies::search::kDefaultRerank;
   std::string json, output;  // files to write
   std::string report;        // HTML
   bool progress = true;      // a bar on stderr when it is a terminal

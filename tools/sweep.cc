@@ -23,6 +23,7 @@
 #include "sim/limits.h"
 #include "sim/process_pool.h"
 #include "sim/units.h"
+#include "strategies/search/rerank.h"
 #include "strategies/search/searcher.h"
 #include "strategies/search/space.h"
 #include "strategies/simulate.h"
@@ -301,7 +302,9 @@ std::string run_point(const SweepSpec& spec, const SweepPoint& point) {
       if (batch <= 0) throw Error("search needs global_batch in the sweep or global_batch_size in the workload");
       const strategies::search::Problem problem{&model, &cluster, batch};
       strategies::search::SimulationEvaluator evaluator(problem);
-      const auto r = strategies::search::searchers().make(spec.search)->search(problem, evaluator, {});
+      const auto r = strategies::search::search_ranked(*strategies::search::searchers().make(spec.search), problem,
+                                                       evaluator, {}, strategies::search::kDefaultRerank,
+                                                       strategies::search::rank_engine_price(problem));
       if (!r.best()) throw Error("no plan of the search space fits in memory");
       record(r.best()->plan);
     } else {

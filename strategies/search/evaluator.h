@@ -15,9 +15,9 @@
 
 namespace dejavu::strategies::search {
 
-// The engine a search prices plans on: the analytic engine without link sharing, which its
-// fast pipeline model (pipeline_model.h) reproduces to 1e-9. `--verify simgrid` (or
-// `simulate` on the default engine) prices the winners with sharing.
+// The engine searchers score plans on: the analytic engine without link sharing, which the
+// fast pipeline model (pipeline_model.h) reproduces to 1e-9. `dejavu search` then ranks each
+// searcher's best plans on the default engine, which shares links (rerank.h).
 inline constexpr const char* kSearchEngine = "analytic-no-contention";
 
 // What the search is asked: this model, this cluster, this global batch.

@@ -44,14 +44,17 @@ Score Tracker::evaluate(const Plan& plan) {
   auto& top = result_.top;
   const size_t keep = static_cast<size_t>(std::max(1, options_.top));
   if (top.size() >= keep && !(s.cost() < top.back().score.cost())) return s;  // most plans stop here
-  const std::string key = plan_key(plan);
-  for (const Candidate& c : top)
-    if (plan_key(c.plan) == key) return s;
+  std::string key = plan_key(plan);
+  if (std::find(keys_.begin(), keys_.end(), key) != keys_.end()) return s;
   // Ties keep the plan found first, so the order of the search decides, not the heap.
   auto at = std::upper_bound(top.begin(), top.end(), s.cost(),
                              [](double c, const Candidate& x) { return c < x.score.cost(); });
+  keys_.insert(keys_.begin() + (at - top.begin()), std::move(key));
   top.insert(at, Candidate{plan, s});
-  if (top.size() > keep) top.pop_back();
+  if (top.size() > keep) {
+    top.pop_back();
+    keys_.pop_back();
+  }
   return s;
 }
 

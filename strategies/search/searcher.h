@@ -33,6 +33,9 @@ struct SearchOptions {
 struct Candidate {
   Plan plan;
   Score score;
+  // Its time on the search's own engine (kSearchEngine) when the top plans were re-ranked on
+  // another (rerank.h), whose time `score` then holds; 0: not re-ranked.
+  double alone_s = 0;
 };
 
 struct SearchResult {
@@ -42,7 +45,9 @@ struct SearchResult {
   long simulations = 0;        // of which were simulated
   double wall_s = 0;
   bool budget_exhausted = false;
-  std::string note;  // what the searcher wants the user to know
+  std::string note;       // what the searcher wants the user to know
+  std::string ranked_on;  // the engine `top`'s times come from, when re-ranked (rerank.h)
+  std::string ranking;    // how that ranking went, for the user
   const Candidate* best() const { return top.empty() ? nullptr : &top.front(); }
 };
 
@@ -68,6 +73,7 @@ class Tracker {
 
  private:
   SearchResult result_;
+  std::vector<std::string> keys_;  // plan_key of each of result_.top
   Evaluator& evaluator_;
   SearchOptions options_;
   long evaluations_at_start_, simulations_at_start_;

@@ -28,6 +28,10 @@ class SearchCommand : public Command {
     cmd.add_option("--iterations", a_.iterations, "mcmc proposals / diff gradient steps")
         ->check(whole_in(1, 100000000));
     cmd.add_option("--verify", a_.verify, "re-simulate the top plans on this engine (simgrid)");
+    cmd.add_option("--rerank", a_.rerank,
+                   "rank the top plans with links shared, re-pricing at most this many (default 64; 0: rank "
+                   "without sharing)")
+        ->check(whole_in(0, 100000));
     cmd.add_option("--json", a_.json, "write the results as JSON");
     cmd.add_option("-o,--output", a_.output, "write the best plan as a plan YAML");
     cmd.add_option("--report", a_.report, "write the top plans of every searcher as an HTML page");

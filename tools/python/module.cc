@@ -10,6 +10,7 @@
 #include "sim/config_node.h"
 #include "sim/engine.h"
 #include "strategies/builtins.h"
+#include "strategies/search/rerank.h"
 #include "strategies/search/searcher.h"
 #include "strategies/training/builtins.h"
 #include "strategies/search/searchers.h"
@@ -146,18 +147,21 @@ PYBIND11_MODULE(dejavu, m) {
   m.def(
       "search",
       [](py::object platform, py::object workload, const std::string& algo, int global_batch, int top,
-         unsigned long long seed, double budget_s) {
+         unsigned long long seed, double budget_s, long rerank) {
         const platforms::Cluster cluster = platforms::load_cluster(config(platform, "platform"));
         const workloads::ModelGraph model = workloads::load_workload(config(workload, "workload"));
         const int batch = global_batch > 0 ? global_batch : model.global_batch_size;
         if (batch <= 0) throw Error("search: give global_batch or global_batch_size in the workload");
+        if (rerank < 0 || rerank > 100000) throw Error("search: rerank must be 0 to 100000");
         const strategies::search::Problem problem{&model, &cluster, batch};
         strategies::search::SimulationEvaluator evaluator(problem);
         strategies::search::SearchOptions o;
         o.top = top;
         o.seed = seed;
         o.budget_s = budget_s;
-        const auto r = strategies::search::searchers().make(algo)->search(problem, evaluator, o);
+        const auto r =
+            strategies::search::search_ranked(*strategies::search::searchers().make(algo), problem, evaluator, o,
+                                              rerank, strategies::search::rank_engine_price(problem));
         auto plan_dict = [](const strategies::Plan& p) {
           py::dict d;
           d["tp"] = p.tp;
@@ -179,6 +183,7 @@ PYBIND11_MODULE(dejavu, m) {
           e["plan"] = plan_dict(c.plan);
           e["description"] = strategies::search::describe(c.plan);
           e["iteration_time_s"] = c.score.iteration_time_s;
+          if (c.alone_s > 0) e["alone_iteration_time_s"] = c.alone_s;
           e["peak_memory_bytes"] = c.score.peak_memory_bytes;
           tops.append(e);
         }
@@ -188,11 +193,14 @@ PYBIND11_MODULE(dejavu, m) {
         out["top"] = tops;
         out["evaluations"] = r.evaluations;
         out["wall_s"] = r.wall_s;
+        out["ranking"] = r.ranking;
         return out;
       },
       py::arg("platform"), py::arg("workload"), py::arg("algo") = "grid", py::arg("global_batch") = 0,
       py::arg("top") = 5, py::arg("seed") = 1, py::arg("budget_s") = 0.0,
-      "Search the best plan: grid, dp, mcmc or diff.");
+      py::arg("rerank") = strategies::search::kDefaultRerank,
+      "Search the best plan: grid, dp, mcmc or diff; the best plans ranked with links shared "
+      "(re-pricing at most `rerank` of them; 0: the searcher's own ranking).");
 
   m.def(
       "collectives",
