@@ -34,10 +34,12 @@ struct Result {
   // Bytes carried per link direction over the run: index 2*link (a->b) and 2*link+1 (b->a).
   // Counts every physical transfer a symmetric task stands for.
   std::vector<double> link_bytes;
-  // Per link direction, when the engine tracks them (the analytic engine sharing links;
-  // empty otherwise): how long at least one flow was in flight on it, and the most flows in
-  // flight on it at once (a collective's group counts one per link it loads, a task that
-  // stands for several groups as its groups).
+  // Per link direction, when the engine tracks them (the analytic engine sharing links, and
+  // SimGrid; empty otherwise): how long at least one flow was in flight on it, and the most
+  // flows in flight on it at once. Analytic: a collective's group counts one per link it
+  // loads, a task that stands for several groups as its groups. SimGrid: its own flows (a
+  // ring step's channels count one each; the step latency between a ring's steps is not in
+  // flight; closed-form collectives, timers there, none).
   std::vector<double> link_busy_s;
   std::vector<double> link_peak_flows;
   // Events the engine processed: tasks for the analytic engine; SimGrid activities

@@ -65,6 +65,10 @@ class Run {
     result_.start_s.assign(g.size(), -1.0);
     result_.end_s.assign(g.size(), -1.0);
     result_.link_bytes.assign(2 * net.link_count(), 0.0);
+    result_.link_busy_s.assign(2 * net.link_count(), 0.0);
+    result_.link_peak_flows.assign(2 * net.link_count(), 0.0);
+    in_flight_.assign(2 * net.link_count(), 0);
+    busy_since_.assign(2 * net.link_count(), 0.0);
   }
 
   void build_platform() {
@@ -137,6 +141,10 @@ class Run {
       for (double end : result_.end_s) result_.makespan_s = std::max(result_.makespan_s, end);
     }
     graveyard_.clear();
+    for (size_t l = 0; l < in_flight_.size(); ++l) {  // flows a stop left in flight
+      if (in_flight_[l] > 0) result_.link_busy_s[l] += std::max(0.0, result_.makespan_s - busy_since_[l]);
+      result_.link_busy_s[l] = std::min(result_.link_busy_s[l], result_.makespan_s);
+    }
     for (const Template& t : templates_)  // spread each template's load once
       for (const FlowSpec& f : t.exp.flows) add_transfer_load(net_, f.src, f.dst, f.bytes * t.uses, result_.link_bytes);
     return std::move(result_);
@@ -288,6 +296,19 @@ class Run {
     c->set_payload_size(static_cast<uint64_t>(std::llround(spec.bytes)));
     c->start();
     track(c, id, f);
+    count_flow(spec, +1);
+  }
+
+  // A flow enters (+1) or leaves (-1) the link directions of its route: how long each had
+  // one in flight, and the most at once (SimGrid's own flows: a ring's channels count each).
+  void count_flow(const FlowSpec& spec, int delta) {
+    for (const Hop& h : net_.route(spec.src, spec.dst)) {
+      const size_t l = 2 * static_cast<size_t>(h.link) + (h.forward ? 0 : 1);
+      if (delta > 0 && in_flight_[l] == 0) busy_since_[l] = now();
+      in_flight_[l] += delta;
+      if (delta < 0 && in_flight_[l] == 0) result_.link_busy_s[l] += now() - busy_since_[l];
+      result_.link_peak_flows[l] = std::max(result_.link_peak_flows[l], static_cast<double>(in_flight_[l]));
+    }
   }
 
   void flow_done(TaskId id, int32_t f) {
@@ -311,6 +332,7 @@ class Run {
     Slot slot = std::move(slots_[token - 1]);
     free_slots_.push_back(token - 1);
     graveyard_.push_back(std::move(slot.handle));
+    if (slot.flow >= 0) count_flow(comms_.at(slot.task).tpl->exp.flows[slot.flow], -1);
     if (a.get_state() == sg::Activity::State::FAILED) return fail(slot.task);
     if (slot.flow < 0)
       finish(slot.task);
@@ -359,6 +381,8 @@ class Run {
   std::unordered_map<TaskId, CommRun> comms_;
   std::vector<sg::ActivityPtr> graveyard_;
   std::vector<TaskId> startable_;
+  std::vector<int> in_flight_;      // per link direction: flows in flight now
+  std::vector<double> busy_since_;  // per link direction: when its first flow in flight started
   std::string failure_;
   double failed_at_ = -1;
 };

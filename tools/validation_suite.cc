@@ -93,7 +93,7 @@ ValidationReport run_validation_suite(const std::string& path) {
         if (s.measured_busbw_Bps) {
           char label[96];
           std::snprintf(label, sizeof label, "%s x%d all_reduce %.0f MiB", gpu.c_str(), o.gpus, s.bytes / 1048576);
-          r.rows.push_back({label, *s.measured_busbw_Bps / 1e9, s.busbw_Bps / 1e9, false, ""});
+          r.rows.push_back({label, *s.measured_busbw_Bps / 1e9, s.busbw_Bps / 1e9, false, "", false, {}});
         }
     }
   }

@@ -533,7 +533,6 @@ TEST(Lowering, OneGpuIterationIsTheSumOfOpTimes) {
   const Inputs in = presets("single-a100", "gpt3-1.3b", "single-gpu");
   const Simulation s = simulate(in.model, in.cluster, in.plan);
   const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
-  const double b = in.plan.micro_batch_size;
   double per_microbatch = 0;
   for (size_t v = 0; v < in.model.size(); ++v) {
     const workloads::Op& op = in.model.op(v);
@@ -551,7 +550,9 @@ TEST(Lowering, FoldingSymmetricReplicasDoesNotChangeTheAnswer) {
   Inputs in = presets("dgx-a100-4x8", "gpt3-1.3b", "tp4-pp2-dp4-1f1b");
   in.plan.global_batch_size = 32;
   const LoweredJob folded = lower(in.model, in.cluster, in.plan);
-  const LoweredJob full = lower(in.model, in.cluster, in.plan, LowerOptions{false});
+  LowerOptions unfolded;
+  unfolded.fold_symmetric = false;
+  const LoweredJob full = lower(in.model, in.cluster, in.plan, unfolded);
   EXPECT_EQ(folded.graph.devices().size(), 2u);
   EXPECT_EQ(full.graph.devices().size(), 8u);
   const auto engine = sim::engines().make("analytic");
