@@ -9,6 +9,15 @@
 
 namespace dejavu::sim {
 
+namespace {
+// Latencies within a femtosecond are equal, so hop count breaks the tie whatever order the
+// sums were rounded in (1 + 3 us against 2 + 1 + 1 us).
+constexpr double kSameLatency_s = 1e-15;
+bool shorter(double latency, int hops, double than_latency, int than_hops) {
+  return latency < than_latency - kSameLatency_s || (latency <= than_latency + kSameLatency_s && hops < than_hops);
+}
+}  // namespace
+
 int Network::add_host(const std::string& name, int locality, double step_latency_s) {
   nodes_.push_back(Node{name, true, locality, step_latency_s});
   adjacency_.emplace_back();
@@ -31,7 +40,111 @@ int Network::add_link(const std::string& name, int a, int b, double bandwidth_Bp
   adjacency_[b].push_back({a, id});
   pred_cache_.clear();
   route_cache_.clear();
+  component_.clear();
+  switch_trees_.clear();
   return id;
+}
+
+void Network::index_switch_components() const {
+  component_.assign(nodes_.size(), -1);
+  local_.assign(nodes_.size(), -1);
+  members_.clear();
+  for (size_t s = 0; s < nodes_.size(); ++s) {
+    if (nodes_[s].is_host || component_[s] >= 0) continue;
+    const int c = static_cast<int>(members_.size());
+    std::vector<int>& m = members_.emplace_back();
+    std::vector<int> stack = {static_cast<int>(s)};
+    component_[s] = c;
+    while (!stack.empty()) {
+      const int u = stack.back();
+      stack.pop_back();
+      local_[u] = static_cast<int>(m.size());
+      m.push_back(u);
+      for (const Adjacent& e : adjacency_[u])
+        if (!nodes_[e.node].is_host && component_[e.node] < 0) {
+          component_[e.node] = c;
+          stack.push_back(e.node);
+        }
+    }
+  }
+}
+
+// Dijkstra from `root` over its component's switches, with predecessor_links' order:
+// latency, then hops, then node id.
+const Network::SwitchTree& Network::switch_tree(int root) const {
+  auto it = switch_trees_.find(root);
+  if (it != switch_trees_.end()) return it->second;
+  const size_t n = members_[component_[root]].size();
+  SwitchTree t{std::vector<double>(n, std::numeric_limits<double>::infinity()),
+               std::vector<int>(n, std::numeric_limits<int>::max()), std::vector<int>(n, -1)};
+  using Key = std::tuple<double, int, int>;  // latency, hops, node
+  std::priority_queue<Key, std::vector<Key>, std::greater<Key>> pq;
+  t.latency[local_[root]] = 0;
+  t.hops[local_[root]] = 0;
+  pq.emplace(0.0, 0, root);
+  while (!pq.empty()) {
+    auto [d, h, u] = pq.top();
+    pq.pop();
+    if (d != t.latency[local_[u]] || h != t.hops[local_[u]]) continue;
+    for (const Adjacent& e : adjacency_[u]) {
+      if (nodes_[e.node].is_host) continue;
+      const int v = local_[e.node];
+      const double nd = d + links_[e.link].latency_s;
+      if (shorter(nd, h + 1, t.latency[v], t.hops[v])) {
+        t.latency[v] = nd;
+        t.hops[v] = h + 1;
+        t.pred[v] = e.link;
+        pq.emplace(nd, h + 1, e.node);
+      }
+    }
+  }
+  return switch_trees_.emplace(root, std::move(t)).first->second;
+}
+
+// The best of: a direct link, or a first link to switch a, a's shortest path to switch b, a
+// last link to dst; by latency, then hops, the first found in adjacency order on ties.
+std::vector<Hop> Network::host_route(int src, int dst) const {
+  if (component_.empty()) index_switch_components();
+  double best_latency = std::numeric_limits<double>::infinity();
+  int best_hops = std::numeric_limits<int>::max(), first = -1, last = -1, via = -1;
+  auto consider = [&](double latency, int hops, int l1, int l2, int b) {
+    if (shorter(latency, hops, best_latency, best_hops)) {
+      best_latency = latency;
+      best_hops = hops;
+      first = l1;
+      last = l2;
+      via = b;
+    }
+  };
+  for (const Adjacent& out : adjacency_[src]) {
+    if (out.node == dst) consider(links_[out.link].latency_s, 1, out.link, -1, -1);
+    if (nodes_[out.node].is_host) continue;
+    const SwitchTree& t = switch_tree(out.node);
+    for (const Adjacent& in : adjacency_[dst]) {
+      if (nodes_[in.node].is_host || component_[in.node] != component_[out.node]) continue;
+      const int b = local_[in.node];
+      if (t.hops[b] == std::numeric_limits<int>::max()) continue;
+      consider(links_[out.link].latency_s + t.latency[b] + links_[in.link].latency_s, t.hops[b] + 2, out.link, in.link,
+               in.node);
+    }
+  }
+  if (first < 0) throw ModelError("no route from " + nodes_.at(src).name + " to " + nodes_.at(dst).name);
+  auto hop_from = [&](int link, int from) { return Hop{link, links_[link].a == from}; };
+  std::vector<Hop> hops = {hop_from(first, src)};
+  if (last < 0) return hops;
+  const int a = links_[first].a == src ? links_[first].b : links_[first].a;
+  const SwitchTree& t = switch_tree(a);
+  std::vector<Hop> middle;
+  for (int at = via; at != a;) {
+    const int l = t.pred[local_[at]];
+    const Link& link = links_[l];
+    const bool forward = link.b == at;
+    middle.push_back(Hop{l, forward});
+    at = forward ? link.a : link.b;
+  }
+  hops.insert(hops.end(), middle.rbegin(), middle.rend());
+  hops.push_back(hop_from(last, via));
+  return hops;
 }
 
 const std::vector<int>& Network::predecessor_links(int src) const {
@@ -54,7 +167,7 @@ const std::vector<int>& Network::predecessor_links(int src) const {
     for (const Adjacent& e : adjacency_[u]) {
       const double nd = d + links_[e.link].latency_s;
       const int nh = h + 1;
-      if (nd < lat[e.node] || (nd == lat[e.node] && nh < hops[e.node])) {
+      if (shorter(nd, nh, lat[e.node], hops[e.node])) {
         lat[e.node] = nd;
         hops[e.node] = nh;
         pred[e.node] = e.link;
@@ -89,7 +202,9 @@ const std::vector<Hop>& Network::route(int src, int dst) const {
   auto it = route_cache_.find(key);
   if (it != route_cache_.end()) return it->second;
   std::vector<Hop> hops;
-  if (src != dst) {
+  if (src != dst && nodes_.at(src).is_host && nodes_.at(dst).is_host) {
+    hops = host_route(src, dst);
+  } else if (src != dst) {
     const std::vector<int>& pred = predecessor_links(src);
     int at = dst;
     while (at != src) {

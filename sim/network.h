@@ -1,7 +1,8 @@
 // The machine as a graph: hosts (GPUs) and switches joined by full-duplex links, each
 // direction with the link's full bandwidth. Routes are shortest by latency (then by hop
 // count, then by node id, so they are deterministic) and never pass through a host: a GPU
-// does not forward traffic. Routes are computed per source on first use and cached.
+// does not forward traffic. Routes are computed on first use and cached: between two hosts
+// from shortest paths among switches only, so the cost grows with switches, not host pairs.
 #pragma once
 
 #include <cstdint>
@@ -64,11 +65,27 @@ class Network {
   };
   const std::vector<int>& predecessor_links(int src) const;
 
+  // Host to host: hosts do not forward, so a route is a link from the source to a switch,
+  // a path through switches alone, and a link from a switch to the destination. Switches
+  // joined by switch-to-switch links form small components (a server's own switches; the
+  // leaves, rails and spine), so a shortest-path tree per switch over its component costs
+  // what the fabric's switches cost, not what its GPUs do.
+  struct SwitchTree {
+    std::vector<double> latency;  // by index within the component
+    std::vector<int> hops, pred;  // pred: link into the switch on the path from the root
+  };
+  std::vector<Hop> host_route(int src, int dst) const;
+  const SwitchTree& switch_tree(int root) const;
+  void index_switch_components() const;
+
   std::vector<Node> nodes_;
   std::vector<Link> links_;
   std::vector<std::vector<Adjacent>> adjacency_;
   mutable std::unordered_map<int, std::vector<int>> pred_cache_;  // src -> link into node
   mutable std::unordered_map<int64_t, std::vector<Hop>> route_cache_;
+  mutable std::vector<int> component_, local_;                // per switch node (-1: a host)
+  mutable std::vector<std::vector<int>> members_;             // per component: its switches
+  mutable std::unordered_map<int, SwitchTree> switch_trees_;  // root switch -> tree
 };
 
 }  // namespace dejavu::sim
