@@ -45,28 +45,81 @@ int Network::add_link(const std::string& name, int a, int b, double bandwidth_Bp
   return id;
 }
 
+// Components of the switch-only graph, each searched breadth first from its lowest node:
+// the search's links are a spanning tree (up_link_, depth_), and the component is a tree
+// when it has no other switch-to-switch link.
 void Network::index_switch_components() const {
   component_.assign(nodes_.size(), -1);
   local_.assign(nodes_.size(), -1);
+  up_link_.assign(nodes_.size(), -1);
+  depth_.assign(nodes_.size(), 0);
   members_.clear();
+  is_tree_.clear();
   for (size_t s = 0; s < nodes_.size(); ++s) {
     if (nodes_[s].is_host || component_[s] >= 0) continue;
     const int c = static_cast<int>(members_.size());
     std::vector<int>& m = members_.emplace_back();
-    std::vector<int> stack = {static_cast<int>(s)};
     component_[s] = c;
-    while (!stack.empty()) {
-      const int u = stack.back();
-      stack.pop_back();
-      local_[u] = static_cast<int>(m.size());
-      m.push_back(u);
-      for (const Adjacent& e : adjacency_[u])
-        if (!nodes_[e.node].is_host && component_[e.node] < 0) {
-          component_[e.node] = c;
-          stack.push_back(e.node);
-        }
+    m.push_back(static_cast<int>(s));
+    size_t switch_links = 0;  // each counted from both ends
+    for (size_t head = 0; head < m.size(); ++head) {
+      const int u = m[head];
+      local_[u] = static_cast<int>(head);
+      for (const Adjacent& e : adjacency_[u]) {
+        if (nodes_[e.node].is_host) continue;
+        ++switch_links;
+        if (component_[e.node] >= 0) continue;
+        component_[e.node] = c;
+        up_link_[e.node] = e.link;
+        depth_[e.node] = depth_[u] + 1;
+        m.push_back(e.node);
+      }
     }
+    is_tree_.push_back(switch_links / 2 + 1 == m.size());
   }
+}
+
+double Network::switch_path(int a, int b, int& hops, std::vector<Hop>* path) const {
+  if (!is_tree_[component_[a]]) {
+    const SwitchTree& t = switch_tree(a);
+    const int at_b = local_[b];
+    hops = t.hops[at_b];
+    if (path && t.pred[at_b] >= 0) {
+      std::vector<Hop> back;
+      for (int at = b; at != a;) {
+        const Link& link = links_[t.pred[local_[at]]];
+        const bool forward = link.b == at;
+        back.push_back(Hop{t.pred[local_[at]], forward});
+        at = forward ? link.a : link.b;
+      }
+      path->insert(path->end(), back.rbegin(), back.rend());
+    }
+    return t.latency[at_b];
+  }
+  // Climb from both ends to the common ancestor: a's side in order, b's side reversed.
+  std::vector<Hop> up, down;
+  auto climb = [&](int& x, std::vector<Hop>& out, bool toward_b) {
+    const Link& l = links_[up_link_[x]];
+    const int parent = l.a == x ? l.b : l.a;
+    out.push_back(Hop{up_link_[x], toward_b ? l.a == x : l.a == parent});
+    x = parent;
+  };
+  int x = a, y = b;
+  while (depth_[x] > depth_[y]) climb(x, up, true);
+  while (depth_[y] > depth_[x]) climb(y, down, false);
+  while (x != y) {
+    climb(x, up, true);
+    climb(y, down, false);
+  }
+  double latency = 0;
+  for (const Hop& h : up) latency += links_[h.link].latency_s;
+  for (auto it = down.rbegin(); it != down.rend(); ++it) latency += links_[it->link].latency_s;
+  hops = static_cast<int>(up.size() + down.size());
+  if (path) {
+    path->insert(path->end(), up.begin(), up.end());
+    path->insert(path->end(), down.rbegin(), down.rend());
+  }
+  return latency;
 }
 
 // Dijkstra from `root` over its component's switches, with predecessor_links' order:
@@ -119,12 +172,12 @@ std::vector<Hop> Network::host_route(int src, int dst) const {
   for (const Adjacent& out : adjacency_[src]) {
     if (out.node == dst) consider(links_[out.link].latency_s, 1, out.link, -1, -1);
     if (nodes_[out.node].is_host) continue;
-    const SwitchTree& t = switch_tree(out.node);
     for (const Adjacent& in : adjacency_[dst]) {
       if (nodes_[in.node].is_host || component_[in.node] != component_[out.node]) continue;
-      const int b = local_[in.node];
-      if (t.hops[b] == std::numeric_limits<int>::max()) continue;
-      consider(links_[out.link].latency_s + t.latency[b] + links_[in.link].latency_s, t.hops[b] + 2, out.link, in.link,
+      int middle = 0;
+      const double latency = switch_path(out.node, in.node, middle, nullptr);
+      if (middle == std::numeric_limits<int>::max()) continue;
+      consider(links_[out.link].latency_s + latency + links_[in.link].latency_s, middle + 2, out.link, in.link,
                in.node);
     }
   }
@@ -132,17 +185,8 @@ std::vector<Hop> Network::host_route(int src, int dst) const {
   auto hop_from = [&](int link, int from) { return Hop{link, links_[link].a == from}; };
   std::vector<Hop> hops = {hop_from(first, src)};
   if (last < 0) return hops;
-  const int a = links_[first].a == src ? links_[first].b : links_[first].a;
-  const SwitchTree& t = switch_tree(a);
-  std::vector<Hop> middle;
-  for (int at = via; at != a;) {
-    const int l = t.pred[local_[at]];
-    const Link& link = links_[l];
-    const bool forward = link.b == at;
-    middle.push_back(Hop{l, forward});
-    at = forward ? link.a : link.b;
-  }
-  hops.insert(hops.end(), middle.rbegin(), middle.rend());
+  int middle = 0;
+  switch_path(links_[first].a == src ? links_[first].b : links_[first].a, via, middle, &hops);
   hops.push_back(hop_from(last, via));
   return hops;
 }

@@ -75,6 +75,11 @@ class Network {
     std::vector<int> hops, pred;  // pred: link into the switch on the path from the root
   };
   std::vector<Hop> host_route(int src, int dst) const;
+  // Latency and hop count of the shortest path from switch a to switch b of one component
+  // (infinity: none), appending its hops to `path` if given. A component that is a tree
+  // (the leaves and spine of every fabric dejavu builds) has one path, found by climbing
+  // to the common ancestor; others take a shortest-path tree from a.
+  double switch_path(int a, int b, int& hops, std::vector<Hop>* path) const;
   const SwitchTree& switch_tree(int root) const;
   void index_switch_components() const;
 
@@ -85,6 +90,8 @@ class Network {
   mutable std::unordered_map<int64_t, std::vector<Hop>> route_cache_;
   mutable std::vector<int> component_, local_;                // per switch node (-1: a host)
   mutable std::vector<std::vector<int>> members_;             // per component: its switches
+  mutable std::vector<char> is_tree_;                         // per component
+  mutable std::vector<int> up_link_, depth_;                  // per switch: its spanning tree's link up, depth
   mutable std::unordered_map<int, SwitchTree> switch_trees_;  // root switch -> tree
 };
 

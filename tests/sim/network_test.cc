@@ -64,18 +64,26 @@ TEST(Network, AcrossLeavesTheRouteClimbsToTheSpineAndDown) {
 
 // Host routes against a plain O(V^2) Dijkstra written here: on random graphs of hosts and
 // switches (hosts never forward), every route has the least latency, and among those the
-// fewest hops, and it is a connected walk from source to destination.
+// fewest hops, and it is a connected walk from source to destination. Half the trials join
+// the switches as a random tree (every fabric dejavu builds is one), half at random.
 TEST(Network, HostRoutesAreShortestOnRandomGraphs) {
   std::mt19937 rng(7);
-  for (int trial = 0; trial < 40; ++trial) {
+  for (int trial = 0; trial < 80; ++trial) {
     Network net;
     const int hosts = 6, switches = 5;
     for (int i = 0; i < hosts; ++i) net.add_host("h" + std::to_string(i));
     for (int i = 0; i < switches; ++i) net.add_switch("s" + std::to_string(i));
-    std::uniform_int_distribution<int> node(0, hosts + switches - 1), lat(1, 4);
-    for (int k = 0; k < 16; ++k) {
-      const int a = node(rng), b = node(rng);
-      if (a != b) net.add_link("l" + std::to_string(k), a, b, 1e9, lat(rng) * 1e-6);
+    std::uniform_int_distribution<int> node(0, hosts + switches - 1), lat(1, 4), sw(hosts, hosts + switches - 1);
+    if (trial % 2 == 0) {
+      for (int k = 0; k < 16; ++k) {
+        const int a = node(rng), b = node(rng);
+        if (a != b) net.add_link("l" + std::to_string(k), a, b, 1e9, lat(rng) * 1e-6);
+      }
+    } else {
+      for (int s = 1; s < switches; ++s)
+        net.add_link("t" + std::to_string(s), hosts + s, hosts + static_cast<int>(rng() % s), 1e9, lat(rng) * 1e-6);
+      for (int k = 0; k < 2 * hosts; ++k)
+        net.add_link("h" + std::to_string(k), k % hosts, sw(rng), 1e9, lat(rng) * 1e-6);
     }
     for (int src = 0; src < hosts; ++src) {
       // Reference: (latency, hops) from src, hosts other than src not expanded.
