@@ -67,12 +67,11 @@ void build_network(Cluster& c) {
   // of its NICs' total bandwidth divided by the oversubscription.
   std::vector<int> leaf;
   std::vector<double> leaf_nic_bw;
-  auto nic = [&](const ServerNodes& s, size_t port, int to) {
+  auto nic = [&](const ServerNodes& s, size_t port, size_t to_leaf) {
     const NicSpec& n = s.group->nic;
     const std::string name = s.name + (s.group->nic.per_gpu ? "/gpu" + std::to_string(port) : "") + "/nic";
-    net.add_link(name, s.nic_ports[port], to, n.bandwidth_Bps * n.efficiency, n.latency_s / 2);
-    leaf_nic_bw.at(static_cast<size_t>(std::find(leaf.begin(), leaf.end(), to) - leaf.begin())) +=
-        n.bandwidth_Bps * n.efficiency;
+    net.add_link(name, s.nic_ports[port], leaf.at(to_leaf), n.bandwidth_Bps * n.efficiency, n.latency_s / 2);
+    leaf_nic_bw.at(to_leaf) += n.bandwidth_Bps * n.efficiency;
   };
   if (f.kind == "rail-optimized") {
     size_t rails = 0;
@@ -80,7 +79,7 @@ void build_network(Cluster& c) {
     for (size_t r = 0; r < rails; ++r) leaf.push_back(net.add_switch("rail" + std::to_string(r)));
     leaf_nic_bw.assign(rails, 0);
     for (const auto& s : servers)
-      for (size_t p = 0; p < s.nic_ports.size(); ++p) nic(s, p, leaf[p]);
+      for (size_t p = 0; p < s.nic_ports.size(); ++p) nic(s, p, p);
   } else {
     const int per_leaf = std::max(1, f.servers_per_leaf);
     for (size_t i = 0; i < servers.size(); ++i) {
@@ -89,7 +88,7 @@ void build_network(Cluster& c) {
             net.add_switch(per_leaf == 1 ? servers[i].name + "/leaf" : "leaf" + std::to_string(i / per_leaf)));
         leaf_nic_bw.push_back(0);
       }
-      for (size_t p = 0; p < servers[i].nic_ports.size(); ++p) nic(servers[i], p, leaf.back());
+      for (size_t p = 0; p < servers[i].nic_ports.size(); ++p) nic(servers[i], p, leaf.size() - 1);
     }
   }
   for (size_t l = 0; l < leaf.size(); ++l)

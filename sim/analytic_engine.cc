@@ -29,7 +29,13 @@ struct Shape {
 class CommPricer {
  public:
   CommPricer(const TaskGraph& g, const Network& net, const CollectiveAlgorithm& algo, bool contention)
-      : g_(g), net_(net), algo_(algo), contention_(contention) {}
+      : g_(g),
+        net_(net),
+        algo_(algo),
+        contention_(contention),
+        load_(2 * net.link_count()),
+        group_load_(2 * net.link_count()),
+        position_(contention ? 2 * static_cast<size_t>(net.link_count()) : 0, -1) {}
 
   const Shape& shape(const Task& t) {
     const Key key = std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op), t.bytes);
@@ -42,22 +48,21 @@ class CommPricer {
                         ? transfer_time_s(net_, group.at(0), group.at(1), t.bytes)
                         : algorithm_for(algo_, net_, group, t.op).time_s(net_, group, t.op, t.bytes);
     if (contention_) {
-      std::vector<double> load(2 * net_.link_count(), 0.0);
-      add_load(key, load);
-      if (g_.comm_set(t.comm_set).groups.size() > 1) sh.duration_s = std::max(sh.duration_s, shared_s(key, load));
-      sh.demand = link_demand(net_, load, sh.duration_s);
+      load_.clear();
+      add_load(key, load_);
+      if (g_.comm_set(t.comm_set).groups.size() > 1) sh.duration_s = std::max(sh.duration_s, shared_s(key, load_));
+      sh.demand = link_demand(net_, load_, sh.duration_s);
       sh.flows = count_flows(key, sh.demand);
     }
     return sh;
   }
 
-  std::vector<double> link_bytes() const {
+  std::vector<double> link_bytes() {
     std::vector<double> load(2 * net_.link_count(), 0.0);
-    std::vector<double> one(load.size());
     for (const auto& [key, sh] : shapes_) {
-      std::fill(one.begin(), one.end(), 0.0);
-      add_load(key, one);
-      for (size_t i = 0; i < load.size(); ++i) load[i] += sh.uses * one[i];
+      load_.clear();
+      add_load(key, load_);
+      load_.add_to(load, sh.uses);
     }
     return load;
   }
@@ -68,12 +73,11 @@ class CommPricer {
   // links they have in common (`load`, its bytes per link direction): a transfer's flows
   // drain max-min fair (fluid_drain_s, plus the slowest route's latency); a collective's
   // groups no faster than its busiest link drains.
-  double shared_s(const Key& key, const std::vector<double>& load) const {
+  double shared_s(const Key& key, const LinkLoad& load) const {
     const auto [set, kind, op, bytes] = key;
     if (static_cast<TaskKind>(kind) != TaskKind::Transfer) {
       double drain = 0;
-      for (size_t i = 0; i < load.size(); ++i)
-        if (load[i] > 0) drain = std::max(drain, load[i] / net_.link(static_cast<int>(i / 2)).bandwidth_Bps);
+      for (int l : load.touched()) drain = std::max(drain, load[l] / net_.link(l / 2).bandwidth_Bps);
       return drain;
     }
     std::vector<Flow> flows;
@@ -89,11 +93,11 @@ class CommPricer {
 
   // The bytes one task of this shape puts on each link direction, over every group its
   // comm set stands for.
-  void add_load(const Key& key, std::vector<double>& out) const {
+  void add_load(const Key& key, LinkLoad& out) const {
     for (const auto& group : g_.comm_set(std::get<0>(key)).groups) add_group_load(key, group, out);
   }
 
-  void add_group_load(const Key& key, const std::vector<int>& group, std::vector<double>& out) const {
+  void add_group_load(const Key& key, const std::vector<int>& group, LinkLoad& out) const {
     const auto [set, kind, op, bytes] = key;
     if (static_cast<TaskKind>(kind) == TaskKind::Transfer)
       add_transfer_load(net_, group.at(0), group.at(1), bytes, out);
@@ -104,18 +108,18 @@ class CommPricer {
 
   // Per link direction of `demand` (every one the task loads), the groups that load it.
   std::vector<std::pair<int, int>> count_flows(const Key& key, const LinkDemand& demand) {
-    scratch_.resize(2 * net_.link_count(), 0.0);
     std::vector<std::pair<int, int>> out;
     const auto& groups = g_.comm_set(std::get<0>(key)).groups;
     for (const auto& [l, u] : demand) out.emplace_back(l, groups.size() == 1 ? 1 : 0);
     if (groups.size() == 1) return out;
+    for (size_t i = 0; i < demand.size(); ++i) position_[demand[i].first] = static_cast<int>(i);
     for (const auto& group : groups) {
-      add_group_load(key, group, scratch_);
-      for (auto& [l, n] : out) {
-        n += scratch_[l] > 0;
-        scratch_[l] = 0;  // every direction a group loads is in `demand`: scratch is all 0 again
-      }
+      group_load_.clear();
+      add_group_load(key, group, group_load_);
+      for (int l : group_load_.touched())
+        if (position_[l] >= 0) ++out[position_[l]].second;
     }
+    for (const auto& [l, u] : demand) position_[l] = -1;
     return out;
   }
 
@@ -124,7 +128,8 @@ class CommPricer {
   const CollectiveAlgorithm& algo_;
   const bool contention_;
   std::map<Key, Shape> shapes_;  // node-based: a Shape's address is stable
-  std::vector<double> scratch_;
+  LinkLoad load_, group_load_;   // scratch: one shape's bytes, one group's
+  std::vector<int> position_;    // scratch: a direction's index in the demand being counted (-1: none)
 };
 
 // The links a comm set's groups' routes cross, per comm set, computed once.

@@ -51,11 +51,34 @@ double step_time_s(const Network& net, const std::vector<Transfer>& step) {
   for (const auto& [key, bytes] : load) busiest = std::max(busiest, bytes / net.link(key / 2).bandwidth_Bps);
   return latency + busiest;
 }
+
+// Step fidelity: one step's transfers as flows, each waiting for every flow that touched its
+// sender in the last step the sender took part in (what it received, and its own send).
+void append_step(const std::vector<Transfer>& step, std::unordered_map<int, std::vector<int32_t>>& last,
+                 Expansion& out) {
+  const size_t first = out.flows.size();
+  for (const Transfer& t : step) {
+    FlowSpec f{t.src, t.dst, t.bytes, static_cast<int32_t>(out.deps.size()), 0};
+    auto it = last.find(t.src);
+    if (it != last.end()) {
+      out.deps.insert(out.deps.end(), it->second.begin(), it->second.end());
+      f.dep_count = static_cast<int32_t>(it->second.size());
+    }
+    out.flows.push_back(f);
+  }
+  std::unordered_map<int, std::vector<int32_t>> touched;
+  for (size_t i = first; i < out.flows.size(); ++i) {
+    const FlowSpec& f = out.flows[i];
+    touched[f.dst].push_back(static_cast<int32_t>(i));
+    if (f.src != f.dst) touched[f.src].push_back(static_cast<int32_t>(i));
+  }
+  for (auto& [host, flows] : touched) last[host] = std::move(flows);
+}
 }  // namespace
 
 double schedule_time_s(const Network& net, const CommSchedule& s) {
   double total = 0;
-  for (const auto& step : s.steps) total += step_time_s(net, step);
+  for (const CommStep& step : s.steps) total += step.repeat * step_time_s(net, step.transfers);
   return total;
 }
 
@@ -66,10 +89,10 @@ double CollectiveAlgorithm::time_s(const Network& net, const std::vector<int>& g
 }
 
 void CollectiveAlgorithm::add_link_load(const Network& net, const std::vector<int>& group, CollectiveOp op,
-                                        double bytes, std::vector<double>& load) const {
+                                        double bytes, LinkLoad& load) const {
   if (group.size() <= 1) return;
-  for (const auto& step : schedule(net, group, op, bytes).steps)
-    for (const Transfer& t : step) add_transfer_load(net, t.src, t.dst, t.bytes, load);
+  for (const CommStep& step : schedule(net, group, op, bytes).steps)
+    for (const Transfer& t : step.transfers) add_transfer_load(net, t.src, t.dst, step.repeat * t.bytes, load);
 }
 
 void CollectiveAlgorithm::expand(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes,
@@ -77,44 +100,25 @@ void CollectiveAlgorithm::expand(const Network& net, const std::vector<int>& gro
   if (group.size() <= 1) return;
   const CommSchedule s = schedule(net, group, op, bytes);
   if (fidelity == Fidelity::Step) {
-    // A host's transfers in a step wait for every transfer that touched it in the last
-    // step it took part in (what it received, and its own previous send).
     std::unordered_map<int, std::vector<int32_t>> last;
-    for (const auto& step : s.steps) {
-      const size_t first = out.flows.size();
-      for (const Transfer& t : step) {
-        FlowSpec f{t.src, t.dst, t.bytes, static_cast<int32_t>(out.deps.size()), 0};
-        auto it = last.find(t.src);
-        if (it != last.end()) {
-          out.deps.insert(out.deps.end(), it->second.begin(), it->second.end());
-          f.dep_count = static_cast<int32_t>(it->second.size());
-        }
-        out.flows.push_back(f);
-      }
-      std::unordered_map<int, std::vector<int32_t>> touched;
-      for (size_t i = first; i < out.flows.size(); ++i) {
-        const FlowSpec& f = out.flows[i];
-        touched[f.dst].push_back(static_cast<int32_t>(i));
-        if (f.src != f.dst) touched[f.src].push_back(static_cast<int32_t>(i));
-      }
-      for (auto& [host, flows] : touched) last[host] = std::move(flows);
-    }
+    for (const CommStep& step : s.steps)
+      for (int r = 0; r < step.repeat; ++r) append_step(step.transfers, last, out);
     return;
   }
   // Flow: the traffic of every host pair as one flow; the steps' latencies beyond the
   // one each flow pays itself come after.
   std::map<std::pair<int, int>, size_t> pair_index;
   double latency_sum = 0;
-  for (const auto& step : s.steps) {
+  for (const CommStep& step : s.steps) {
     double lat = 0;
-    for (const Transfer& t : step) {
+    for (const Transfer& t : step.transfers) {
       if (t.src == t.dst) continue;
       lat = std::max(lat, step_latency(net, t));
       auto [it, fresh] = pair_index.emplace(std::make_pair(t.src, t.dst), out.flows.size());
       if (fresh) out.flows.push_back(FlowSpec{t.src, t.dst, 0, 0, 0});
-      out.flows[it->second].bytes += t.bytes;
+      out.flows[it->second].bytes += step.repeat * t.bytes;
     }
-    latency_sum += lat;
+    latency_sum += step.repeat * lat;
   }
   double own = 0;
   for (const auto& [pair, index] : pair_index)
@@ -128,9 +132,9 @@ double transfer_time_s(const Network& net, int src, int dst, double bytes) {
   return net.node(src).step_latency_s + c.latency_s + bytes / c.bottleneck_Bps;
 }
 
-void add_transfer_load(const Network& net, int src, int dst, double bytes, std::vector<double>& load) {
+void add_transfer_load(const Network& net, int src, int dst, double bytes, LinkLoad& load) {
   if (src == dst) return;
-  for (const Hop& h : net.route(src, dst)) load[2 * h.link + (h.forward ? 0 : 1)] += bytes;
+  for (const Hop& h : net.route(src, dst)) load.add(2 * h.link + (h.forward ? 0 : 1), bytes);
 }
 
 const CollectiveAlgorithm& algorithm_for(const CollectiveAlgorithm& chosen, const Network& net,

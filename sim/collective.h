@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/link_load.h"
 #include "sim/network.h"
 #include "sim/registry.h"
 #include "sim/task_graph.h"
@@ -27,8 +28,16 @@ struct Transfer {
   double bytes = 0;
 };
 
+// Transfers that run together, `repeat` times back to back: a ring's 2(n-1) steps are one
+// step repeated, so a schedule (and what is derived from it) stays linear in the group.
+struct CommStep {
+  std::vector<Transfer> transfers;
+  int repeat = 1;
+};
+
 struct CommSchedule {
-  std::vector<std::vector<Transfer>> steps;
+  std::vector<CommStep> steps;
+  std::vector<Transfer>& add_step(int repeat = 1) { return steps.emplace_back(CommStep{{}, repeat}).transfers; }
 };
 
 // One point-to-point flow of an expansion. It starts once the flows it depends on have
@@ -58,7 +67,7 @@ class CollectiveAlgorithm {
   // Derived from the schedule; algorithms may override with an equal, faster closed form.
   virtual double time_s(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes) const;
   void add_link_load(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes,
-                     std::vector<double>& load) const;
+                     LinkLoad& load) const;
   // Appends the flows of one group's collective at Flow or Step fidelity to `out`.
   void expand(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes, Fidelity fidelity,
               Expansion& out) const;
@@ -82,7 +91,7 @@ double schedule_time_s(const Network& net, const CommSchedule& s);
 
 // Point-to-point: the sender's step latency, the route's latency, bytes over its bottleneck.
 double transfer_time_s(const Network& net, int src, int dst, double bytes);
-void add_transfer_load(const Network& net, int src, int dst, double bytes, std::vector<double>& load);
+void add_transfer_load(const Network& net, int src, int dst, double bytes, LinkLoad& load);
 
 // nccl-tests' bus-bandwidth factor: busbw = algbw x factor (2(n-1)/n for all-reduce).
 double bus_bandwidth_factor(CollectiveOp op, int n);

@@ -7,14 +7,11 @@
 
 namespace dejavu::sim {
 
-LinkDemand link_demand(const Network& net, const std::vector<double>& bytes, double duration_s) {
+LinkDemand link_demand(const Network& net, const LinkLoad& bytes, double duration_s) {
   LinkDemand out;
   if (duration_s <= 0) return out;
-  for (size_t i = 0; i < bytes.size(); ++i)
-    if (bytes[i] > 0) {
-      const double cap = net.link(static_cast<int>(i / 2)).bandwidth_Bps;
-      out.emplace_back(static_cast<int>(i), std::min(bytes[i] / duration_s, cap));
-    }
+  for (const auto& [l, b] : bytes.sorted())
+    if (b > 0) out.emplace_back(l, std::min(b / duration_s, net.link(l / 2).bandwidth_Bps));
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/link_load.h"
 #include "sim/network.h"
 
 namespace dejavu::sim {
@@ -22,9 +23,9 @@ namespace dejavu::sim {
 // A task's load alone: (link direction 2·link + reverse, bytes per second) pairs.
 using LinkDemand = std::vector<std::pair<int, double>>;
 
-// From the bytes per link direction (2·link_count entries) a task moves in `duration_s`
-// alone: each entry over the duration, capped at the link's bandwidth.
-LinkDemand link_demand(const Network& net, const std::vector<double>& bytes, double duration_s);
+// From the bytes per link direction a task moves in `duration_s` alone: each over the
+// duration, capped at the link's bandwidth; ascending by direction.
+LinkDemand link_demand(const Network& net, const LinkLoad& bytes, double duration_s);
 
 // Max-min fair rates (each in (0, 1]) for tasks running at once over `net`'s links, each
 // link direction l carrying its bandwidth times scale[l] (a degraded link; empty: all 1).

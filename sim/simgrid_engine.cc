@@ -60,7 +60,8 @@ class Run {
         faults_(o.faults),
         fidelity_(parse_fidelity(o.fidelity)),
         algo_(collective_algorithms().make(o.collective_algorithm)),
-        sched_(g) {
+        sched_(g),
+        link_load_(2 * net.link_count()) {
     result_.engine = "simgrid";
     result_.start_s.assign(g.size(), -1.0);
     result_.end_s.assign(g.size(), -1.0);
@@ -146,7 +147,8 @@ class Run {
       result_.link_busy_s[l] = std::min(result_.link_busy_s[l], result_.makespan_s);
     }
     for (const Template& t : templates_)  // spread each template's load once
-      for (const FlowSpec& f : t.exp.flows) add_transfer_load(net_, f.src, f.dst, f.bytes * t.uses, result_.link_bytes);
+      for (const FlowSpec& f : t.exp.flows) add_transfer_load(net_, f.src, f.dst, f.bytes * t.uses, link_load_);
+    link_load_.add_to(result_.link_bytes);
     return std::move(result_);
   }
 
@@ -250,7 +252,7 @@ class Run {
     }
     if (t.kind == TaskKind::Collective && fidelity_ == Fidelity::Closed) {
       for (const auto& group : g_.comm_set(t.comm_set).groups)
-        algorithm_for(*algo_, net_, group, t.op).add_link_load(net_, group, t.op, t.bytes, result_.link_bytes);
+        algorithm_for(*algo_, net_, group, t.op).add_link_load(net_, group, t.op, t.bytes, link_load_);
       const auto& first = g_.comm_set(t.comm_set).groups.at(0);
       at(now() + algorithm_for(*algo_, net_, first, t.op).time_s(net_, first, t.op, t.bytes), id);
       return;
@@ -381,6 +383,7 @@ class Run {
   std::unordered_map<TaskId, CommRun> comms_;
   std::vector<sg::ActivityPtr> graveyard_;
   std::vector<TaskId> startable_;
+  LinkLoad link_load_;              // bytes per link direction, into result_.link_bytes at the end
   std::vector<int> in_flight_;      // per link direction: flows in flight now
   std::vector<double> busy_since_;  // per link direction: when its first flow in flight started
   std::string failure_;

@@ -25,22 +25,21 @@ class Direct : public CollectiveAlgorithm {
     };
     switch (op) {
       case CollectiveOp::AllReduce:
-        s.steps.push_back(all_pairs(S / n));
-        s.steps.push_back(all_pairs(S / n));
+        s.add_step(2) = all_pairs(S / n);
         break;
       case CollectiveOp::ReduceScatter:
       case CollectiveOp::AllGather:
       case CollectiveOp::AllToAll:
-        s.steps.push_back(all_pairs(S / n));
+        s.add_step() = all_pairs(S / n);
         break;
       case CollectiveOp::SendRecv: {
-        auto& step = s.steps.emplace_back();
+        auto& step = s.add_step();
         for (int i = 0; i < n; ++i) step.push_back({g[i], g[(i + 1) % n], S});
         break;
       }
       case CollectiveOp::Broadcast:
       case CollectiveOp::Reduce: {
-        auto& step = s.steps.emplace_back();
+        auto& step = s.add_step();
         for (int j = 1; j < n; ++j)
           step.push_back(op == CollectiveOp::Broadcast ? Transfer{g[0], g[j], S} : Transfer{g[j], g[0], S});
         break;

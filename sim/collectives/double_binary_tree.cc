@@ -47,7 +47,7 @@ class DoubleBinaryTree : public CollectiveAlgorithm {
     const bool down = op != CollectiveOp::Reduce;
     if (up) {
       for (int k = 0; k < phase; ++k) {
-        auto& step = s.steps.emplace_back();
+        auto& step = s.add_step();
         for (int t = 0; t < trees; ++t)
           for (int i = 1; i < n; ++i) {
             const int chunk = k - (D - depth_of(i));
@@ -57,7 +57,7 @@ class DoubleBinaryTree : public CollectiveAlgorithm {
     }
     if (down) {
       for (int k = 0; k < phase; ++k) {
-        auto& step = s.steps.emplace_back();
+        auto& step = s.add_step();
         for (int t = 0; t < trees; ++t)
           for (int i = 1; i < n; ++i) {
             const int parent = (i - 1) / 2;
@@ -66,7 +66,7 @@ class DoubleBinaryTree : public CollectiveAlgorithm {
           }
       }
     }
-    s.steps.erase(std::remove_if(s.steps.begin(), s.steps.end(), [](const auto& st) { return st.empty(); }),
+    s.steps.erase(std::remove_if(s.steps.begin(), s.steps.end(), [](const auto& st) { return st.transfers.empty(); }),
                   s.steps.end());
     return s;
   }

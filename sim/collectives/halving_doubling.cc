@@ -24,7 +24,7 @@ class HalvingDoubling : public CollectiveAlgorithm {
     while ((1 << L) < n) ++L;
     CommSchedule s;
     auto exchange = [&](int distance, double bytes) {
-      auto& step = s.steps.emplace_back();
+      auto& step = s.add_step();
       for (int i = 0; i < n; ++i) step.push_back({g[i], g[i ^ distance], bytes});
     };
     auto halving = [&] {
@@ -46,13 +46,13 @@ class HalvingDoubling : public CollectiveAlgorithm {
         break;
       case CollectiveOp::Broadcast:
         for (int k = 0; k < L; ++k) {
-          auto& step = s.steps.emplace_back();
+          auto& step = s.add_step();
           for (int i = 0; i < (1 << k); ++i) step.push_back({g[i], g[i + (1 << k)], S});
         }
         break;
       case CollectiveOp::Reduce:
         for (int k = L - 1; k >= 0; --k) {
-          auto& step = s.steps.emplace_back();
+          auto& step = s.add_step();
           for (int i = 0; i < (1 << k); ++i) step.push_back({g[i + (1 << k)], g[i], S});
         }
         break;

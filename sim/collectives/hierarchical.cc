@@ -32,20 +32,17 @@ class Hierarchical : public CollectiveAlgorithm {
     const int m = static_cast<int>(servers.size());
     const int k = static_cast<int>(servers.front().size());
     CommSchedule s;
-    auto inner = [&](int steps) {  // a ring step inside every server at once
-      for (int t = 0; t < steps; ++t) {
-        auto& step = s.steps.emplace_back();
-        for (const auto& hosts : servers)
-          for (int i = 0; i < k; ++i) step.push_back({hosts[i], hosts[(i + 1) % k], S / k});
-      }
+    auto inner = [&] {  // k - 1 ring steps inside every server at once
+      if (k < 2) return;
+      auto& step = s.add_step(k - 1);
+      for (const auto& hosts : servers)
+        for (int i = 0; i < k; ++i) step.push_back({hosts[i], hosts[(i + 1) % k], S / k});
     };
-    inner(k - 1);
-    for (int t = 0; t < 2 * (m - 1); ++t) {
-      auto& step = s.steps.emplace_back();
-      for (int l = 0; l < k; ++l)
-        for (int j = 0; j < m; ++j) step.push_back({servers[j][l], servers[(j + 1) % m][l], S / k / m});
-    }
-    inner(k - 1);
+    inner();
+    auto& across = s.add_step(2 * (m - 1));
+    for (int l = 0; l < k; ++l)
+      for (int j = 0; j < m; ++j) across.push_back({servers[j][l], servers[(j + 1) % m][l], S / k / m});
+    inner();
     return s;
   }
 

@@ -41,14 +41,14 @@ class Ring : public CollectiveAlgorithm {
     CommSchedule s;
     if (n <= 1) return s;
     if (op == CollectiveOp::SendRecv) {  // every host to its successor, at once
-      auto& step = s.steps.emplace_back();
+      auto& step = s.add_step();
       for (int i = 0; i < n; ++i) step.push_back({g[i], g[(i + 1) % n], S});
       return s;
     }
     if (op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce) {
       const int c = pipeline_chunks(S);
       for (int k = 0; k < n - 1 + c - 1; ++k) {
-        auto& step = s.steps.emplace_back();
+        auto& step = s.add_step();
         for (int j = 0; j < n - 1; ++j) {
           const int chunk = k - j;
           if (chunk < 0 || chunk >= c) continue;
@@ -60,19 +60,8 @@ class Ring : public CollectiveAlgorithm {
       }
       return s;
     }
-    s.steps.assign(steps(op, n), one_step(net, g, S));
+    s.add_step(steps(op, n)) = one_step(net, g, S);  // the steps are all alike
     return s;
-  }
-
-  // The all-reduce, reduce-scatter and all-gather steps are all alike: price one.
-  double time_s(const Network& net, const std::vector<int>& g, CollectiveOp op, double S) const override {
-    const int n = static_cast<int>(g.size());
-    if (n <= 1) return 0;
-    if (op != CollectiveOp::AllReduce && op != CollectiveOp::ReduceScatter && op != CollectiveOp::AllGather)
-      return CollectiveAlgorithm::time_s(net, g, op, S);
-    CommSchedule one;
-    one.steps.push_back(one_step(net, g, S));
-    return steps(op, n) * schedule_time_s(net, one);
   }
 
  private:
