@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 #include "sim/collectives/algorithms.h"
 #include "sim/error.h"
@@ -88,20 +89,15 @@ class Ring : public CollectiveAlgorithm {
   }
 
   static std::vector<std::vector<int>> channels(const Network& net, const std::vector<int>& g) {
-    std::vector<int> servers_order;
+    std::unordered_map<int, size_t> index;  // locality -> its place in servers
     std::vector<std::vector<int>> servers;
     for (int h : g) {
-      const int loc = net.node(h).locality;
-      auto it = std::find(servers_order.begin(), servers_order.end(), loc);
-      if (it == servers_order.end()) {
-        servers_order.push_back(loc);
-        servers.emplace_back();
-        it = servers_order.end() - 1;
-      }
-      servers[static_cast<size_t>(it - servers_order.begin())].push_back(h);
+      auto [it, fresh] = index.emplace(net.node(h).locality, servers.size());
+      if (fresh) servers.emplace_back();
+      servers[it->second].push_back(h);
     }
     const size_t k = servers.front().size();
-    bool uniform = servers.size() >= 2 && servers_order.front() >= 0;
+    bool uniform = servers.size() >= 2 && net.node(g.front()).locality >= 0;
     for (const auto& s : servers) uniform = uniform && s.size() == k;
     if (!uniform || k == 1) return {g};
     std::vector<std::vector<int>> rings(k);
