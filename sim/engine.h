@@ -21,9 +21,13 @@ struct EngineOptions {
   std::string fidelity = "flow";        // closed | flow | step
   std::string network_model = "exact";  // exact (CM02, links mean their YAML) | lv08 | smpi
   std::string sharing = "max-min";      // max-min | fair-bottleneck
-  bool isolate = true;                  // run in a forked child (SimGrid runs once per process)
-  double timeout_s = 0;                 // for an isolated run; 0 waits for ever
-  Faults faults;                        // stragglers, degraded links, fail-stops (none by default)
+  // For engines that play flows (simgrid): the groups of a task whose flows meet nothing but
+  // their own group's, on alike links, are played as the first group alone (same times;
+  // sim/flow_symmetry.h). false plays every group's flows.
+  bool symmetric_groups_once = true;
+  bool isolate = true;   // run in a forked child (SimGrid runs once per process)
+  double timeout_s = 0;  // for an isolated run; 0 waits for ever
+  Faults faults;         // stragglers, degraded links, fail-stops (none by default)
 };
 
 struct Result {

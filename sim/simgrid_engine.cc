@@ -16,6 +16,7 @@
 
 #include "sim/collective.h"
 #include "sim/error.h"
+#include "sim/flow_symmetry.h"
 #include "sim/fork_runner.h"
 #include "sim/stream_scheduler.h"
 
@@ -59,6 +60,7 @@ class Run {
         net_(net),
         faults_(o.faults),
         fidelity_(parse_fidelity(o.fidelity)),
+        symmetric_groups_once_(o.symmetric_groups_once),
         algo_(collective_algorithms().make(o.collective_algorithm)),
         sched_(g),
         link_load_(2 * net.link_count()) {
@@ -73,6 +75,7 @@ class Run {
   }
 
   void build_platform() {
+    plan_flows();
     sg::NetZone* zone = sg::create_full_zone("dejavu");
     host_.assign(net_.node_count(), nullptr);
     for (int i = 0; i < net_.node_count(); ++i) {
@@ -156,9 +159,13 @@ class Run {
   // The flows of one (comm set, kind, op, size), with the step dependencies worked out
   // once (a schedule's shape may depend on the size: chunking, auto's choice).
   struct Template {
+    int comm_set = -1;
     Expansion exp;
+    std::vector<int32_t> group_begin;              // group g's flows: [group_begin[g], group_begin[g + 1])
+    std::vector<int32_t> dir_begin, dirs;          // flow f's link directions: dirs[dir_begin[f] ..]
     std::vector<int32_t> waiting;                  // per flow: flows it waits for
     std::vector<std::vector<int32_t>> dependents;  // per flow: flows waiting on it
+    int32_t played = 0;                            // flows a task starts: all, or its first group's (flow_symmetry.h)
     double uses = 0;                               // tasks that ran it
   };
   struct CommRun {
@@ -172,14 +179,27 @@ class Run {
     sg::ActivityPtr handle;
   };
 
-  // Host pairs any flow of this run uses, so SimGrid is given only the routes it needs.
-  std::set<std::pair<int, int>> used_pairs() {
+  // Every task's flows worked out before the run, and which sets of groups play as their
+  // first group alone (flow_symmetry.h).
+  void plan_flows() {
+    for (const Task& t : g_.tasks())
+      if (t.kind == TaskKind::Transfer || (t.kind == TaskKind::Collective && fidelity_ != Fidelity::Closed))
+        template_of(t);
+    std::vector<GroupedFlows> shapes;
+    for (const Template& t : templates_) shapes.push_back(GroupedFlows{t.comm_set, &t.exp, &t.group_begin});
+    const std::vector<char> alone =
+        symmetric_groups_once_ ? symmetric_comm_sets(net_, faults_, shapes, static_cast<int>(g_.comm_sets().size()))
+                               : std::vector<char>(g_.comm_sets().size(), 0);
+    for (Template& t : templates_)
+      t.played = alone[t.comm_set] ? t.group_begin[1] : static_cast<int32_t>(t.exp.flows.size());
+  }
+
+  // Host pairs the flows of this run use, so SimGrid is given only the routes it needs.
+  std::set<std::pair<int, int>> used_pairs() const {
     std::set<std::pair<int, int>> pairs;
-    for (const Task& t : g_.tasks()) {
-      if (t.kind == TaskKind::Compute || (t.kind == TaskKind::Collective && fidelity_ == Fidelity::Closed)) continue;
-      for (const FlowSpec& f : template_of(t).exp.flows)
-        if (f.src != f.dst) pairs.emplace(f.src, f.dst);
-    }
+    for (const Template& t : templates_)
+      for (int32_t f = 0; f < t.played; ++f)
+        if (t.exp.flows[f].src != t.exp.flows[f].dst) pairs.emplace(t.exp.flows[f].src, t.exp.flows[f].dst);
     return pairs;
   }
 
@@ -189,12 +209,22 @@ class Run {
     if (it != template_index_.end()) return templates_[it->second];
     template_index_.emplace(key, templates_.size());
     Template& tpl = templates_.emplace_back();
+    tpl.comm_set = t.comm_set;
     for (const auto& group : g_.comm_set(t.comm_set).groups) {
+      tpl.group_begin.push_back(static_cast<int32_t>(tpl.exp.flows.size()));
       if (t.kind == TaskKind::Transfer)
         tpl.exp.flows.push_back(FlowSpec{group.at(0), group.at(1), t.bytes, 0, 0});
       else
         algorithm_for(*algo_, net_, group, t.op).expand(net_, group, t.op, t.bytes, fidelity_, tpl.exp);
     }
+    tpl.group_begin.push_back(static_cast<int32_t>(tpl.exp.flows.size()));
+    tpl.played = static_cast<int32_t>(tpl.exp.flows.size());
+    for (const FlowSpec& f : tpl.exp.flows) {
+      tpl.dir_begin.push_back(static_cast<int32_t>(tpl.dirs.size()));
+      if (f.src != f.dst)
+        for (const Hop& h : net_.route(f.src, f.dst)) tpl.dirs.push_back(2 * h.link + (h.forward ? 0 : 1));
+    }
+    tpl.dir_begin.push_back(static_cast<int32_t>(tpl.dirs.size()));
     tpl.waiting.assign(tpl.exp.flows.size(), 0);
     tpl.dependents.resize(tpl.exp.flows.size());
     for (size_t f = 0; f < tpl.exp.flows.size(); ++f)
@@ -265,11 +295,11 @@ class Run {
     }
     CommRun& run = comms_[id];
     run.tpl = &tpl;
-    run.remaining = tpl.exp.flows.size();
+    run.remaining = static_cast<size_t>(tpl.played);
     const bool has_deps = std::any_of(tpl.waiting.begin(), tpl.waiting.end(), [](int32_t w) { return w > 0; });
     if (has_deps) run.waiting = tpl.waiting;
-    for (size_t f = 0; f < tpl.exp.flows.size(); ++f)
-      if (tpl.waiting[f] == 0) start_flow(id, run, static_cast<int32_t>(f));
+    for (int32_t f = 0; f < tpl.played; ++f)
+      if (tpl.waiting[f] == 0) start_flow(id, run, f);
   }
 
   // A flow leaves its sender after the sender's step latency (NCCL's per-step overhead).
@@ -298,18 +328,23 @@ class Run {
     c->set_payload_size(static_cast<uint64_t>(std::llround(spec.bytes)));
     c->start();
     track(c, id, f);
-    count_flow(spec, +1);
+    count_flow(*r.tpl, f, +1);
   }
 
   // A flow enters (+1) or leaves (-1) the link directions of its route: how long each had
   // one in flight, and the most at once (SimGrid's own flows: a ring's channels count each).
-  void count_flow(const FlowSpec& spec, int delta) {
-    for (const Hop& h : net_.route(spec.src, spec.dst)) {
-      const size_t l = 2 * static_cast<size_t>(h.link) + (h.forward ? 0 : 1);
-      if (delta > 0 && in_flight_[l] == 0) busy_since_[l] = now();
-      in_flight_[l] += delta;
-      if (delta < 0 && in_flight_[l] == 0) result_.link_busy_s[l] += now() - busy_since_[l];
-      result_.link_peak_flows[l] = std::max(result_.link_peak_flows[l], static_cast<double>(in_flight_[l]));
+  // A flow played for all its groups counts on their links too.
+  void count_flow(const Template& tpl, int32_t f, int delta) {
+    const size_t mirrors = tpl.played < static_cast<int32_t>(tpl.exp.flows.size()) ? tpl.group_begin.size() - 1 : 1;
+    for (size_t g = 0; g < mirrors; ++g) {
+      const int32_t i = f + tpl.group_begin[g];
+      for (int32_t k = tpl.dir_begin[i]; k < tpl.dir_begin[i + 1]; ++k) {
+        const auto l = static_cast<size_t>(tpl.dirs[k]);
+        if (delta > 0 && in_flight_[l] == 0) busy_since_[l] = now();
+        in_flight_[l] += delta;
+        if (delta < 0 && in_flight_[l] == 0) result_.link_busy_s[l] += now() - busy_since_[l];
+        result_.link_peak_flows[l] = std::max(result_.link_peak_flows[l], static_cast<double>(in_flight_[l]));
+      }
     }
   }
 
@@ -334,7 +369,7 @@ class Run {
     Slot slot = std::move(slots_[token - 1]);
     free_slots_.push_back(token - 1);
     graveyard_.push_back(std::move(slot.handle));
-    if (slot.flow >= 0) count_flow(comms_.at(slot.task).tpl->exp.flows[slot.flow], -1);
+    if (slot.flow >= 0) count_flow(*comms_.at(slot.task).tpl, slot.flow, -1);
     if (a.get_state() == sg::Activity::State::FAILED) return fail(slot.task);
     if (slot.flow < 0)
       finish(slot.task);
@@ -371,6 +406,7 @@ class Run {
   const Network& net_;
   const Faults& faults_;
   Fidelity fidelity_;
+  bool symmetric_groups_once_;
   std::unique_ptr<CollectiveAlgorithm> algo_;
   StreamScheduler sched_;
   Result result_;
