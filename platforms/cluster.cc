@@ -15,11 +15,13 @@ int Cluster::server_count() const {
 namespace {
 
 // The NIC attachment points of one server, in NIC order: each GPU (per_gpu) or the
-// server's switch / root complex (shared NIC).
+// server's switch / root complex (shared NIC); and each GPU's links to its NIC's port.
 struct ServerNodes {
   std::string name;
   std::vector<int> nic_ports;
   const ServerGroup* group;
+  std::vector<int> hosts;
+  std::vector<std::vector<sim::Hop>> to_port;  // per GPU, in local order
 };
 
 ServerNodes build_server(Cluster& c, const ServerGroup& g, int server) {
@@ -29,7 +31,7 @@ ServerNodes build_server(Cluster& c, const ServerGroup& g, int server) {
   const bool pcie = g.intra.kind == "pcie";
   const int per_switch = pcie && g.intra.gpus_per_switch > 0 ? g.intra.gpus_per_switch : g.gpus_per_server;
   const int root = pcie && per_switch < g.gpus_per_server ? net.add_switch(s.name + "/root-complex") : -1;
-  int sw = -1;
+  int sw = -1, sw_uplink = -1;
   for (int i = 0; i < g.gpus_per_server; ++i) {
     if (i % per_switch == 0) {
       const std::string swname = s.name + "/" + g.intra.kind + (root >= 0 ? std::to_string(i / per_switch) : "");
@@ -37,18 +39,40 @@ ServerNodes build_server(Cluster& c, const ServerGroup& g, int server) {
       if (root >= 0) {
         const double up =
             (g.intra.switch_uplink_Bps > 0 ? g.intra.switch_uplink_Bps : g.intra.bandwidth_Bps) * g.intra.efficiency;
-        net.add_link(swname + "/uplink", sw, root, up, 0);
+        sw_uplink = net.add_link(swname + "/uplink", sw, root, up, 0);
       }
     }
     const std::string gname = s.name + "/gpu" + std::to_string(i);
     const int host = net.add_host(gname, server, g.step_latency_s);
-    net.add_link(gname + "/" + g.intra.kind, host, sw, g.intra.bandwidth_Bps * g.intra.efficiency,
-                 g.intra.latency_s / 2);
+    const int intra = net.add_link(gname + "/" + g.intra.kind, host, sw, g.intra.bandwidth_Bps * g.intra.efficiency,
+                                   g.intra.latency_s / 2);
     c.gpus.push_back(GpuSlot{host, server, i, &spec, g.reserved_bytes});
-    if (g.nic.per_gpu) s.nic_ports.push_back(host);
+    s.hosts.push_back(host);
+    if (g.nic.per_gpu) {
+      s.nic_ports.push_back(host);
+      s.to_port.emplace_back();
+    } else {
+      s.to_port.push_back({{intra, true}});
+      if (sw_uplink >= 0) s.to_port.back().push_back({sw_uplink, true});
+    }
   }
   if (!g.nic.per_gpu) s.nic_ports.push_back(root >= 0 ? root : sw);
   return s;
+}
+
+// A fat-tree server's NICs (`add_nic(port)` joins one to its leaf and returns the link),
+// and each GPU's path up to the leaf, in the last leaf of `nesting`.
+template <class AddNic>
+void declare_server(const ServerNodes& s, sim::Hierarchy& nesting, AddNic&& add_nic) {
+  std::vector<int> nics;
+  for (size_t p = 0; p < s.nic_ports.size(); ++p) nics.push_back(add_nic(p));
+  sim::Hierarchy::Leaf& leaf = nesting.leaves.back();
+  for (size_t i = 0; i < s.hosts.size(); ++i) {
+    std::vector<sim::Hop>& up = nesting.up[static_cast<size_t>(s.hosts[i])];
+    up = s.to_port[i];
+    up.push_back({s.group->nic.per_gpu ? nics[i] : nics[0], true});
+    leaf.hosts.push_back(s.hosts[i]);
+  }
 }
 
 }  // namespace
@@ -70,9 +94,13 @@ void build_network(Cluster& c) {
   auto nic = [&](const ServerNodes& s, size_t port, size_t to_leaf) {
     const NicSpec& n = s.group->nic;
     const std::string name = s.name + (s.group->nic.per_gpu ? "/gpu" + std::to_string(port) : "") + "/nic";
-    net.add_link(name, s.nic_ports[port], leaf.at(to_leaf), n.bandwidth_Bps * n.efficiency, n.latency_s / 2);
     leaf_nic_bw.at(to_leaf) += n.bandwidth_Bps * n.efficiency;
+    return net.add_link(name, s.nic_ports[port], leaf.at(to_leaf), n.bandwidth_Bps * n.efficiency, n.latency_s / 2);
   };
+  // Fat-trees declare how hosts nest (sim::Hierarchy: SimGrid routes them by zones); rails
+  // do not: a server's GPUs sit on different rails but reach each other over NVLink.
+  sim::Hierarchy nesting;
+  nesting.up.resize(static_cast<size_t>(net.node_count()));
   if (f.kind == "rail-optimized") {
     size_t rails = 0;
     for (const auto& s : servers) rails = std::max(rails, s.nic_ports.size());
@@ -88,13 +116,17 @@ void build_network(Cluster& c) {
             net.add_switch(per_leaf == 1 ? servers[i].name + "/leaf" : "leaf" + std::to_string(i / per_leaf)));
         leaf_nic_bw.push_back(0);
       }
-      for (size_t p = 0; p < servers[i].nic_ports.size(); ++p) nic(servers[i], p, leaf.size() - 1);
+      if (i % per_leaf == 0) nesting.leaves.emplace_back();
+      declare_server(servers[i], nesting, [&](size_t p) { return nic(servers[i], p, leaf.size() - 1); });
     }
   }
-  for (size_t l = 0; l < leaf.size(); ++l)
-    net.add_link(net.node(leaf[l]).name + "/uplink", leaf[l], spine, leaf_nic_bw[l] / f.oversubscription,
-                 f.latency_s / 2);
+  for (size_t l = 0; l < leaf.size(); ++l) {
+    const int up = net.add_link(net.node(leaf[l]).name + "/uplink", leaf[l], spine, leaf_nic_bw[l] / f.oversubscription,
+                                f.latency_s / 2);
+    if (l < nesting.leaves.size()) nesting.leaves[l].uplink = up;
+  }
   net.check_hosts_reach(spine);
+  if (!nesting.leaves.empty()) net.set_hierarchy(std::move(nesting));
 }
 
 namespace {

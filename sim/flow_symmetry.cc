@@ -78,7 +78,8 @@ bool symmetric(const Network& net, const Faults& faults, const std::vector<Group
     if (touches_fault(net, faults, shapes[i])) return false;
     bool alone = true;
     for (size_t g = 0; g < groups; ++g)
-      for_each_hop(net, shapes[i], g, [&](const Hop& h) { alone = alone && owners.private_to_a_group(direction(h), set); });
+      for_each_hop(net, shapes[i], g,
+                   [&](const Hop& h) { alone = alone && owners.private_to_a_group(direction(h), set); });
     if (!alone) return false;
   }
   std::vector<double> first, other;

@@ -42,6 +42,8 @@ int Network::add_link(const std::string& name, int a, int b, double bandwidth_Bp
   route_cache_.clear();
   component_.clear();
   switch_trees_.clear();
+  has_hierarchy_ = false;
+  hierarchy_ = {};
   return id;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace dejavu::sim {
@@ -31,6 +32,20 @@ struct Node {
 struct Hop {
   int link = -1;
   bool forward = true;
+};
+
+// How the hosts nest, when the network's builder knows it (platforms/ declares it for its
+// fat-trees): leaves of hosts, each host's links up to its leaf switch, each leaf's uplink
+// to one spine. Hosts of one leaf that share a locality (a server) reach each other by their
+// own route. An engine that routes by zones (SimGrid) uses it where it gives the routes
+// route() gives (sim/zone_routes.h checks that).
+struct Hierarchy {
+  struct Leaf {
+    std::vector<int> hosts;
+    int uplink = -1;  // its link to the spine, crossed forward going up; -1: none
+  };
+  std::vector<Leaf> leaves;
+  std::vector<std::vector<Hop>> up;  // per node: a host's links up to its leaf switch, in order
 };
 
 struct PathCost {
@@ -57,6 +72,13 @@ class Network {
   // Throws ModelError when dst cannot be reached from src.
   const std::vector<Hop>& route(int src, int dst) const;
   PathCost path_cost(int src, int dst) const;
+
+  // The builder's account of how hosts nest (null: none); adding a link drops it.
+  void set_hierarchy(Hierarchy h) {
+    hierarchy_ = std::move(h);
+    has_hierarchy_ = true;
+  }
+  const Hierarchy* hierarchy() const { return has_hierarchy_ ? &hierarchy_ : nullptr; }
 
  private:
   struct Adjacent {
@@ -93,6 +115,8 @@ class Network {
   mutable std::vector<char> is_tree_;                         // per component
   mutable std::vector<int> up_link_, depth_;                  // per switch: its spanning tree's link up, depth
   mutable std::unordered_map<int, SwitchTree> switch_trees_;  // root switch -> tree
+  Hierarchy hierarchy_;
+  bool has_hierarchy_ = false;
 };
 
 }  // namespace dejavu::sim

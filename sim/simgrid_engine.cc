@@ -1,6 +1,5 @@
 #include "sim/simgrid_engine.h"
 
-#include <simgrid/kernel/ProfileBuilder.hpp>
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
@@ -10,6 +9,7 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -18,6 +18,7 @@
 #include "sim/error.h"
 #include "sim/flow_symmetry.h"
 #include "sim/fork_runner.h"
+#include "sim/simgrid_platform.h"
 #include "sim/stream_scheduler.h"
 
 namespace dejavu::sim {
@@ -25,8 +26,6 @@ namespace dejavu::sim {
 namespace sg = simgrid::s4u;
 
 namespace {
-
-constexpr double kHostSpeed = 1e9;  // flop/s: a compute task of d seconds is d·1e9 flops
 
 std::atomic<bool> simgrid_used{false};
 
@@ -76,59 +75,15 @@ class Run {
 
   void build_platform() {
     plan_flows();
-    sg::NetZone* zone = sg::create_full_zone("dejavu");
-    host_.assign(net_.node_count(), nullptr);
-    for (int i = 0; i < net_.node_count(); ++i) {
-      if (!net_.node(i).is_host) continue;
-      sg::Host* h = zone->create_host(net_.node(i).name, kHostSpeed);
-      // Faults as SimGrid's own profiles: a straggler's speed factor, a fail-stop's state.
-      if (auto it = faults_.host_speed.find(i); it != faults_.host_speed.end())
-        h->set_speed_profile(profile("speed-" + net_.node(i).name, it->second, 1, false));
-      if (auto it = faults_.host_fail_s.find(i); it != faults_.host_fail_s.end())
-        h->set_state_profile(profile("state-" + net_.node(i).name, {Window{it->second, INFINITY, 0}}, 1, true));
-      host_[i] = h->seal();
-    }
-    // A full-duplex link is two SimGrid links, one per direction, each with its own
-    // profiles (3.32's split-duplex links mishandle a state profile: "Unknown event!").
-    for (int id = 0; id < net_.link_count(); ++id) {
-      const Link& l = net_.link(id);
-      for (const char* dir : {"_UP", "_DOWN"}) {
-        sg::Link* link = zone->create_link(l.name + dir, l.bandwidth_Bps)->set_latency(l.latency_s);
-        if (auto it = faults_.link_bandwidth.find(id); it != faults_.link_bandwidth.end()) {
-          // Bandwidth profiles are absolute (SIMGRID.md); a factor of 0 is the link down.
-          link->set_bandwidth_profile(profile("bw-" + l.name + dir, it->second, l.bandwidth_Bps, false));
-          bool down = false;
-          for (const Window& w : it->second) down = down || w.factor <= 0;
-          if (down) link->set_state_profile(profile("state-" + l.name + dir, it->second, 1, true));
-        }
-        link_.push_back(link->seal());
-      }
-    }
-    for (auto [a, b] : used_pairs()) {
-      std::vector<sg::LinkInRoute> route;
-      for (const Hop& h : net_.route(a, b)) route.emplace_back(link_[2 * h.link + (h.forward ? 0 : 1)]);
-      zone->add_route(host_[a]->get_netpoint(), host_[b]->get_netpoint(), nullptr, nullptr, route, false);
-    }
-    zone->seal();
-  }
-
-  // A piecewise-constant profile from windows: value scale x factor (state: 0 or 1).
-  static simgrid::kernel::profile::Profile* profile(const std::string& name, const std::vector<Window>& windows,
-                                                    double scale, bool state) {
-    std::set<double> edges{0.0};
-    for (const Window& w : windows) {
-      edges.insert(w.from_s);
-      if (std::isfinite(w.to_s)) edges.insert(w.to_s);
-    }
-    std::string text;
-    for (double t : edges) {
-      double f = Faults::factor_at(windows, t);
-      const double value = state ? (f > 0 ? 1 : 0) : scale * std::max(f, 1e-9);
-      char line[96];
-      std::snprintf(line, sizeof line, "%.17g %.17g\n", t, value);
-      text += line;
-    }
-    return simgrid::kernel::profile::ProfileBuilder::from_string(name, text, -1);
+    const std::set<std::pair<int, int>> pairs = used_pairs();
+    // SimGrid hosts: where flows start or end, where a device computes, where a fault is.
+    std::vector<char> hosts(static_cast<size_t>(net_.node_count()), 0);
+    for (auto [a, b] : pairs) hosts[a] = hosts[b] = 1;
+    for (const Device& d : g_.devices())
+      if (!d.hosts.empty()) hosts[d.hosts[0]] = 1;
+    for (const auto& [host, windows] : faults_.host_speed) hosts[host] = 1;
+    for (const auto& [host, at] : faults_.host_fail_s) hosts[host] = 1;
+    platform_.emplace(net_, faults_, hosts, pairs);
   }
 
   Result simulate() {
@@ -261,7 +216,7 @@ class Run {
     result_.start_s[id] = now();
     if (t.kind == TaskKind::Compute) {
       const auto& hosts = g_.devices().at(t.device).hosts;
-      if (t.duration_s <= 0 || hosts.empty() || !host_.at(hosts[0])) {
+      if (t.duration_s <= 0 || hosts.empty() || !platform_->host(hosts[0])) {
         at(now() + std::max(0.0, t.duration_s), id);
         return;
       }
@@ -273,9 +228,10 @@ class Run {
           where = h;
           break;
         }
-      if (!host_[where]->is_on()) return fail(id);
-      e->set_host(host_[where]);
-      e->set_flops_amount(t.duration_s * kHostSpeed);
+      sg::Host* host = platform_->host(where);
+      if (!host->is_on()) return fail(id);
+      e->set_host(host);
+      e->set_flops_amount(t.duration_s * kSimGridHostSpeed);
       e->start();
       track(e, id, -1);
       return;
@@ -323,8 +279,10 @@ class Run {
       return;
     }
     // SimGrid asserts on a transfer to or from a host that is off: that is a fail-stop.
-    if (!host_[spec.src]->is_on() || !host_[spec.dst]->is_on()) return fail(id);
-    sg::CommPtr c = sg::Comm::sendto_init(host_[spec.src], host_[spec.dst]);
+    sg::Host* src = platform_->host(spec.src);
+    sg::Host* dst = platform_->host(spec.dst);
+    if (!src->is_on() || !dst->is_on()) return fail(id);
+    sg::CommPtr c = sg::Comm::sendto_init(src, dst);
     c->set_payload_size(static_cast<uint64_t>(std::llround(spec.bytes)));
     c->start();
     track(c, id, f);
@@ -410,8 +368,7 @@ class Run {
   std::unique_ptr<CollectiveAlgorithm> algo_;
   StreamScheduler sched_;
   Result result_;
-  std::vector<sg::Host*> host_;
-  std::vector<sg::Link*> link_;
+  std::optional<SimGridPlatform> platform_;
   std::vector<Slot> slots_;
   std::vector<size_t> free_slots_;
   std::deque<Template> templates_;  // a deque: CommRun keeps pointers into it
