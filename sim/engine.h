@@ -54,6 +54,10 @@ struct Result {
   double stopped_at_s = -1;
   std::string stop_cause;
   bool stopped() const { return stopped_at_s >= 0; }
+  // Tasks an engine played once for their symmetric groups that met other traffic on the
+  // way (sim/flow_symmetry.h): the SimGrid engine replays them in full and returns a result
+  // where this is empty.
+  std::vector<TaskId> replay_in_full;
 };
 
 class Engine {

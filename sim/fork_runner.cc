@@ -80,6 +80,7 @@ std::string serialise(const std::function<Result()>& simulate) {
     put_bytes(out, &r.stopped_at_s, sizeof r.stopped_at_s);
     put_u64(out, r.stop_cause.size());
     put_bytes(out, r.stop_cause.data(), r.stop_cause.size());
+    put_vec(out, std::vector<double>(r.replay_in_full.begin(), r.replay_in_full.end()));
   } catch (const ModelError& e) {
     out.assign(1, 1);
     const std::string msg = e.what();
@@ -111,6 +112,7 @@ Result deserialise(const std::string& data) {
   r.activities = rd.u64();
   rd.get(&r.stopped_at_s, sizeof r.stopped_at_s);
   r.stop_cause = rd.str();
+  for (double id : rd.vec()) r.replay_in_full.push_back(static_cast<TaskId>(id));
   return r;
 }
 }  // namespace

@@ -54,8 +54,10 @@ void configure(sg::Engine& e, const EngineOptions& o) {
 // One simulation: the platform, the lazy DAG and its bookkeeping.
 class Run {
  public:
-  Run(const TaskGraph& g, const Network& net, const EngineOptions& o)
+  // `in_full`: tasks to play in full although their set is speculated; null: speculate none.
+  Run(const TaskGraph& g, const Network& net, const EngineOptions& o, const std::set<TaskId>* in_full)
       : g_(g),
+        in_full_(in_full),
         net_(net),
         faults_(o.faults),
         fidelity_(parse_fidelity(o.fidelity)),
@@ -107,6 +109,7 @@ class Run {
     for (const Template& t : templates_)  // spread each template's load once
       for (const FlowSpec& f : t.exp.flows) add_transfer_load(net_, f.src, f.dst, f.bytes * t.uses, link_load_);
     link_load_.add_to(result_.link_bytes);
+    if (guard_) result_.replay_in_full.assign(guard_->broken().begin(), guard_->broken().end());
     return std::move(result_);
   }
 
@@ -120,13 +123,20 @@ class Run {
     std::vector<int32_t> dir_begin, dirs;          // flow f's link directions: dirs[dir_begin[f] ..]
     std::vector<int32_t> waiting;                  // per flow: flows it waits for
     std::vector<std::vector<int32_t>> dependents;  // per flow: flows waiting on it
-    int32_t played = 0;                            // flows a task starts: all, or its first group's (flow_symmetry.h)
-    double uses = 0;                               // tasks that ran it
+    // How its tasks play (flow_symmetry.h). Once and Speculate: its flows class by class
+    // (`order`, `per_class` each), each flow's place in its class, and (Speculate) every
+    // direction any class crosses, which a task played once claims while it runs.
+    Play play = Play::Every;
+    std::vector<int32_t> order, slot, claimed;
+    int32_t per_class = 0;
+    double uses = 0;  // tasks that ran it
   };
   struct CommRun {
     const Template* tpl = nullptr;
+    bool once = false;             // its first class played for all
     std::vector<int32_t> waiting;  // only for expansions with dependencies
     size_t remaining = 0;
+    int kind() const { return 2 * tpl->comm_set + (once ? 0 : 1); }  // a SymmetryGuard kind
   };
   struct Slot {  // one started activity; its index travels as the activity's data
     TaskId task = -1;
@@ -134,27 +144,51 @@ class Run {
     sg::ActivityPtr handle;
   };
 
-  // Every task's flows worked out before the run, and which sets of groups play as their
-  // first group alone (flow_symmetry.h).
+  // Every task's flows worked out before the run, and how each comm set's tasks play
+  // (flow_symmetry.h): in full, their first class once, or speculated once.
   void plan_flows() {
     for (const Task& t : g_.tasks())
       if (t.kind == TaskKind::Transfer || (t.kind == TaskKind::Collective && fidelity_ != Fidelity::Closed))
         template_of(t);
+    if (!symmetric_groups_once_) return;
     std::vector<GroupedFlows> shapes;
     for (const Template& t : templates_) shapes.push_back(GroupedFlows{t.comm_set, &t.exp, &t.group_begin});
-    const std::vector<char> alone =
-        symmetric_groups_once_ ? symmetric_comm_sets(net_, faults_, shapes, static_cast<int>(g_.comm_sets().size()))
-                               : std::vector<char>(g_.comm_sets().size(), 0);
-    for (Template& t : templates_)
-      t.played = alone[t.comm_set] ? t.group_begin[1] : static_cast<int32_t>(t.exp.flows.size());
+    const std::vector<SetSymmetry> sets =
+        symmetric_comm_sets(net_, faults_, shapes, static_cast<int>(g_.comm_sets().size()));
+    for (Template& t : templates_) {
+      const SetSymmetry& s = sets[t.comm_set];
+      t.play = s.play == Play::Speculate && !in_full_ ? Play::Every : s.play;
+      if (t.play == Play::Every) continue;
+      t.slot.assign(t.exp.flows.size(), 0);
+      for (const auto& groups : s.classes) {
+        const size_t first = t.order.size();
+        for (int g : groups)
+          for (int32_t f = t.group_begin[g]; f < t.group_begin[g + 1]; ++f) {
+            t.slot[f] = static_cast<int32_t>(t.order.size() - first);
+            t.order.push_back(f);
+          }
+      }
+      t.per_class = static_cast<int32_t>(t.order.size() / s.classes.size());
+      if (t.play == Play::Speculate) {
+        t.claimed = t.dirs;
+        std::sort(t.claimed.begin(), t.claimed.end());
+        t.claimed.erase(std::unique(t.claimed.begin(), t.claimed.end()), t.claimed.end());
+        if (!guard_) guard_.emplace(2 * static_cast<size_t>(net_.link_count()));
+      }
+    }
   }
 
-  // Host pairs the flows of this run use, so SimGrid is given only the routes it needs.
+  // Host pairs the flows of this run may use, so SimGrid is given only the routes it needs.
   std::set<std::pair<int, int>> used_pairs() const {
     std::set<std::pair<int, int>> pairs;
-    for (const Template& t : templates_)
-      for (int32_t f = 0; f < t.played; ++f)
-        if (t.exp.flows[f].src != t.exp.flows[f].dst) pairs.emplace(t.exp.flows[f].src, t.exp.flows[f].dst);
+    for (const Template& t : templates_) {
+      const bool first_class = t.play == Play::Once;
+      const auto n = static_cast<int32_t>(first_class ? t.per_class : t.exp.flows.size());
+      for (int32_t i = 0; i < n; ++i) {
+        const FlowSpec& f = t.exp.flows[first_class ? t.order[i] : i];
+        if (f.src != f.dst) pairs.emplace(f.src, f.dst);
+      }
+    }
     return pairs;
   }
 
@@ -173,7 +207,6 @@ class Run {
         algorithm_for(*algo_, net_, group, t.op).expand(net_, group, t.op, t.bytes, fidelity_, tpl.exp);
     }
     tpl.group_begin.push_back(static_cast<int32_t>(tpl.exp.flows.size()));
-    tpl.played = static_cast<int32_t>(tpl.exp.flows.size());
     for (const FlowSpec& f : tpl.exp.flows) {
       tpl.dir_begin.push_back(static_cast<int32_t>(tpl.dirs.size()));
       if (f.src != f.dst)
@@ -251,11 +284,16 @@ class Run {
     }
     CommRun& run = comms_[id];
     run.tpl = &tpl;
-    run.remaining = static_cast<size_t>(tpl.played);
+    run.once = tpl.play == Play::Once || (tpl.play == Play::Speculate && !in_full_->count(id));
+    const auto n = static_cast<int32_t>(run.once ? tpl.per_class : tpl.exp.flows.size());
+    run.remaining = static_cast<size_t>(n);
     const bool has_deps = std::any_of(tpl.waiting.begin(), tpl.waiting.end(), [](int32_t w) { return w > 0; });
     if (has_deps) run.waiting = tpl.waiting;
-    for (int32_t f = 0; f < tpl.played; ++f)
+    if (run.once && tpl.play == Play::Speculate) guard_->claim(id, run.kind(), tpl.claimed);
+    for (int32_t i = 0; i < n; ++i) {
+      const int32_t f = run.once ? tpl.order[i] : i;
       if (tpl.waiting[f] == 0) start_flow(id, run, f);
+    }
   }
 
   // A flow leaves its sender after the sender's step latency (NCCL's per-step overhead).
@@ -286,16 +324,26 @@ class Run {
     c->set_payload_size(static_cast<uint64_t>(std::llround(spec.bytes)));
     c->start();
     track(c, id, f);
-    count_flow(*r.tpl, f, +1);
+    count_flow(r, f, +1);
   }
 
   // A flow enters (+1) or leaves (-1) the link directions of its route: how long each had
   // one in flight, and the most at once (SimGrid's own flows: a ring's channels count each).
-  // A flow played for all its groups counts on their links too.
-  void count_flow(const Template& tpl, int32_t f, int delta) {
-    const size_t mirrors = tpl.played < static_cast<int32_t>(tpl.exp.flows.size()) ? tpl.group_begin.size() - 1 : 1;
-    for (size_t g = 0; g < mirrors; ++g) {
-      const int32_t i = f + tpl.group_begin[g];
+  // A flow played for every class counts on their links too. The guard sees it unless its
+  // set never meets another.
+  void count_flow(const CommRun& r, int32_t f, int delta) {
+    const Template& tpl = *r.tpl;
+    if (guard_ && tpl.play != Play::Once) {
+      const int32_t* dirs = tpl.dirs.data() + tpl.dir_begin[f];
+      const auto n = static_cast<size_t>(tpl.dir_begin[f + 1] - tpl.dir_begin[f]);
+      if (delta > 0)
+        guard_->flow_enters(r.kind(), dirs, n);
+      else
+        guard_->flow_leaves(r.kind(), dirs, n);
+    }
+    const size_t classes = r.once ? tpl.order.size() / static_cast<size_t>(tpl.per_class) : 1;
+    for (size_t c = 0; c < classes; ++c) {
+      const int32_t i = r.once ? tpl.order[c * tpl.per_class + tpl.slot[f]] : f;
       for (int32_t k = tpl.dir_begin[i]; k < tpl.dir_begin[i + 1]; ++k) {
         const auto l = static_cast<size_t>(tpl.dirs[k]);
         if (delta > 0 && in_flight_[l] == 0) busy_since_[l] = now();
@@ -312,6 +360,7 @@ class Run {
       for (int32_t d : r.tpl->dependents[f])
         if (--r.waiting[d] == 0) start_flow(id, r, d);
     if (--r.remaining > 0) return;
+    if (r.once && r.tpl->play == Play::Speculate) guard_->release(id, r.tpl->claimed);
     const double extra = r.tpl->exp.extra_latency_s;
     comms_.erase(id);
     if (extra > 0)
@@ -327,7 +376,7 @@ class Run {
     Slot slot = std::move(slots_[token - 1]);
     free_slots_.push_back(token - 1);
     graveyard_.push_back(std::move(slot.handle));
-    if (slot.flow >= 0) count_flow(*comms_.at(slot.task).tpl, slot.flow, -1);
+    if (slot.flow >= 0) count_flow(comms_.at(slot.task), slot.flow, -1);
     if (a.get_state() == sg::Activity::State::FAILED) return fail(slot.task);
     if (slot.flow < 0)
       finish(slot.task);
@@ -361,6 +410,7 @@ class Run {
   }
 
   const TaskGraph& g_;
+  const std::set<TaskId>* in_full_;
   const Network& net_;
   const Faults& faults_;
   Fidelity fidelity_;
@@ -369,6 +419,7 @@ class Run {
   StreamScheduler sched_;
   Result result_;
   std::optional<SimGridPlatform> platform_;
+  std::optional<SymmetryGuard> guard_;  // when a set is speculated
   std::vector<Slot> slots_;
   std::vector<size_t> free_slots_;
   std::deque<Template> templates_;  // a deque: CommRun keeps pointers into it
@@ -385,13 +436,14 @@ class Run {
 
 }  // namespace
 
-Result SimGridEngine::run(const TaskGraph& g, const Network& net, const EngineOptions& o) const {
-  check_options(o);
-  if (o.isolate) return run_in_child([&] { return run_here(g, net, o); }, o.timeout_s);
-  return run_here(g, net, o);
-}
+namespace {
 
-Result SimGridEngine::run_here(const TaskGraph& g, const Network& net, const EngineOptions& o) {
+// A run where speculated tasks broke (flow_symmetry.h) is run again with them played in
+// full; after this many runs the last plays every speculated set in full.
+constexpr int kSpeculatingRuns = 4;
+
+// One simulation in this process; `in_full` as Run's.
+Result run_once(const TaskGraph& g, const Network& net, const EngineOptions& o, const std::set<TaskId>* in_full) {
   check_options(o);
   if (simgrid_used.exchange(true))
     throw Error("SimGrid runs once per process; run further simulations isolated (forked)");
@@ -402,9 +454,28 @@ Result SimGridEngine::run_here(const TaskGraph& g, const Network& net, const Eng
   sg::Engine engine(&argc, argv.data());
   xbt_log_control_set("root.thresh:critical");
   configure(engine, o);
-  Run run(g, net, o);
+  Run run(g, net, o, in_full);
   run.build_platform();
   return run.simulate();
+}
+
+}  // namespace
+
+Result SimGridEngine::run(const TaskGraph& g, const Network& net, const EngineOptions& o) const {
+  check_options(o);
+  if (!o.isolate) return run_here(g, net, o);
+  std::set<TaskId> in_full;
+  for (int pass = 0;; ++pass) {
+    const std::set<TaskId>* speculate = pass < kSpeculatingRuns ? &in_full : nullptr;
+    Result r = run_in_child([&] { return run_once(g, net, o, speculate); }, o.timeout_s);
+    if (r.replay_in_full.empty()) return r;
+    in_full.insert(r.replay_in_full.begin(), r.replay_in_full.end());
+  }
+}
+
+// In this process there is one run: nothing is speculated.
+Result SimGridEngine::run_here(const TaskGraph& g, const Network& net, const EngineOptions& o) {
+  return run_once(g, net, o, nullptr);
 }
 
 }  // namespace dejavu::sim

@@ -59,7 +59,8 @@ platforms::Cluster cluster(const std::string& yaml) {
 TEST(SimGridPlatform, FatTreePresetsRouteAsTheNetworkInOneStarZone) {
   for (const char* preset : {"dgx-a100-4x8", "mixed-a100-h100-2x8", "pcie-l4-2x4"}) {
     SCOPED_TRACE(preset);
-    const auto c = platforms::load_cluster_file(std::string(DEJAVU_SOURCE_DIR) + "/platforms/presets/" + preset + ".yaml");
+    const auto c =
+        platforms::load_cluster_file(std::string(DEJAVU_SOURCE_DIR) + "/platforms/presets/" + preset + ".yaml");
     ASSERT_NE(c.network.hierarchy(), nullptr);
     const Seen s = routes_in_simgrid(c.network);
     EXPECT_TRUE(s.zoned);
