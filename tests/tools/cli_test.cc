@@ -151,7 +151,20 @@ TEST(Cli, ExportPlatformWritesXmlOrRefusesWithOneLine) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(slurp(xml).find("routing=\"Full\""), std::string::npos);
   fs::remove(xml);
+  // 1024 GPUs: one zone per leaf switch, in pods, routes growing with the GPUs.
   r = run_dejavu("export-platform " + src("platforms/presets/dgx-a100-128x8.yaml") + " -o " + xml.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("1024 hosts"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("in 167 zones"), std::string::npos) << r.out;
+  fs::remove(xml);
+  // Rails have no leaves to group GPUs by: one route per GPU pair, refused past 256 GPUs.
+  const fs::path rails = fs::temp_directory_path() / ("dejavu-rails-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(rails) << "servers:\n  - count: 40\n    gpu: H100-SXM-80GB\n    gpus_per_server: 8\n"
+                          "    intra: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us}\n"
+                          "    nic: {bandwidth: 400 Gbps, latency: 2 us}\n"
+                          "network: {kind: rail-optimized, latency: 1 us}\n";
+  r = run_dejavu("export-platform " + rails.string() + " -o " + xml.string());
+  fs::remove(rails);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("stops at 256"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(xml));

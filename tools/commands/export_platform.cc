@@ -21,10 +21,11 @@ class ExportPlatformCommand : public Command {
     OutputSet out;
     out.add("--output", output_);
     const platforms::Cluster cluster = platforms::load_cluster_file(input_);
-    out.write(output_, [&](std::ostream& o) { platforms::write_simgrid_platform(o, cluster); });
+    platforms::ExportSummary s;
+    out.write(output_, [&](std::ostream& o) { s = platforms::write_simgrid_platform(o, cluster); });
     out.commit();
-    std::cout << "wrote " << output_ << ": " << cluster.gpu_count() << " hosts, " << cluster.network.link_count()
-              << " links, " << static_cast<long long>(cluster.gpu_count()) * (cluster.gpu_count() - 1) << " routes\n";
+    std::cout << "wrote " << output_ << ": " << s.hosts << " hosts, " << s.links << " links, " << s.routes
+              << " routes in " << s.zones << (s.zones == 1 ? " zone\n" : " zones\n");
     return 0;
   }
 
