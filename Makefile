@@ -86,6 +86,7 @@ bench: build
 	$(BUILD)/bench/simulate_benchmark
 	$(BUILD)/bench/simgrid_benchmark
 	$(BUILD)/bench/search_benchmark
+	$(BUILD)/bench/scale_benchmark
 
 clean:
 	rm -rf $(BUILD)
