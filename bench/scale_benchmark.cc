@@ -1,6 +1,7 @@
 // Scale: one Llama-3 405B job (tp 8, pp 16, 1F1B, sequence parallel, ZeRO-1, microbatch 1 of
 // 8192 tokens, 16 microbatches a replica: 16M tokens a batch at 16,384 GPUs) on clusters of
-// DGX H100 servers (400 Gb/s NIC per GPU, a leaf switch per server, non-blocking spine)
+// DGX H100 servers (400 Gb/s NIC per GPU, a leaf switch per two servers, non-blocking spine:
+// platforms/presets/h100-16k.yaml at 16,384 GPUs)
 // growing from 1,024 to 131,072 GPUs, dp growing with them, on both engines (SimGrid: flow
 // fidelity). Each run is a child process, so its time and peak memory are its own:
 // load, lower, run, report, as `dejavu simulate` does. After the runs, the growth exponent
@@ -81,7 +82,7 @@ std::string h100_cluster(int gpus) {
          "    intra: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us}\n"
          "    step_latency: 3.3 us\n"
          "    nic: {bandwidth: 400 Gbps, latency: 2 us, per_gpu: true}\n"
-         "network: {kind: fat-tree, latency: 2 us, oversubscription: 1}\n";
+         "network: {kind: fat-tree, latency: 2 us, oversubscription: 1, servers_per_leaf: 2}\n";
 }
 
 std::string llama_plan(int gpus) {
