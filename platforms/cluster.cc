@@ -6,6 +6,12 @@
 
 namespace dejavu::platforms {
 
+double GpuSlot::runtime_bytes() const {
+  double total = 0;
+  for (const sim::MemoryPart& part : runtime) total += part.bytes;
+  return total;
+}
+
 int Cluster::server_count() const {
   int n = 0;
   for (const auto& g : groups) n += g.count;
@@ -23,6 +29,11 @@ struct ServerNodes {
   std::vector<int> hosts;
   std::vector<std::vector<sim::Hop>> to_port;  // per GPU, in local order
 };
+
+std::vector<sim::MemoryPart> runtime_memory(const ServerGroup& g, const GpuSpec& spec) {
+  if (g.reserved_bytes >= 0) return {{"runtime (reserved_memory)", g.reserved_bytes}};
+  return {{"CUDA context and kernels", spec.cuda_context_bytes}, {"NCCL buffers", spec.nccl_buffers_bytes}};
+}
 
 ServerNodes build_server(Cluster& c, const ServerGroup& g, int server) {
   sim::Network& net = c.network;
@@ -46,7 +57,7 @@ ServerNodes build_server(Cluster& c, const ServerGroup& g, int server) {
     const int host = net.add_host(gname, server, g.step_latency_s);
     const int intra = net.add_link(gname + "/" + g.intra.kind, host, sw, g.intra.bandwidth_Bps * g.intra.efficiency,
                                    g.intra.latency_s / 2);
-    c.gpus.push_back(GpuSlot{host, server, i, &spec, g.reserved_bytes});
+    c.gpus.push_back(GpuSlot{host, server, i, &spec, runtime_memory(g, spec)});
     s.hosts.push_back(host);
     if (g.nic.per_gpu) {
       s.nic_ports.push_back(host);
@@ -175,7 +186,8 @@ ServerGroup load_group(const ConfigNode& n) {
   g.nic.latency_s = latency(nic, "latency");
   g.nic.per_gpu = nic.get_bool("per_gpu", true);
   g.step_latency_s = n.get_quantity("step_latency", units::Dimension::Time, 0, 0, limits::kMaxLatency);
-  g.reserved_bytes = n.get_quantity("reserved_memory", units::Dimension::Bytes, 0, 0, limits::kMaxMemory);
+  if (n.has("reserved_memory"))
+    g.reserved_bytes = n.get_quantity("reserved_memory", units::Dimension::Bytes, 0, 0, limits::kMaxMemory);
   return g;
 }
 

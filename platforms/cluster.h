@@ -33,6 +33,7 @@
 #include "platforms/perf_model.h"
 #include "sim/config_node.h"
 #include "sim/network.h"
+#include "sim/task_graph.h"
 
 namespace dejavu::platforms {
 
@@ -62,10 +63,10 @@ struct ServerGroup {
   // protocol handshakes), paid by every step a GPU sends; with `efficiency` it is what a
   // preset fits so its all-reduce curve matches nccl-tests on that server type.
   double step_latency_s = 0;
-  // Memory a process holds on each GPU before the model's first byte: the CUDA context,
-  // library workspaces (cuBLAS, cuDNN) and NCCL's channel buffers (`reserved_memory`; what
-  // nvidia-smi shows for an idle training process). 0 unless the platform says.
-  double reserved_bytes = 0;
+  // Memory a process holds on each GPU before the model's first byte (`reserved_memory`:
+  // what nvidia-smi shows for an idle training process on the user's machines); < 0: the
+  // GPU type's measured CUDA context and NCCL buffers (gpu_catalog.h).
+  double reserved_bytes = -1;
 };
 
 struct FabricSpec {
@@ -80,7 +81,10 @@ struct GpuSlot {
   int server = -1;  // global server index
   int local = -1;   // index inside the server
   const GpuSpec* spec = nullptr;
-  double reserved_bytes = 0;  // the group's reserved_memory
+  // What the process holds before the model (CUDA context, NCCL buffers; or the group's
+  // reserved_memory), as named parts for the memory breakdown.
+  std::vector<sim::MemoryPart> runtime;
+  double runtime_bytes() const;
 };
 
 struct Cluster {

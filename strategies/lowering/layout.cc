@@ -149,13 +149,14 @@ void JobLayout::add_device(LoweredJob& job, int s, int c) {
   sim::TaskGraph& g = job.graph;
   std::vector<int> hosts;
   sim::CommSet rings;
-  double capacity = 0, reserved = 0;
+  double capacity = 0;
+  const platforms::GpuSlot* runtime = nullptr;  // the GPU that holds most before the model
   for (int r : classes[c]) {
     for (int k = 0; k < K; ++k) {
       hosts.push_back(host(s, r, k));
-      const double mem = cluster.gpus[gpu(s, r, k)].spec->memory_bytes;
-      capacity = capacity == 0 ? mem : std::min(capacity, mem);
-      reserved = std::max(reserved, cluster.gpus[gpu(s, r, k)].reserved_bytes);
+      const platforms::GpuSlot& slot = cluster.gpus[gpu(s, r, k)];
+      capacity = capacity == 0 ? slot.spec->memory_bytes : std::min(capacity, slot.spec->memory_bytes);
+      if (!runtime || slot.runtime_bytes() > runtime->runtime_bytes()) runtime = &slot;
     }
     for (int x = 0; x < cp; ++x) {  // one tensor-parallel ring per context rank
       std::vector<int> ring;
@@ -177,7 +178,8 @@ void JobLayout::add_device(LoweredJob& job, int s, int c) {
   device.resident = {{"weights", dense * state.weights + experts * expert_state.weights},
                      {"gradients", dense * state.gradients + experts * expert_state.gradients},
                      {"optimizer", dense * state.optimizer + experts * expert_state.optimizer}};
-  if (reserved > 0) device.resident.push_back({"runtime (context, workspaces)", reserved});
+  for (const sim::MemoryPart& part : runtime->runtime)
+    if (part.bytes > 0) device.resident.push_back(part);
   // Asynchronous pipelines keep older weight versions for the backwards in flight.
   if (const int versions = schedule->weight_versions(s, p); versions > 1)
     device.resident.push_back({"stashed weights", (versions - 1) * params[s] * state.weights});

@@ -203,7 +203,7 @@ void PipelineModel::stage_work(const Plan& plan, int s, const std::vector<int>& 
     for (int k = 0; k < plan.tp; ++k) {
       const double mem = cluster.gpus[gpu_index(plan, s, r, k)].spec->memory_bytes;
       w.capacity[s] = w.capacity[s] == 0 ? mem : std::min(w.capacity[s], mem);
-      w.reserved[s] = std::max(w.reserved[s], cluster.gpus[gpu_index(plan, s, r, k)].reserved_bytes);
+      w.reserved[s] = std::max(w.reserved[s], cluster.gpus[gpu_index(plan, s, r, k)].runtime_bytes());
     }
   const std::vector<BlockItems>& all = blocks(plan, s);
   const std::vector<int> owner = block_owners(all, layers_of, problem_.model->layers);
