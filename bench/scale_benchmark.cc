@@ -116,20 +116,12 @@ void BM_Llama3_405B(benchmark::State& state, const std::string& engine) {
   state.counters["peak_MiB"] = m.peak_mib;
   state.counters["iteration_s"] = m.answer;
 }
-BENCHMARK_CAPTURE(BM_Llama3_405B, analytic, std::string("analytic"))
-    ->RangeMultiplier(4)
-    ->Range(1024, 65536)
-    ->Arg(131072)
-    ->Iterations(1)
-    ->UseManualTime()
-    ->Unit(benchmark::kSecond);
-BENCHMARK_CAPTURE(BM_Llama3_405B, simgrid, std::string("simgrid"))
-    ->RangeMultiplier(4)
-    ->Range(1024, 65536)
-    ->Arg(131072)
-    ->Iterations(1)
-    ->UseManualTime()
-    ->Unit(benchmark::kSecond);
+// 1,024 to 65,536 GPUs by fours, then 131,072; one run each, timed by the child.
+void llama_sizes(benchmark::internal::Benchmark* b) {
+  b->RangeMultiplier(4)->Range(1024, 65536)->Arg(131072)->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
+}
+BENCHMARK_CAPTURE(BM_Llama3_405B, analytic, std::string("analytic"))->Apply(llama_sizes);
+BENCHMARK_CAPTURE(BM_Llama3_405B, simgrid, std::string("simgrid"))->Apply(llama_sizes);
 
 void BM_AllReduce1GiB_1024Gpus_StepLevel(benchmark::State& state) {
   Measured m;
