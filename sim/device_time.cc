@@ -48,8 +48,9 @@ double uncovered(const Intervals& a, const Intervals& b) {
 
 std::vector<DeviceTime> device_times(const TaskGraph& g, const Result& r,
                                      const std::function<bool(const Task&)>& only) {
-  const size_t nd = g.devices().size();
-  std::vector<Intervals> compute(nd), comm(nd);
+  const size_t nd = g.devices().size(), ns = g.stream_names().size();
+  std::vector<Intervals> compute(nd);
+  std::vector<std::vector<Intervals>> comm(nd, std::vector<Intervals>(ns));  // [device][stream]
   for (size_t i = 0; i < g.size(); ++i) {
     const Task& t = g.task(static_cast<TaskId>(i));
     if (only && !only(t)) continue;
@@ -57,15 +58,23 @@ std::vector<DeviceTime> device_times(const TaskGraph& g, const Result& r,
     if (t.kind == TaskKind::Compute) {
       compute[t.device].push_back(iv);
     } else if (t.kind == TaskKind::Transfer) {
-      comm[t.device].push_back(iv);
+      comm[t.device][t.stream].push_back(iv);
     } else {
-      for (int d : g.participants(t.participants)) comm[d].push_back(iv);
+      for (int d : g.participants(t.participants)) comm[d][t.stream].push_back(iv);
     }
   }
   std::vector<DeviceTime> out(nd);
   for (size_t d = 0; d < nd; ++d) {
     const Intervals c = merged(std::move(compute[d]));
-    const Intervals m = merged(std::move(comm[d]));
+    Intervals all;
+    for (size_t s = 0; s < ns; ++s) {
+      if (comm[d][s].empty()) continue;
+      all.insert(all.end(), comm[d][s].begin(), comm[d][s].end());
+      const Intervals m = merged(std::move(comm[d][s]));
+      const double busy = length(m);
+      out[d].streams.push_back(StreamTime{static_cast<int>(s), busy, busy - uncovered(m, c)});
+    }
+    const Intervals m = merged(std::move(all));
     out[d].compute_s = length(c);
     out[d].communication_s = length(m);
     out[d].exposed_communication_s = uncovered(m, c);

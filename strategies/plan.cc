@@ -1,5 +1,7 @@
 #include "strategies/plan.h"
 
+#include <algorithm>
+
 #include "sim/limits.h"
 #include "strategies/data_parallel.h"
 #include "strategies/schedules/schedule.h"
@@ -55,12 +57,76 @@ void load_data_parallel(const ConfigNode& dp, Plan& p) {
   c.delay = static_cast<int>(dp.get_int("delay", 0, 0, 1 << 16));  // 0: average every step
   if (dp.has("delay")) p.where["data_parallel.delay"] = dp.child("delay").loc();
 }
+
+bool flag(const ConfigNode& root, const char* key, Plan& p) {
+  if (!root.has(key)) return false;
+  p.where[key] = root.child(key).loc();
+  return root.get_bool(key, false);
+}
+
+// Megatron-Core's switches (plan.h), with the requirements its arguments.py asserts.
+void load_megatron_switches(const ConfigNode& root, Plan& p) {
+  if (root.has("distributed_optimizer")) {
+    const bool on = flag(root, "distributed_optimizer", p);
+    if (on && root.has("zero") && p.zero == 0)
+      root.child("zero").fail("0 contradicts distributed_optimizer: true (it shards the optimizer: zero 1)");
+    if (!on && p.zero > 0)
+      root.child("distributed_optimizer").fail("false contradicts zero: " + std::to_string(p.zero));
+    if (on && !root.has("zero")) p.zero = 1;
+    if (on && p.data_parallel.sync != "all-reduce")
+      root.child("distributed_optimizer").fail("shards over an all-reduce group; use data_parallel sync: all-reduce");
+  }
+  p.overlap_grad_reduce = flag(root, "overlap_grad_reduce", p);
+  if (p.overlap_grad_reduce && p.zero >= 3)
+    root.child("overlap_grad_reduce").fail("zero: 3 reduce-scatters each layer's gradients as its backward ends");
+  if (p.overlap_grad_reduce && (p.data_parallel.sync != "all-reduce" || p.data_parallel.compression != "none"))
+    root.child("overlap_grad_reduce")
+        .fail(
+            "buckets overlap an uncompressed all-reduce with the backward; use data_parallel sync: all-reduce, "
+            "compression: none");
+  p.overlap_param_gather = flag(root, "overlap_param_gather", p);
+  if (p.overlap_param_gather && (p.zero < 1 || p.zero > 2 || !p.overlap_grad_reduce))
+    root.child("overlap_param_gather")
+        .fail(
+            "gathers the distributed optimizer's weights under the next forward: needs distributed_optimizer: true "
+            "(zero: 1 or 2) and overlap_grad_reduce: true");
+  p.tp_comm_overlap = flag(root, "tp_comm_overlap", p);
+  if (p.tp_comm_overlap && !p.sequence_parallel)
+    root.child("tp_comm_overlap")
+        .fail(
+            "overlaps the all-gathers and reduce-scatters of sequence parallelism; needs "
+            "sequence_parallel: true");
+}
 }  // namespace
 
+double Plan::gradient_bucket_bytes(double element_bytes) const {
+  if (data_parallel.bucket_bytes > 0) return data_parallel.bucket_bytes;
+  if (!overlap_grad_reduce) return 0;
+  return std::max(40e6, 1e6 * dp) * element_bytes;
+}
+
 Plan load_plan(const ConfigNode& root) {
-  root.expect_map({"name", "tp", "pp", "dp", "micro_batch_size", "global_batch_size", "schedule", "virtual_stages",
-                   "stages", "recompute", "sequence_parallel", "zero", "zero_prefetch", "data_parallel", "ep", "cp",
-                   "cp_comm"});
+  root.expect_map({"name",
+                   "tp",
+                   "pp",
+                   "dp",
+                   "micro_batch_size",
+                   "global_batch_size",
+                   "schedule",
+                   "virtual_stages",
+                   "stages",
+                   "recompute",
+                   "sequence_parallel",
+                   "zero",
+                   "zero_prefetch",
+                   "data_parallel",
+                   "ep",
+                   "cp",
+                   "cp_comm",
+                   "distributed_optimizer",
+                   "overlap_grad_reduce",
+                   "overlap_param_gather",
+                   "tp_comm_overlap"});
   Plan p;
   p.file = root.file();
   p.where[""] = root.loc();
@@ -106,6 +172,7 @@ Plan load_plan(const ConfigNode& root) {
     p.zero_prefetch = static_cast<int>(depth);
   }
   if (root.has("data_parallel")) load_data_parallel(root.child("data_parallel"), p);
+  load_megatron_switches(root, p);
   const long long per_step = static_cast<long long>(p.micro_batch_size) * p.dp;  // no int overflow
   if (p.global_batch_size % per_step != 0)
     gb.fail(std::to_string(p.global_batch_size) + " is not a multiple of micro_batch_size x dp = " +
@@ -167,7 +234,7 @@ void validate(const Plan& p, const workloads::ModelGraph& model, const platforms
             std::to_string(p.data_parallel.peers) + " gossip peers among " + std::to_string(p.dp) +
                 " replicas; valid: 1 to dp-1");
   if (p.data_parallel.delay > 0 &&
-      (p.zero > 0 || p.data_parallel.bucket_bytes > 0 || !schedules().make(p.schedule)->flushes()))
+      (p.zero > 0 || p.gradient_bucket_bytes(1) > 0 || !schedules().make(p.schedule)->flushes()))
     fail_at(p, "data_parallel.delay",
             "delayed averaging exchanges whole gradients after a flushed iteration's backward; use zero: 0, no bucket "
             "and a schedule that flushes (not " +
@@ -180,7 +247,7 @@ void validate(const Plan& p, const workloads::ModelGraph& model, const platforms
       fail_at(p, "global_batch_size",
               std::to_string(p.microbatches()) +
                   " microbatches per replica; chimera splits them over two pipelines: valid: an even number");
-    if (p.zero > 0 || p.data_parallel.sync != "all-reduce" || p.data_parallel.bucket_bytes > 0 ||
+    if (p.zero > 0 || p.data_parallel.sync != "all-reduce" || p.gradient_bucket_bytes(1) > 0 ||
         p.data_parallel.compression != "none" || p.ep > 1 || p.cp > 1)
       fail_at(p, "schedule",
               "chimera runs here with plain all-reduce data parallelism (zero: 0, no buckets, no "

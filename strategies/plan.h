@@ -15,6 +15,15 @@
 //   ep: 1                  # expert parallelism (MoE workloads): divides dp and the experts
 //   cp: 1                  # context parallelism: the sequence split over cp GPUs
 //   data_parallel: {sync: all-reduce, compression: none}   # see strategies/data_parallel.h
+//
+// Megatron-Core's switches, with its semantics (DistributedDataParallelConfig, arguments.py):
+//   distributed_optimizer: true  # optimizer state sharded, gradients reduce-scattered (zero: 1)
+//   overlap_grad_reduce: true    # gradients reduced in buckets of max(40M, 1M x dp) parameters
+//                                # as the last microbatch's backward completes them
+//   overlap_param_gather: true   # (distributed optimizer, overlap_grad_reduce) the updated
+//                                # weights all-gathered bucket by bucket under the next forward
+//   tp_comm_overlap: true        # (sequence parallelism) each tensor-parallel all-gather and
+//                                # reduce-scatter pipelined with the GEMM it feeds or follows
 #pragma once
 
 #include <map>
@@ -60,6 +69,9 @@ struct Plan {
     double bucket_bytes = 0;           // > 0: all-reduce gradients in buckets during the backward
     int delay = 0;                     // delayed averaging: an exchange's result is applied `delay` steps later
   } data_parallel;
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
+  bool tp_comm_overlap = false;
 
   std::string file;                        // where it was read from
   std::map<std::string, SourceLoc> where;  // key -> position, for checks against the model
@@ -70,6 +82,9 @@ struct Plan {
     return static_cast<int>(global_batch_size / (static_cast<long long>(micro_batch_size) * dp));
   }
   int total_stages() const { return pp * virtual_stages; }
+  // Gradient bucket size, bytes: data_parallel.bucket, else Megatron-Core's default under
+  // overlap_grad_reduce (max(40M, 1M x dp) parameters of `element_bytes`), else 0 (none).
+  double gradient_bucket_bytes(double element_bytes) const;
 };
 
 Plan load_plan(const ConfigNode& root);

@@ -37,6 +37,17 @@ void add_totals(Report& r, const workloads::ModelGraph& model, const platforms::
   }
 }
 
+// A simulated device's streams into the report's per-GPU sums (divided by the GPUs later).
+void add_stream_times(Report& r, const SimulatedDeviceReport& s) {
+  for (const StreamCommReport& c : s.communication) {
+    auto it = std::find_if(r.communication.begin(), r.communication.end(),
+                           [&](const StreamCommReport& x) { return x.stream == c.stream; });
+    if (it == r.communication.end()) it = r.communication.insert(r.communication.end(), {c.stream, 0, 0});
+    it->busy_s += c.busy_s * s.gpus;
+    it->hidden_s += c.hidden_s * s.gpus;
+  }
+}
+
 // The pipeline phase runs until the last microbatch's task ends; within it, a device's
 // bubble is the time it does no microbatch work (neither compute nor its own exposed
 // tensor-parallel or pipeline communication).
@@ -72,6 +83,9 @@ void add_simulated_devices(Report& r, const platforms::Cluster& cluster, const L
     s.communication_s = times[d].communication_s;
     s.exposed_communication_s = times[d].exposed_communication_s;
     s.idle_s = times[d].idle_s;
+    for (const sim::StreamTime& st : times[d].streams)
+      s.communication.push_back({g.stream_names().at(st.stream), st.busy_s, st.hidden_s});
+    add_stream_times(r, s);
     const double busy = microbatch_times[d].compute_s + microbatch_times[d].exposed_communication_s;
     // (rounding can leave a device that never waits a hair below zero)
     s.bubble_fraction = pipeline_end > 0 ? std::max(0.0, 1.0 - busy / pipeline_end) : 0;
@@ -79,6 +93,10 @@ void add_simulated_devices(Report& r, const platforms::Cluster& cluster, const L
     r.simulated.push_back(s);
   }
   r.bubble_fraction = r.gpus > 0 ? bubble_sum / r.gpus : 0;
+  for (StreamCommReport& c : r.communication) {
+    c.busy_s /= std::max(1, r.gpus);
+    c.hidden_s /= std::max(1, r.gpus);
+  }
   r.pipeline_s = pipeline_end;
 }
 

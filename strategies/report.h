@@ -24,6 +24,13 @@ struct DeviceReport {
   double peak_memory_bytes = 0, memory_capacity_bytes = 0;
 };
 
+// One communication stream (tp-comm, pp-comm, dp-comm, param-gather, ...): how long its
+// tasks ran, and how much of that ran under compute (hidden: overlap at work).
+struct StreamCommReport {
+  std::string stream;
+  double busy_s = 0, hidden_s = 0;
+};
+
 struct SimulatedDeviceReport {
   std::string name;
   int stage = 0;
@@ -32,6 +39,7 @@ struct SimulatedDeviceReport {
   double bubble_fraction = 0;
   double peak_memory_bytes = 0, capacity_bytes = 0;
   std::vector<sim::MemoryPart> memory_at_peak;  // resident parts, then "activations"
+  std::vector<StreamCommReport> communication;  // per stream it used
 };
 
 struct LinkReport {
@@ -79,6 +87,9 @@ struct Report {
   double tflops_per_gpu = 0, hardware_tflops_per_gpu = 0;
   double mfu = 0, hfu = 0;
   double bubble_fraction = 0;
+  // Per communication stream, the GPUs' mean: what overlap hid (tp_comm_overlap, buckets,
+  // prefetching gathers) and what it did not.
+  std::vector<StreamCommReport> communication;
   double peak_flops_total = 0;
   std::vector<SimulatedDeviceReport> simulated;
   std::vector<DeviceReport> devices;

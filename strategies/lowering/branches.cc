@@ -37,14 +37,21 @@ std::vector<size_t> issue_order(const std::vector<Segment>& segs) {
   return order;
 }
 
-void run_pass(SegmentEmitter& emit, const std::vector<Segment>& segs, const std::vector<double>& durations,
+void run_pass(SegmentEmitter& emit, const std::vector<Segment>& segs, const std::vector<SegmentTime>& times,
               int microbatch, Chain& chain) {
   if (segs.empty()) return;
   const Chain entry = chain;
   std::vector<sim::TaskId> compute(segs.size(), -1), tail(segs.size(), -1);
   std::vector<char> waited_for(segs.size(), 0);
   const std::vector<size_t> order = issue_order(segs);
-  for (size_t i : order) {
+  bool one_chain = true;
+  for (size_t n = 0; n < order.size(); ++n) {
+    const std::vector<SegmentDep>& deps = segs[order[n]].after;
+    one_chain =
+        one_chain && (n == 0 ? deps.empty() : deps.size() == 1 && deps[0].whole && deps[0].segment == order[n - 1]);
+  }
+  for (size_t n = 0; n < order.size(); ++n) {
+    const size_t i = order[n];
     Chain c;
     if (segs[i].after.empty()) {
       c.last = entry.last;
@@ -58,7 +65,7 @@ void run_pass(SegmentEmitter& emit, const std::vector<Segment>& segs, const std:
         c.joins.push_back(id);
       if (d.whole) waited_for[d.segment] = 1;
     }
-    compute[i] = emit.emit(segs[i], durations[i], microbatch, c);
+    compute[i] = emit.emit(segs[i], times[i], microbatch, c, one_chain);
     tail[i] = c.last;
     if (chain.first < 0) chain.first = c.first;
   }

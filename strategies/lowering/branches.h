@@ -16,7 +16,10 @@ namespace dejavu::strategies::lowering {
 // The order to issue `segs` in (a topological order of their `after`).
 std::vector<size_t> issue_order(const std::vector<Segment>& segs);
 
-void run_pass(SegmentEmitter& emit, const std::vector<Segment>& segs, const std::vector<double>& durations,
+// In a pass whose segments form one chain (each after the one before and nothing else),
+// tp_comm_overlap may run a segment's all-gather under the next one's first GEMM (the last
+// segment's under the next pass's first, the emitter holding it till then).
+void run_pass(SegmentEmitter& emit, const std::vector<Segment>& segs, const std::vector<SegmentTime>& times,
               int microbatch, Chain& chain);
 
 }  // namespace dejavu::strategies::lowering

@@ -1,5 +1,7 @@
 #include "strategies/lowering/gradients.h"
 
+#include <algorithm>
+
 #include "platforms/calibration.h"
 #include "platforms/perf_model.h"
 #include "strategies/data_parallel.h"
@@ -52,45 +54,47 @@ void GradientPass::pair_syncs() {
 // A data-parallel collective over the gradients' holders: the dense part over every
 // replica, the experts' part over the replicas holding the same experts.
 std::vector<sim::TaskId> GradientPass::dp_collective(int s, sim::CollectiveOp op, const std::string& label,
-                                                     double bytes, double expert_bytes) {
+                                                     double bytes, double expert_bytes, sim::StreamId stream) {
+  if (stream < 0) stream = L_.streams.dp;
   std::vector<sim::TaskId> out;
   if (bytes - expert_bytes > 0 && L_.dpc > 1)
-    out.push_back(g_.add_collective(g_.add_participants(L_.dev[s]), L_.streams.dp, op, g_.add_comm_set(L_.dp_rings(s)),
+    out.push_back(g_.add_collective(g_.add_participants(L_.dev[s]), stream, op, g_.add_comm_set(L_.dp_rings(s)),
                                     bytes - expert_bytes, g_.label(label), -1));
   if (expert_bytes > 0 && L_.dpe > 1)
-    out.push_back(g_.add_collective(g_.add_participants(L_.dev[s]), L_.streams.dp, op,
-                                    g_.add_comm_set(L_.expert_rings(s)), expert_bytes, g_.label("expert " + label),
-                                    -1));
+    out.push_back(g_.add_collective(g_.add_participants(L_.dev[s]), stream, op, g_.add_comm_set(L_.expert_rings(s)),
+                                    expert_bytes, g_.label("expert " + label), -1));
   return out;
 }
 
-// Buckets of consecutive blocks, in the order their gradients complete, each all-reduced
-// (or reduce-scattered under ZeRO) as soon as its last block is done, under the
-// remaining backward.
-std::vector<sim::TaskId> GradientPass::buckets(int s) {
-  std::vector<sim::TaskId> synced;
-  const double e = L_.element_bytes, bucket = L_.plan.data_parallel.bucket_bytes;
-  double filled = 0, expert_filled = 0;
-  std::vector<sim::TaskId> waits;
-  auto flush = [&] {
-    if (filled <= 0) return;
-    const auto op = L_.plan.zero >= 1 ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce;
-    for (sim::TaskId id : dp_collective(s, op, "dp gradient bucket", filled, expert_filled)) {
-      for (sim::TaskId w : waits) g_.depend(w, id);
-      synced.push_back(id);
-    }
-    filled = expert_filled = 0;
-    waits.clear();
-  };
+// A stage's blocks in gradient buckets (Megatron-Core's param-and-grad buffer): in the
+// order the backward completes them, a bucket closed once it holds `gradient_bucket_bytes`.
+std::vector<GradientPass::Bucket> GradientPass::bucket_blocks(int s) const {
+  const double e = L_.element_bytes, size = L_.plan.gradient_bucket_bytes(e);
+  std::vector<Bucket> out(1);
   for (int vs = s + L_.p * (L_.v - 1); vs >= s; vs -= L_.p)
     for (size_t bi = L_.work[vs].blocks.size(); bi-- > 0;) {
-      filled += L_.work[vs].blocks[bi].params_per_gpu * e;
-      if (L_.plan.ep > 1) expert_filled += L_.work[vs].blocks[bi].expert_params_per_gpu * e;
-      for (int c = 0; c < L_.classes_count(); ++c)
-        if (items_.grads_ready[c][vs][bi] >= 0) waits.push_back(items_.grads_ready[c][vs][bi]);
-      if (filled >= bucket) flush();
+      Bucket& b = out.back();
+      b.bytes += L_.work[vs].blocks[bi].params_per_gpu * e;
+      if (L_.plan.ep > 1) b.expert_bytes += L_.work[vs].blocks[bi].expert_params_per_gpu * e;
+      b.blocks.emplace_back(vs, bi);
+      if (b.bytes >= size) out.emplace_back();
     }
-  flush();
+  if (out.back().bytes <= 0) out.pop_back();
+  return out;
+}
+
+// Each bucket all-reduced (or reduce-scattered under ZeRO) as soon as its blocks'
+// gradients are complete, under the remaining backward.
+std::vector<sim::TaskId> GradientPass::buckets(int s) {
+  std::vector<sim::TaskId> synced;
+  const auto op = L_.plan.zero >= 1 ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce;
+  for (const Bucket& b : bucket_blocks(s))
+    for (sim::TaskId id : dp_collective(s, op, "dp gradient bucket", b.bytes, b.expert_bytes)) {
+      for (const auto& [vs, bi] : b.blocks)
+        for (int c = 0; c < L_.classes_count(); ++c)
+          if (items_.grads_ready[c][vs][bi] >= 0) g_.depend(items_.grads_ready[c][vs][bi], id);
+      synced.push_back(id);
+    }
   for (sim::TaskId id : items_.last_backwards[s])  // and nothing steps before every backward
     if (!synced.empty()) g_.depend(id, synced.back());
   return synced;
@@ -157,7 +161,7 @@ void GradientPass::emit_stage(int s) {
   double compressed = 0;
   if (L_.pipes > 1) {
     synced = {pair_sync_[s], pair_sync_[L_.schedule->gpu_of(L_.Vp + s, L_.p)]};
-  } else if (L_.dpc > 1 && plan.data_parallel.bucket_bytes > 0) {
+  } else if (L_.dpc > 1 && plan.gradient_bucket_bytes(e) > 0) {
     synced = buckets(s);
   } else if (!zero3_.empty()) {
     // Reduce-scattered block by block during the backward; the stream runs them in order.
@@ -182,10 +186,39 @@ void GradientPass::emit_stage(int s) {
     for (sim::TaskId id : synced) g_.depend(id, step);
     steps.push_back(step);
   }
-  if (plan.zero == 1 || plan.zero == 2)
+  if (plan.overlap_param_gather)
+    param_gathers(s);
+  else if (plan.zero == 1 || plan.zero == 2)
     for (sim::TaskId gather :
          dp_collective(s, sim::CollectiveOp::AllGather, "dp weight all-gather", grad_bytes, expert_grad_bytes))
       for (sim::TaskId step : steps) g_.depend(step, gather);
+}
+
+// overlap_param_gather: the weights the optimizer updated are all-gathered under the next
+// step's forward, bucket by bucket (the gradient buckets) in forward order; a bucket's
+// gather is dispatched when the forward reaches the bucket before it (Megatron-Core's
+// pre-hook), and its first block waits for it. One iteration stands for the steady state:
+// its first forward does this, on a stream of their own (they belong to the step before,
+// ahead of this one's reductions).
+void GradientPass::param_gathers(int s) {
+  const sim::StreamId stream = g_.stream("param-gather");
+  std::vector<sim::TaskId> reached;  // the forward has reached the bucket before once these end
+  std::vector<Bucket> order = bucket_blocks(s);
+  std::reverse(order.begin(), order.end());
+  for (const Bucket& b : order) {
+    const auto [vs, bi] = b.blocks.back();  // the bucket's first block in forward order
+    std::vector<sim::TaskId> starts, entries;
+    for (int c = 0; c < L_.classes_count(); ++c) {
+      if (items_.first_forward[c][vs][bi] >= 0) starts.push_back(items_.first_forward[c][vs][bi]);
+      if (items_.forward_entry[c][vs][bi] >= 0) entries.push_back(items_.forward_entry[c][vs][bi]);
+    }
+    for (sim::TaskId gather : dp_collective(s, sim::CollectiveOp::AllGather, "dp weight all-gather (under the forward)",
+                                            b.bytes, b.expert_bytes, stream)) {
+      for (sim::TaskId id : reached) g_.depend(id, gather);
+      for (sim::TaskId id : starts) g_.depend(gather, id);
+    }
+    reached = entries;
+  }
 }
 
 }  // namespace lowering

@@ -2,11 +2,13 @@
 // them, then the optimizer steps. Chimera's two copies of a stage all-reduce together;
 // buckets all-reduce (or reduce-scatter under ZeRO) as soon as their blocks' gradients are
 // complete; ZeRO-3 has reduce-scattered them block by block already; ZeRO-1/2
-// reduce-scatter, step the shard and all-gather the weights; otherwise the sync topology
-// exchanges the (possibly compressed) gradients. Experts' gradients go over the replicas
-// holding the same experts.
+// reduce-scatter, step the shard and all-gather the weights (with overlap_param_gather,
+// bucket by bucket under the first forward instead: the next step's gathers, as Megatron-Core
+// runs them); otherwise the sync topology exchanges the (possibly compressed) gradients.
+// Experts' gradients go over the replicas holding the same experts.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "strategies/lowering/layout.h"
@@ -24,8 +26,14 @@ class GradientPass {
  private:
   void emit_stage(int s);
   std::vector<sim::TaskId> dp_collective(int s, sim::CollectiveOp op, const std::string& label, double bytes,
-                                         double expert_bytes);
+                                         double expert_bytes, sim::StreamId stream = sim::StreamId());
+  struct Bucket {
+    std::vector<std::pair<int, size_t>> blocks;  // (virtual stage, block), in backward order
+    double bytes = 0, expert_bytes = 0;
+  };
+  std::vector<Bucket> bucket_blocks(int s) const;
   std::vector<sim::TaskId> buckets(int s);
+  void param_gathers(int s);
   std::vector<sim::TaskId> sync_topology(int s, double& compressed);
   void pair_syncs();
   double time_s(int s, int c, const sim::Kernel& k) const;

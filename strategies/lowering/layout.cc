@@ -28,7 +28,8 @@ JobLayout::JobLayout(const workloads::ModelGraph& model_, const platforms::Clust
   dpe = plan.ep > 1 ? d / plan.ep * cp : dpc;
   micro_batch = plan.micro_batch_size;
   element_bytes = sim::dtype_bytes(model.dtype);
-  fused = options.fuse_items && plan.ep == 1 && cp == 1 && plan.data_parallel.bucket_bytes <= 0;
+  fused = options.fuse_items && plan.ep == 1 && cp == 1 && plan.gradient_bucket_bytes(1) <= 0 &&
+          !plan.overlap_param_gather && !plan.tp_comm_overlap;
   cp_ring = cp > 1 && plan.cp_comm == "ring";
   work = build_stage_work(model, plan, schedule->splits_backward());
   for (int c = 1; c < pipes; ++c)

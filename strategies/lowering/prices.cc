@@ -96,6 +96,25 @@ double GroupPricer::segment_s(const Segment& seg) const {
   return worst;
 }
 
+SegmentTime GroupPricer::times(const Segment& seg) const {
+  SegmentTime worst;
+  for (const auto& pm : perf_) {
+    SegmentTime t;
+    bool first = true;
+    for (int op : seg.ops) {
+      const double s = pm.time_s(kernel_of(model_.op(op), model_, plan_, seg.pass));
+      t.total_s += s;
+      if (model_.op(op).op_class != sim::OpClass::Gemm) continue;
+      ++t.gemms;
+      if (first) t.first_gemm_s = s;
+      first = false;
+      t.last_gemm_s = s;
+    }
+    if (t.total_s > worst.total_s) worst = t;
+  }
+  return worst;
+}
+
 double GroupPricer::sync_s(const Segment& seg) {
   if (plan_.tp <= 1 || seg.sync_bytes_per_sample <= 0) return 0;
   const double bytes = seg.sync_bytes_per_sample * plan_.micro_batch_size / plan_.cp;

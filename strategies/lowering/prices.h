@@ -1,3 +1,9 @@
+// What one segment's compute costs on its tensor-parallel group (the slowest GPU).
+struct SegmentTime {
+  double total_s = 0, first_gemm_s = 0, last_gemm_s = 0;
+  int gemms = 0;
+};
+
 // What the work of one stage costs on one tensor-parallel group, priced once: every
 // segment's time (the slowest GPU of the group sets it) and, for the fused lowering and
 // the search alike, each block's work items as single tasks (ItemCost: duration with the
@@ -30,8 +36,11 @@ class GroupPricer {
   GroupPricer(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan, int stage,
               int replica, const std::string& collective_algorithm);
   double segment_s(const Segment& seg) const;  // compute only
-  double sync_s(const Segment& seg);           // its tensor-parallel synchronisation (0 without)
-  BlockItems block(const Block& blk);          // each kind of work item over this block
+  // The segment's compute, and of it its first and last GEMMs (0 without one): what
+  // tp_comm_overlap pipelines the all-gather before and the reduce-scatter after with.
+  SegmentTime times(const Segment& seg) const;
+  double sync_s(const Segment& seg);   // its tensor-parallel synchronisation (0 without)
+  BlockItems block(const Block& blk);  // each kind of work item over this block
 
  private:
   void add(ItemCost& item, const Segment& seg);

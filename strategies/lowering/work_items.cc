@@ -17,15 +17,17 @@ ItemTasks::ItemTasks(const JobLayout& L) {
   for (Grid* grid : {&f_first, &f_last, &b_first, &b_last, &f_send, &b_send, &weight_first})
     grid->assign(nc, std::vector<std::vector<sim::TaskId>>(L.V, std::vector<sim::TaskId>(L.m, -1)));
   last_backwards.resize(L.p);
-  grads_ready.assign(nc, std::vector<std::vector<sim::TaskId>>(L.V));
-  for (auto& per_class : grads_ready)
-    for (int vs = 0; vs < L.V; ++vs) per_class[vs].assign(L.work[vs].blocks.size(), -1);
+  for (auto* grid : {&grads_ready, &first_forward, &forward_entry}) {
+    grid->assign(nc, std::vector<std::vector<sim::TaskId>>(L.V));
+    for (auto& per_class : *grid)
+      for (int vs = 0; vs < L.V; ++vs) per_class[vs].assign(L.work[vs].blocks.size(), -1);
+  }
 }
 
 namespace {
-std::vector<double> times(const GroupPricer& pricer, const std::vector<Segment>& segs) {
-  std::vector<double> out;
-  for (const Segment& seg : segs) out.push_back(pricer.segment_s(seg));
+std::vector<SegmentTime> times(const GroupPricer& pricer, const std::vector<Segment>& segs) {
+  std::vector<SegmentTime> out;
+  for (const Segment& seg : segs) out.push_back(pricer.times(seg));
   return out;
 }
 }  // namespace
@@ -131,11 +133,20 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
   const auto& blocks = L_.work[vs].blocks;
   const SegmentTimes& t = times_[vs];
   const int j = item.microbatch;
-  auto run = [&](const std::vector<Segment>& segs, const std::vector<double>& d) { run_pass(emit, segs, d, j, chain); };
+  auto run = [&](const std::vector<Segment>& segs, const std::vector<SegmentTime>& d) {
+    run_pass(emit, segs, d, j, chain);
+  };
   if (!item.backward) {
-    for (size_t bi = 0; bi < blocks.size(); ++bi)
+    for (size_t bi = 0; bi < blocks.size(); ++bi) {
+      const auto begin = static_cast<sim::TaskId>(g_.size());
+      const sim::TaskId entry = chain.last;
       zero3.block(blocks[bi], j, true, false, chain, [&] { run(blocks[bi].fwd, t.fwd[bi]); });
-    return;
+      if (j == 0 && static_cast<sim::TaskId>(g_.size()) > begin) {
+        tasks_.first_forward[c_][vs][bi] = begin;
+        tasks_.forward_entry[c_][vs][bi] = entry;
+      }
+    }
+    return emit.finish(chain, j);
   }
   const ItemKind kind = kind_of(item);
   for (size_t bi = blocks.size(); bi-- > 0;) {
@@ -154,6 +165,7 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
                 });
     if (j == L_.m - 1 && !input_only) tasks_.grads_ready[c_][vs][bi] = chain.last;
   }
+  emit.finish(chain, j);
 }
 
 // An item's place among the others: the send to the neighbouring stage, and where the

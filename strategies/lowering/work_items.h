@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "strategies/lowering/labels.h"
+#include "strategies/lowering/prices.h"
 #include "strategies/lowering/layout.h"
 #include "strategies/lowering/zero3.h"
 
@@ -19,7 +20,7 @@ ItemKind kind_of(const WorkItem& item);
 
 // Every segment's time on one class's tensor-parallel group, block by block.
 struct SegmentTimes {
-  std::vector<std::vector<double>> fwd, bwd, recompute, bwd_input, bwd_weight;
+  std::vector<std::vector<SegmentTime>> fwd, bwd, recompute, bwd_input, bwd_weight;
 };
 
 // Where each item's tasks begin and end, per [class][virtual stage][microbatch], and
@@ -30,6 +31,9 @@ struct ItemTasks {
   Grid f_first, f_last, b_first, b_last, f_send, b_send, weight_first;
   std::vector<std::vector<sim::TaskId>> last_backwards;            // [GPU stage]
   std::vector<std::vector<std::vector<sim::TaskId>>> grads_ready;  // [class][virtual stage][block]
+  // In the first microbatch's forward (unfused lowering), each block's first task, and the
+  // task it follows (-1: none): when the forward reaches the block.
+  std::vector<std::vector<std::vector<sim::TaskId>>> first_forward, forward_entry;  // [class][virtual stage][block]
   explicit ItemTasks(const JobLayout& layout);
 };
 

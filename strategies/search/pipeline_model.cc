@@ -434,7 +434,8 @@ double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t,
 bool PipelineModel::score(const Plan& plan, Score& out) {
   const auto& model = *problem_.model;
   if (plan.ep != 1 || plan.cp != 1 || plan.data_parallel.sync != "all-reduce" ||
-      plan.data_parallel.compression != "none" || plan.data_parallel.bucket_bytes > 0)
+      plan.data_parallel.compression != "none" || plan.gradient_bucket_bytes(1) > 0 || plan.overlap_param_gather ||
+      plan.tp_comm_overlap)
     return false;
   if (const auto schedule = schedules().make(plan.schedule); schedule->pipelines() > 1 || !schedule->flushes())
     return false;  // bidirectional or asynchronous: lower() and the engine handle those

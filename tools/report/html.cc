@@ -7,6 +7,7 @@
 
 #include "sim/memory.h"
 #include "sim/units.h"
+#include "tools/report/iteration.h"
 #include "tools/report/svg.h"
 
 namespace dejavu::report {
@@ -185,6 +186,7 @@ void write_summary_table(std::ostream& out, const strategies::Report& r) {
     row("model TFLOP/s per GPU", fmt("%.1f (MFU %.1f%%)", r.tflops_per_gpu, 100 * r.mfu));
   }
   row("pipeline bubble", fmt("%.1f%%", 100 * r.bubble_fraction));
+  if (const std::string line = communication_line(r.communication); !line.empty()) row("communication per GPU", line);
   row("GPUs", std::to_string(r.gpus) + " simulated as " + std::to_string(r.simulated.size()) + " devices, " +
                   std::to_string(r.tasks) + " tasks");
   row("memory", (r.oom ? "DOES NOT FIT: " : "fits: ") + units::format_bytes(r.peak_memory_bytes) + " of " +

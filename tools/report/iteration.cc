@@ -99,6 +99,8 @@ void write_json(std::ostream& out, const strategies::Report& r, const strategies
   j["hfu"] = unless_stopped(r.hfu);
   j["model_flops"] = r.model_flops;
   j["bubble_fraction"] = r.bubble_fraction;
+  auto& comm = j["communication"] = nlohmann::ordered_json::object();
+  for (const auto& c : r.communication) comm[c.stream] = {{"busy_s", c.busy_s}, {"hidden_s", c.hidden_s}};
   j["oom"] = r.oom;
   j["memory"] = {{"fullest_gpu", r.fullest_gpu},
                  {"peak_bytes", r.peak_memory_bytes},
@@ -109,8 +111,9 @@ void write_json(std::ostream& out, const strategies::Report& r, const strategies
   for (const auto& l : r.links) links.push_back(link_json(l));
   auto& sims = j["simulated_devices"] = nlohmann::ordered_json::array();
   for (const auto& s : r.simulated) {
-    nlohmann::ordered_json parts;
+    nlohmann::ordered_json parts, streams = nlohmann::ordered_json::object();
     for (const auto& part : s.memory_at_peak) parts[part.name] = part.bytes;
+    for (const auto& c : s.communication) streams[c.stream] = {{"busy_s", c.busy_s}, {"hidden_s", c.hidden_s}};
     sims.push_back({{"name", s.name},
                     {"stage", s.stage},
                     {"gpus", s.gpus},
@@ -120,7 +123,8 @@ void write_json(std::ostream& out, const strategies::Report& r, const strategies
                     {"idle_s", s.idle_s},
                     {"bubble_fraction", s.bubble_fraction},
                     {"peak_memory_bytes", s.peak_memory_bytes},
-                    {"memory_at_peak", parts}});
+                    {"memory_at_peak", parts},
+                    {"communication", streams}});
   }
   auto& devs = j["devices"] = nlohmann::ordered_json::array();
   for (const auto& d : r.devices)
@@ -153,6 +157,19 @@ void write_json(std::ostream& out, const strategies::Report& r, const strategies
   out << json_text(j, 2) << "\n";
 }
 
+std::string communication_line(const std::vector<strategies::StreamCommReport>& streams) {
+  std::string out;
+  for (const auto& c : streams) {
+    if (c.busy_s <= 0) continue;
+    std::string name = c.stream;
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, "-comm") == 0) name.resize(name.size() - 5);
+    char share[48];
+    std::snprintf(share, sizeof share, " (%.0f%% under compute)", 100 * c.hidden_s / c.busy_s);
+    out += (out.empty() ? "" : ", ") + name + " " + units::format_time(c.busy_s) + share;
+  }
+  return out;
+}
+
 void write_summary(std::ostream& out, const strategies::Report& r) {
   char buf[256];
   out << "dejavu: " << r.workload << " on " << r.platform << ", plan " << r.plan << " (" << r.engine << " engine)\n";
@@ -170,6 +187,8 @@ void write_summary(std::ostream& out, const strategies::Report& r) {
   }
   std::snprintf(buf, sizeof buf, "  pipeline bubble    %.1f%%\n", 100 * r.bubble_fraction);
   out << buf;
+  if (const std::string line = communication_line(r.communication); !line.empty())
+    out << "  communication      " << line << "\n";
   if (r.delayed_averaging > 0) {
     std::snprintf(buf, sizeof buf,
                   "  delayed averaging  the gradient exchange hidden behind %d step(s): steady state, gradients %d "

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "strategies/report.h"
 #include "strategies/simulate.h"
@@ -11,6 +13,9 @@
 namespace dejavu::report {
 
 void write_summary(std::ostream& out, const strategies::Report& r);
+// "tp 2.04 s (39% under compute), dp 830 ms (92% under compute)": each communication
+// stream's time per GPU and the share of it compute hid; "" without communication.
+std::string communication_line(const std::vector<strategies::StreamCommReport>& streams);
 void write_fault_summary(std::ostream& out, const strategies::FaultReport& f);
 // With `faults`, the JSON has them under "faults".
 void write_json(std::ostream& out, const strategies::Report& r, const strategies::FaultReport* faults = nullptr);
