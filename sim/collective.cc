@@ -96,13 +96,20 @@ void CollectiveAlgorithm::add_link_load(const Network& net, const std::vector<in
 }
 
 void CollectiveAlgorithm::expand(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes,
-                                 Fidelity fidelity, Expansion& out) const {
+                                 Fidelity fidelity, Expansion& out, int keep_alike) const {
   if (group.size() <= 1) return;
   const CommSchedule s = schedule(net, group, op, bytes);
   if (fidelity == Fidelity::Step) {
     std::unordered_map<int, std::vector<int32_t>> last;
-    for (const CommStep& step : s.steps)
-      for (int r = 0; r < step.repeat; ++r) append_step(step.transfers, last, out);
+    for (const CommStep& step : s.steps) {
+      const bool cut = keep_alike > 0 && step.repeat > keep_alike && !step.transfers.empty();
+      const int kept = cut ? keep_alike : step.repeat;
+      if (cut)
+        out.cut.push_back(AlikeSteps{static_cast<int32_t>(out.flows.size()),
+                                     static_cast<int32_t>(step.transfers.size()), kept,
+                                     static_cast<int64_t>(step.repeat) - kept});
+      for (int r = 0; r < kept; ++r) append_step(step.transfers, last, out);
+    }
     return;
   }
   // Flow: the traffic of every host pair as one flow; the steps' latencies beyond the

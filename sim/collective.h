@@ -49,10 +49,18 @@ struct FlowSpec {
   int32_t dep_begin = 0, dep_count = 0;
 };
 
+// A run of alike steps (a ring's 2(n-1)) expanded in part: `steps` of them, from flow
+// `first_flow`, `per_step` flows each in the same order; `skipped` more were left out.
+struct AlikeSteps {
+  int32_t first_flow = 0, per_step = 0, steps = 0;
+  int64_t skipped = 0;
+};
+
 struct Expansion {
   std::vector<FlowSpec> flows;
   std::vector<int32_t> deps;
-  double extra_latency_s = 0;  // added after the last flow (flow fidelity's step latencies)
+  double extra_latency_s = 0;   // added after the last flow (flow fidelity's step latencies)
+  std::vector<AlikeSteps> cut;  // Step fidelity with `keep_alike`: the runs cut short
 };
 
 class CollectiveAlgorithm {
@@ -68,9 +76,11 @@ class CollectiveAlgorithm {
   virtual double time_s(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes) const;
   void add_link_load(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes,
                      LinkLoad& load) const;
-  // Appends the flows of one group's collective at Flow or Step fidelity to `out`.
+  // Appends the flows of one group's collective at Flow or Step fidelity to `out`. With
+  // `keep_alike` > 0, Step keeps at most that many of a run of alike steps (out.cut says
+  // which were cut): a flow-level engine that finds them periodic plays the rest as time.
   void expand(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes, Fidelity fidelity,
-              Expansion& out) const;
+              Expansion& out, int keep_alike = 0) const;
   // The algorithm `auto` resolves to for these arguments (itself for the others).
   virtual const CollectiveAlgorithm& resolve(const Network&, const std::vector<int>&, CollectiveOp, double) const {
     return *this;

@@ -25,6 +25,10 @@ struct EngineOptions {
   // their own group's, on alike links, are played as the first group alone (same times;
   // sim/flow_symmetry.h). false plays every group's flows.
   bool symmetric_groups_once = true;
+  // Step fidelity: of a run of alike steps (a ring's 2(n-1)), a collective that meets
+  // nothing else plays this many and, if they settle into a period, the rest as time
+  // (sim/step_periods.h; same end). 0 plays every step.
+  int keep_alike_steps = 32;
   bool isolate = true;   // run in a forked child (SimGrid runs once per process)
   double timeout_s = 0;  // for an isolated run; 0 waits for ever
   Faults faults;         // stragglers, degraded links, fail-stops (none by default)
@@ -54,9 +58,10 @@ struct Result {
   double stopped_at_s = -1;
   std::string stop_cause;
   bool stopped() const { return stopped_at_s >= 0; }
-  // Tasks an engine played once for their symmetric groups that met other traffic on the
-  // way (sim/flow_symmetry.h): the SimGrid engine replays them in full and returns a result
-  // where this is empty.
+  // Tasks an engine played once for their symmetric groups, or in part for their alike
+  // steps, that met other traffic on the way or did not settle into a period
+  // (sim/flow_symmetry.h, sim/step_periods.h): the SimGrid engine replays them in full and
+  // returns a result where this is empty.
   std::vector<TaskId> replay_in_full;
 };
 

@@ -19,6 +19,7 @@
 #include "sim/flow_symmetry.h"
 #include "sim/fork_runner.h"
 #include "sim/simgrid_platform.h"
+#include "sim/step_periods.h"
 #include "sim/stream_scheduler.h"
 
 namespace dejavu::sim {
@@ -62,6 +63,7 @@ class Run {
         faults_(o.faults),
         fidelity_(parse_fidelity(o.fidelity)),
         symmetric_groups_once_(o.symmetric_groups_once),
+        keep_alike_(o.keep_alike_steps > 0 ? std::max(8, o.keep_alike_steps) : 0),
         algo_(collective_algorithms().make(o.collective_algorithm)),
         sched_(g),
         link_load_(2 * net.link_count()) {
@@ -106,10 +108,17 @@ class Run {
       if (in_flight_[l] > 0) result_.link_busy_s[l] += std::max(0.0, result_.makespan_s - busy_since_[l]);
       result_.link_busy_s[l] = std::min(result_.link_busy_s[l], result_.makespan_s);
     }
-    for (const Template& t : templates_)  // spread each template's load once
+    for (const Template& t : templates_) {  // spread each template's load once
       for (const FlowSpec& f : t.exp.flows) add_transfer_load(net_, f.src, f.dst, f.bytes * t.uses, link_load_);
+      for (const AlikeSteps& c : t.exp.cut)  // and the steps it played as time
+        for (int32_t i = c.first_flow; i < c.first_flow + c.per_step; ++i) {
+          const FlowSpec& f = t.exp.flows[i];
+          add_transfer_load(net_, f.src, f.dst, f.bytes * t.uses * static_cast<double>(c.skipped), link_load_);
+        }
+    }
     link_load_.add_to(result_.link_bytes);
-    if (guard_) result_.replay_in_full.assign(guard_->broken().begin(), guard_->broken().end());
+    if (guard_) replay_.insert(guard_->broken().begin(), guard_->broken().end());
+    result_.replay_in_full.assign(replay_.begin(), replay_.end());
     return std::move(result_);
   }
 
@@ -126,6 +135,7 @@ class Run {
     // How its tasks play (flow_symmetry.h). Once and Speculate: its flows class by class
     // (`order`, `per_class` each), each flow's place in its class, and (Speculate) every
     // direction any class crosses, which a task played once claims while it runs.
+    // A template with alike steps cut (exp.cut) claims `claimed` too.
     Play play = Play::Every;
     std::vector<int32_t> order, slot, claimed;
     int32_t per_class = 0;
@@ -133,10 +143,16 @@ class Run {
   };
   struct CommRun {
     const Template* tpl = nullptr;
+    TaskId task = -1;
     bool once = false;             // its first class played for all
     std::vector<int32_t> waiting;  // only for expansions with dependencies
     size_t remaining = 0;
-    int kind() const { return 2 * tpl->comm_set + (once ? 0 : 1); }  // a SymmetryGuard kind
+    // Alike steps cut: their periods, and per window edge the claimed directions' busy time.
+    std::optional<StepPeriods> periods;
+    std::vector<std::vector<double>> edges;
+    int kind() const {  // a SymmetryGuard kind; a task with steps cut is a kind of its own
+      return periods ? -1 - task : 2 * tpl->comm_set + (once ? 0 : 1);
+    }
   };
   struct Slot {  // one started activity; its index travels as the activity's data
     TaskId task = -1;
@@ -147,9 +163,16 @@ class Run {
   // Every task's flows worked out before the run, and how each comm set's tasks play
   // (flow_symmetry.h): in full, their first class once, or speculated once.
   void plan_flows() {
-    for (const Task& t : g_.tasks())
+    for (TaskId id = 0; id < static_cast<TaskId>(g_.size()); ++id) {
+      const Task& t = g_.task(id);
       if (t.kind == TaskKind::Transfer || (t.kind == TaskKind::Collective && fidelity_ != Fidelity::Closed))
-        template_of(t);
+        template_of(id);
+    }
+    for (Template& t : templates_)
+      if (!t.exp.cut.empty()) {
+        claim_all(t);
+        if (!guard_) guard_.emplace(2 * static_cast<size_t>(net_.link_count()));
+      }
     if (!symmetric_groups_once_) return;
     std::vector<GroupedFlows> shapes;
     for (const Template& t : templates_) shapes.push_back(GroupedFlows{t.comm_set, &t.exp, &t.group_begin});
@@ -170,12 +193,24 @@ class Run {
       }
       t.per_class = static_cast<int32_t>(t.order.size() / s.classes.size());
       if (t.play == Play::Speculate) {
-        t.claimed = t.dirs;
-        std::sort(t.claimed.begin(), t.claimed.end());
-        t.claimed.erase(std::unique(t.claimed.begin(), t.claimed.end()), t.claimed.end());
+        claim_all(t);
         if (!guard_) guard_.emplace(2 * static_cast<size_t>(net_.link_count()));
       }
     }
+  }
+
+  static void claim_all(Template& t) {
+    t.claimed = t.dirs;
+    std::sort(t.claimed.begin(), t.claimed.end());
+    t.claimed.erase(std::unique(t.claimed.begin(), t.claimed.end()), t.claimed.end());
+  }
+
+  // A task may play its alike steps in part (step_periods.h): a collective of one group at
+  // step fidelity, in a run that can replay it in full, with no fault anywhere.
+  bool cuttable(TaskId id) const {
+    const Task& t = g_.task(id);
+    return fidelity_ == Fidelity::Step && keep_alike_ > 0 && t.kind == TaskKind::Collective && in_full_ &&
+           !in_full_->count(id) && faults_.empty() && g_.comm_set(t.comm_set).groups.size() == 1;
   }
 
   // Host pairs the flows of this run may use, so SimGrid is given only the routes it needs.
@@ -192,8 +227,10 @@ class Run {
     return pairs;
   }
 
-  Template& template_of(const Task& t) {
-    const auto key = std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op), t.bytes);
+  Template& template_of(TaskId id) {
+    const Task& t = g_.task(id);
+    const int keep = cuttable(id) ? keep_alike_ : 0;
+    const auto key = std::make_tuple(t.comm_set, static_cast<int>(t.kind), static_cast<int>(t.op), t.bytes, keep);
     auto it = template_index_.find(key);
     if (it != template_index_.end()) return templates_[it->second];
     template_index_.emplace(key, templates_.size());
@@ -204,7 +241,7 @@ class Run {
       if (t.kind == TaskKind::Transfer)
         tpl.exp.flows.push_back(FlowSpec{group.at(0), group.at(1), t.bytes, 0, 0});
       else
-        algorithm_for(*algo_, net_, group, t.op).expand(net_, group, t.op, t.bytes, fidelity_, tpl.exp);
+        algorithm_for(*algo_, net_, group, t.op).expand(net_, group, t.op, t.bytes, fidelity_, tpl.exp, keep);
     }
     tpl.group_begin.push_back(static_cast<int32_t>(tpl.exp.flows.size()));
     for (const FlowSpec& f : tpl.exp.flows) {
@@ -276,7 +313,7 @@ class Run {
       at(now() + algorithm_for(*algo_, net_, first, t.op).time_s(net_, first, t.op, t.bytes), id);
       return;
     }
-    Template& tpl = template_of(t);
+    Template& tpl = template_of(id);
     tpl.uses += 1;
     if (tpl.exp.flows.empty()) {
       at(now() + tpl.exp.extra_latency_s, id);
@@ -284,7 +321,13 @@ class Run {
     }
     CommRun& run = comms_[id];
     run.tpl = &tpl;
+    run.task = id;
     run.once = tpl.play == Play::Once || (tpl.play == Play::Speculate && !in_full_->count(id));
+    if (!tpl.exp.cut.empty()) {
+      run.periods.emplace(tpl.exp);
+      run.edges.resize(2 * tpl.exp.cut.size());
+      guard_->claim(id, run.kind(), tpl.claimed);
+    }
     const auto n = static_cast<int32_t>(run.once ? tpl.per_class : tpl.exp.flows.size());
     run.remaining = static_cast<size_t>(n);
     const bool has_deps = std::any_of(tpl.waiting.begin(), tpl.waiting.end(), [](int32_t w) { return w > 0; });
@@ -309,8 +352,9 @@ class Run {
   }
 
   void send_flow(TaskId id, int32_t f) {
-    const CommRun& r = comms_.at(id);
+    CommRun& r = comms_.at(id);
     const FlowSpec& spec = r.tpl->exp.flows[f];
+    if (r.periods) r.periods->started(f, now());
     if (spec.src == spec.dst) {
       ++result_.activities;
       simgrid::kernel::timer::Timer::set(now(), [this, id, f] { flow_done(id, f); });
@@ -356,12 +400,20 @@ class Run {
 
   void flow_done(TaskId id, int32_t f) {
     CommRun& r = comms_.at(id);
+    if (r.periods) {
+      const int edge = r.periods->ended(f, now());
+      if (edge >= 0) r.edges[edge] = busy_now(r.tpl->claimed);
+    }
     if (!r.waiting.empty())
       for (int32_t d : r.tpl->dependents[f])
         if (--r.waiting[d] == 0) start_flow(id, r, d);
     if (--r.remaining > 0) return;
     if (r.once && r.tpl->play == Play::Speculate) guard_->release(id, r.tpl->claimed);
-    const double extra = r.tpl->exp.extra_latency_s;
+    double extra = r.tpl->exp.extra_latency_s;
+    if (r.periods) {
+      extra += cut_steps_time(r);
+      claimed_until_finish_.emplace(id, &r.tpl->claimed);
+    }
     comms_.erase(id);
     if (extra > 0)
       at(now() + extra, id);
@@ -384,6 +436,29 @@ class Run {
       flow_done(slot.task, slot.flow);
   }
 
+  // Per direction: how long it has had a flow in flight so far.
+  std::vector<double> busy_now(const std::vector<int32_t>& dirs) const {
+    std::vector<double> busy;
+    for (int32_t d : dirs) busy.push_back(result_.link_busy_s[d] + (in_flight_[d] > 0 ? now() - busy_since_[d] : 0));
+    return busy;
+  }
+
+  // The time a task's cut steps take, their links busy as in the window they repeat; a task
+  // whose kept steps did not settle into a period is replayed in full.
+  double cut_steps_time(const CommRun& r) {
+    const double t = r.periods->cut_time_s();
+    if (t < 0) {
+      replay_.insert(r.task);
+      return 0;
+    }
+    const std::vector<int32_t>& dirs = r.tpl->claimed;
+    for (size_t run = 0; run < r.tpl->exp.cut.size(); ++run)
+      for (size_t k = 0; k < dirs.size(); ++k)
+        result_.link_busy_s[dirs[k]] +=
+            r.periods->cut_windows(static_cast<int>(run)) * (r.edges[2 * run + 1][k] - r.edges[2 * run][k]);
+    return t;
+  }
+
   // A fault stopped task `id` (its GPU failed, or a link on its way went down): the
   // iteration stops here; what runs goes on, nothing new starts.
   void fail(TaskId id) {
@@ -403,6 +478,10 @@ class Run {
   // Never re-entered: start() only schedules timers and activities, it finishes nothing.
   void finish(TaskId id) {
     result_.end_s[id] = now();
+    if (auto it = claimed_until_finish_.find(id); it != claimed_until_finish_.end()) {
+      guard_->release(id, *it->second);
+      claimed_until_finish_.erase(it);
+    }
     if (!failure_.empty()) return;  // stopped: nothing new starts
     startable_.clear();
     sched_.finish(id, startable_);
@@ -415,6 +494,7 @@ class Run {
   const Faults& faults_;
   Fidelity fidelity_;
   bool symmetric_groups_once_;
+  int keep_alike_;  // 0: every step played
   std::unique_ptr<CollectiveAlgorithm> algo_;
   StreamScheduler sched_;
   Result result_;
@@ -423,8 +503,10 @@ class Run {
   std::vector<Slot> slots_;
   std::vector<size_t> free_slots_;
   std::deque<Template> templates_;  // a deque: CommRun keeps pointers into it
-  std::map<std::tuple<int, int, int, double>, size_t> template_index_;
+  std::map<std::tuple<int, int, int, double, int>, size_t> template_index_;
   std::unordered_map<TaskId, CommRun> comms_;
+  std::unordered_map<TaskId, const std::vector<int32_t>*> claimed_until_finish_;  // steps cut
+  std::set<TaskId> replay_;  // tasks to play in full in the next run
   std::vector<sg::ActivityPtr> graveyard_;
   std::vector<TaskId> startable_;
   LinkLoad link_load_;              // bytes per link direction, into result_.link_bytes at the end

@@ -26,17 +26,22 @@ std::string error_of(const std::string& yaml) {
 }
 
 TEST(MegatronSwitches, RefusedWhereMegatronCoreRefusesThem) {
-  EXPECT_NE(error_of("tp: 2\nglobal_batch_size: 1\ntp_comm_overlap: true\n").find("plan.yaml:3:18: tp_comm_overlap: overlaps the all-gathers "
-                                                              "and reduce-scatters of sequence parallelism"),
+  EXPECT_NE(error_of("tp: 2\nglobal_batch_size: 1\ntp_comm_overlap: true\n")
+                .find("plan.yaml:3:18: tp_comm_overlap: overlaps the all-gathers "
+                      "and reduce-scatters of sequence parallelism"),
             std::string::npos);
-  EXPECT_NE(error_of("dp: 2\nglobal_batch_size: 2\noverlap_param_gather: true\noverlap_grad_reduce: true\n").find("needs distributed_optimizer"),
+  EXPECT_NE(error_of("dp: 2\nglobal_batch_size: 2\noverlap_param_gather: true\noverlap_grad_reduce: true\n")
+                .find("needs distributed_optimizer"),
             std::string::npos);
-  EXPECT_NE(error_of("dp: 2\nglobal_batch_size: 2\ndistributed_optimizer: true\noverlap_param_gather: true\n").find("overlap_grad_reduce: true"),
+  EXPECT_NE(error_of("dp: 2\nglobal_batch_size: 2\ndistributed_optimizer: true\noverlap_param_gather: true\n")
+                .find("overlap_grad_reduce: true"),
             std::string::npos);
-  EXPECT_NE(error_of("global_batch_size: 1\nzero: 0\ndistributed_optimizer: true\n").find("zero: 0 contradicts distributed_optimizer"),
+  EXPECT_NE(error_of("global_batch_size: 1\nzero: 0\ndistributed_optimizer: true\n")
+                .find("zero: 0 contradicts distributed_optimizer"),
             std::string::npos);
-  EXPECT_NE(error_of("global_batch_size: 1\nzero: 3\noverlap_grad_reduce: true\n").find("zero: 3 reduce-scatters each layer"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("global_batch_size: 1\nzero: 3\noverlap_grad_reduce: true\n").find("zero: 3 reduce-scatters each layer"),
+      std::string::npos);
   EXPECT_EQ(plan_of("global_batch_size: 1\ndistributed_optimizer: true\n").zero, 1);
 }
 
@@ -45,7 +50,9 @@ TEST(MegatronSwitches, GradientBucketsDefaultToMegatronCoresSize) {
   EXPECT_EQ(plan_of("dp: 8\nglobal_batch_size: 8\noverlap_grad_reduce: true\n").gradient_bucket_bytes(2), 40e6 * 2);
   EXPECT_EQ(plan_of("dp: 64\nglobal_batch_size: 64\noverlap_grad_reduce: true\n").gradient_bucket_bytes(2), 64e6 * 2);
   EXPECT_EQ(plan_of("dp: 8\nglobal_batch_size: 8\n").gradient_bucket_bytes(2), 0);
-  EXPECT_EQ(plan_of("dp: 8\nglobal_batch_size: 8\ndata_parallel: {bucket: 25 MB}\noverlap_grad_reduce: true\n").gradient_bucket_bytes(2), 25e6);
+  EXPECT_EQ(plan_of("dp: 8\nglobal_batch_size: 8\ndata_parallel: {bucket: 25 MB}\noverlap_grad_reduce: true\n")
+                .gradient_bucket_bytes(2),
+            25e6);
 }
 
 struct Gpt3OnOneServer : ::testing::Test {
@@ -87,8 +94,9 @@ TEST_F(Gpt3OnOneServer, OverlappedWeightGathersHideAllButTheFirstBuckets) {
   const Simulation after = simulate(model, cluster, plan);
   plan.overlap_param_gather = true;
   const Simulation under = simulate(model, cluster, plan);
-  const auto whole = labelled(after, "dp weight all-gather"), buckets = labelled(under, "dp weight all-gather (under "
-                                                                                        "the forward)");
+  const auto whole = labelled(after, "dp weight all-gather"), buckets = labelled(under,
+                                                                                 "dp weight all-gather (under "
+                                                                                 "the forward)");
   ASSERT_EQ(whole.size(), 1u);
   ASSERT_EQ(buckets.size(), 25u);
   auto d = [](const Simulation& s, sim::TaskId id) { return s.result.end_s[id] - s.result.start_s[id]; };
@@ -113,8 +121,8 @@ TEST(TpCommOverlap, EachCollectivePipelinesWithItsGemm) {
   // + g/4.
   const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-13b.yaml"));
   const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
-  Plan plan = plan_of(
-      "tp: 4\ndp: 2\nglobal_batch_size: 2\nsequence_parallel: true\ntp_comm_overlap: true\nrecompute: full\n");
+  Plan plan =
+      plan_of("tp: 4\ndp: 2\nglobal_batch_size: 2\nsequence_parallel: true\ntp_comm_overlap: true\nrecompute: full\n");
   const Simulation s = simulate(model, cluster, plan, "analytic-no-contention");
   const sim::TaskGraph& g = s.job.graph;
   auto d = [&](sim::TaskId id) { return s.result.end_s[id] - s.result.start_s[id]; };
@@ -126,7 +134,7 @@ TEST(TpCommOverlap, EachCollectivePipelinesWithItsGemm) {
         rest.kind != sim::TaskKind::Collective || last.kind != sim::TaskKind::Collective)
       continue;
     ++groups;
-    EXPECT_NEAR(d(i + 2), 3 * d(i), 1e-12);                  // the GEMM's chunks
+    EXPECT_NEAR(d(i + 2), 3 * d(i), 1e-12);                      // the GEMM's chunks
     EXPECT_NEAR(rest.bytes, 3 * last.bytes, 1e-6 * rest.bytes);  // the reduction's
     EXPECT_NEAR(s.result.end_s[i + 3] - s.result.start_s[i], d(i) + std::max(d(i + 2), d(i + 1)) + d(i + 3), 1e-12);
   }
