@@ -13,8 +13,7 @@ constexpr double kTimeTolerance_s = 1e-9;
 
 }  // namespace
 
-StepPeriods::StepPeriods(const Expansion& exp)
-    : start_(exp.flows.size(), -1.0), end_(exp.flows.size(), -1.0) {
+StepPeriods::StepPeriods(const Expansion& exp) : start_(exp.flows.size(), -1.0), end_(exp.flows.size(), -1.0) {
   for (const AlikeSteps& s : exp.cut) {
     Run r;
     r.steps = s;
