@@ -2,7 +2,259 @@
 
 #include "sim/error.h"
 
+// Peak figures are dense (no sparsity) tensor-core rates, as the vendor publishes them; fp16
+// and bf16 with fp32 accumulation. Memory sizes are the datasheet's "GB", read as GiB (HBM
+// stacks are binary-sized: an "80GB" H100 shows 79.6 GiB to CUDA). Where a figure came from
+// is each entry's `source`; the measured kernel speeds and their fits are in docs/HARDWARE.md.
+// ml-engineering is stas00/ml-engineering at commit 744d01e1, which gathers the vendors'
+// figures with a link to each (compute/accelerator/README.md: the TFLOPS and memory tables;
+// network/README.md: NVLink and xGMI per generation).
+
 namespace dejavu::platforms {
+
+namespace {
+
+constexpr double GiB = 1073741824.0, GBps = 1e9, T = 1e12;
+using C = sim::OpClass;
+
+// GEMMs by shape and FlashAttention-2, fitted by `dejavu calibrate` to public measurements
+// (tools/public_gemms.py and tools/public_attention.py write the CSVs; docs/CALIBRATION.md
+// gives each fit's rows and held-out error).
+// H100: platforms/calibration/gemm_h100.csv, XLA's sm_90 bf16 table (375 shapes) and MAMF's
+// best shape; 3.3% mean |error| on 75 held-out rows.
+const MeasuredKernel kH100Gemm{C::Gemm, 0.844838, 1.15852e-07, 0.93095, 5.27425e-06, 144};
+// FlashAttention-2 reaches a third of the H100's peak, not the 62% it reaches on an A100 (it
+// does not use Hopper's asynchronous tensor-core instructions): fitted to its published H100
+// forward + backward throughput (platforms/calibration/flash_attention_h100.csv) on the
+// compute line alone, every row a pair of calls: e_max 0.329, intercept 377 us a pair, 6.6%
+// mean |error| on the 4 held-out rows.
+const MeasuredKernel kH100Flash{C::FlashAttention, 0.3286, 61.3e-6, 0.80, 2e-6, 0};
+// No public figure times the Triton kernel of 2023 on an H100 (the FlashAttention-3 README's
+// "Triton" is a later, Hopper-aware kernel): priced as FlashAttention-2, which like it issues
+// Ampere's tensor-core instructions there.
+const MeasuredKernel kH100Triton{C::TritonAttention, 0.3286, 61.3e-6, 0.80, 2e-6, 0};
+// A100: platforms/calibration/gemm_a100.csv, Azure's cuBLASLt fp16 sizes and MAMF's best bf16
+// shape (`--k-fill 144`, the H100's: its 9 rows all reduce over k >= 768, too few to tell the
+// pipeline fill from e_max); 9.0% on the eight fitted rows, 3.5% on the held-out one.
+const MeasuredKernel kA100Gemm{C::Gemm, 0.801147, 5.66581e-06, 0.80, 2e-6, 144};
+// B200: platforms/calibration/gemm_b200.csv, XLA's sm_100 bf16 table (375 shapes) and MAMF's
+// best shape; 3.6% on 75 held-out rows. GB200: the same table (no public shape table times a
+// GB200) with the GB200's own MAMF row; 3.5%.
+const MeasuredKernel kB200Gemm{C::Gemm, 0.708346, 0, 0.760798, 5.8508e-06, 192};
+const MeasuredKernel kGB200Gemm{C::Gemm, 0.631326, 0, 0.784792, 5.99414e-06, 192};
+// MI300X and MI325X: the ROCm fork of XLA's table for gfx942 (bf16, 375 shapes) and each
+// part's MAMF row. XLA's ROCm GEMMs reach 44% of peak at best and the fit is loose: 17.9%
+// on 75 held-out rows, for both (docs/HARDWARE.md).
+const MeasuredKernel kMI300XGemm{C::Gemm, 0.394108, 0, 0.296649, 5.67007e-06, 192};
+const MeasuredKernel kMI325XGemm{C::Gemm, 0.399047, 0, 0.26204, 5.67007e-06, 192};
+
+void add_nvidia_ampere_hopper(std::vector<GpuSpec>& out) {
+  const std::string a100 = "nvidia.com/en-us/data-center/a100 (via ml-engineering)";
+  const std::string h100 = "nvidia.com/en-us/data-center/h100 (via ml-engineering)";
+  const std::string h100_measured = "XLA's sm_90 GEMM table, MAMF; FlashAttention-2's H100 figure";
+  out.push_back({.name = "A100-SXM-40GB",
+                 .memory_bytes = 40 * GiB,
+                 .memory_bandwidth_Bps = 1555 * GBps,
+                 .gpu_link_bandwidth_Bps = 300 * GBps,
+                 .peak_fp32 = 19.5 * T,
+                 .peak_tf32 = 156 * T,
+                 .peak_fp16 = 312 * T,
+                 .peak_bf16 = 312 * T,
+                 .sms = 108,
+                 .gpu_link = "NVLink 3",
+                 .source = a100,
+                 .measured = {kA100Gemm},
+                 .measured_from = "the A100 SXM 80GB's (same die): Azure cuBLASLt, MAMF"});
+  out.push_back({.name = "A100-SXM-80GB",
+                 .memory_bytes = 80 * GiB,
+                 .memory_bandwidth_Bps = 2039 * GBps,
+                 .gpu_link_bandwidth_Bps = 300 * GBps,
+                 .peak_fp32 = 19.5 * T,
+                 .peak_tf32 = 156 * T,
+                 .peak_fp16 = 312 * T,
+                 .peak_bf16 = 312 * T,
+                 .sms = 108,
+                 .gpu_link = "NVLink 3",
+                 .source = a100,
+                 .measured = {kA100Gemm},
+                 .measured_from = "Azure cuBLASLt GEMMs, MAMF; FlashAttention-2's A100 figure"});
+  out.push_back({.name = "H100-SXM-80GB",
+                 .memory_bytes = 80 * GiB,
+                 .memory_bandwidth_Bps = 3350 * GBps,
+                 .gpu_link_bandwidth_Bps = 450 * GBps,
+                 .peak_fp32 = 67 * T,
+                 .peak_tf32 = 494.5 * T,
+                 .peak_fp16 = 989.4 * T,
+                 .peak_bf16 = 989.4 * T,
+                 .peak_fp8 = 1978.9 * T,
+                 .sms = 132,
+                 .gpu_link = "NVLink 4",
+                 .source = h100,
+                 .measured = {kH100Gemm, kH100Flash, kH100Triton},
+                 .measured_from = h100_measured});
+  // The PCIe card: a pair joined by an NVLink bridge, 600 GB/s both directions.
+  out.push_back({.name = "H100-PCIe-80GB",
+                 .memory_bytes = 80 * GiB,
+                 .memory_bandwidth_Bps = 2000 * GBps,
+                 .gpu_link_bandwidth_Bps = 300 * GBps,
+                 .peak_fp32 = 51 * T,
+                 .peak_tf32 = 378 * T,
+                 .peak_fp16 = 756 * T,
+                 .peak_bf16 = 756 * T,
+                 .peak_fp8 = 1513 * T,
+                 .sms = 114,
+                 .gpu_link = "NVLink bridge (pairs)",
+                 .source = h100 + "; 114 SMs: NVIDIA H100 Tensor Core GPU Architecture whitepaper"});
+  // The H100's GH100 die at the same clocks with HBM3e: its GEMMs are the H100's measured ones.
+  out.push_back({.name = "H200-SXM-141GB",
+                 .memory_bytes = 141 * GiB,
+                 .memory_bandwidth_Bps = 4800 * GBps,
+                 .gpu_link_bandwidth_Bps = 450 * GBps,
+                 .peak_fp32 = 67 * T,
+                 .peak_tf32 = 494.5 * T,
+                 .peak_fp16 = 989.4 * T,
+                 .peak_bf16 = 989.4 * T,
+                 .peak_fp8 = 1978.9 * T,
+                 .sms = 132,
+                 .gpu_link = "NVLink 4",
+                 .source = "nvidia.com/en-us/data-center/h200 (via ml-engineering)",
+                 .measured = {kH100Gemm, kH100Flash, kH100Triton},
+                 .measured_from = "the H100's (same GH100 die): " + h100_measured});
+}
+
+void add_nvidia_blackwell(std::vector<GpuSpec>& out) {
+  // SM counts are not in the cited product specifications (ml-engineering: "not disclosed").
+  out.push_back({.name = "B200-SXM-180GB",
+                 .memory_bytes = 180 * GiB,
+                 .memory_bandwidth_Bps = 8000 * GBps,
+                 .gpu_link_bandwidth_Bps = 900 * GBps,
+                 .peak_fp32 = 80 * T,
+                 .peak_tf32 = 1125 * T,
+                 .peak_fp16 = 2250 * T,
+                 .peak_bf16 = 2250 * T,
+                 .peak_fp8 = 4500 * T,
+                 .peak_fp4 = 9000 * T,
+                 .gpu_link = "NVLink 5",
+                 .source = "NVIDIA DGX B200 datasheet (via ml-engineering)",
+                 .measured = {kB200Gemm},
+                 .measured_from = "XLA's sm_100 GEMM table, MAMF (GEMMs only)"});
+  // One Blackwell GPU of a GB200 superchip (two to a Grace CPU), clocked above the B200.
+  out.push_back({.name = "GB200-186GB",
+                 .memory_bytes = 186 * GiB,
+                 .memory_bandwidth_Bps = 8000 * GBps,
+                 .gpu_link_bandwidth_Bps = 900 * GBps,
+                 .peak_fp32 = 80 * T,
+                 .peak_tf32 = 1250 * T,
+                 .peak_fp16 = 2500 * T,
+                 .peak_bf16 = 2500 * T,
+                 .peak_fp8 = 5000 * T,
+                 .peak_fp4 = 10000 * T,
+                 .gpu_link = "NVLink 5",
+                 .source = "nvidia.com/en-us/data-center/gb200-nvl72, per GPU (via ml-engineering)",
+                 .measured = {kGB200Gemm},
+                 .measured_from = "the B200's XLA sm_100 GEMM table, the GB200's MAMF (GEMMs only)"});
+}
+
+void add_nvidia_pcie(std::vector<GpuSpec>& out) {
+  out.push_back({.name = "V100-SXM2-32GB",
+                 .memory_bytes = 32 * GiB,
+                 .memory_bandwidth_Bps = 900 * GBps,
+                 .gpu_link_bandwidth_Bps = 150 * GBps,
+                 .peak_fp32 = 15.7 * T,
+                 .peak_fp16 = 125 * T,
+                 .sms = 80,
+                 .gpu_link = "NVLink 2",
+                 .source = "NVIDIA V100 Tensor Core GPU datasheet"});
+  out.push_back({.name = "L40S",
+                 .memory_bytes = 48 * GiB,
+                 .memory_bandwidth_Bps = 864 * GBps,
+                 .peak_fp32 = 91.6 * T,
+                 .peak_tf32 = 183 * T,
+                 .peak_fp16 = 362 * T,
+                 .peak_bf16 = 362 * T,
+                 .peak_fp8 = 733 * T,
+                 .sms = 142,
+                 .gpu_link = "PCIe 4.0",
+                 .source = "nvidia.com/en-us/data-center/l40s (via ml-engineering); NVIDIA L40S datasheet"});
+  out.push_back({.name = "A10",
+                 .memory_bytes = 24 * GiB,
+                 .memory_bandwidth_Bps = 600 * GBps,
+                 .peak_fp32 = 31.2 * T,
+                 .peak_tf32 = 62.5 * T,
+                 .peak_fp16 = 125 * T,
+                 .peak_bf16 = 125 * T,
+                 .sms = 72,
+                 .gpu_link = "PCIe 4.0",
+                 .source = "NVIDIA A10 Tensor Core GPU datasheet"});
+  out.push_back({.name = "L4",
+                 .memory_bytes = 24 * GiB,
+                 .memory_bandwidth_Bps = 300 * GBps,
+                 .peak_fp32 = 30.3 * T,
+                 .peak_tf32 = 60 * T,
+                 .peak_fp16 = 121 * T,
+                 .peak_bf16 = 121 * T,
+                 .peak_fp8 = 242 * T,
+                 .sms = 58,
+                 .gpu_link = "PCIe 4.0",
+                 .source = "NVIDIA L4 Tensor Core GPU datasheet"});
+  out.push_back({.name = "T4",
+                 .memory_bytes = 16 * GiB,
+                 .memory_bandwidth_Bps = 320 * GBps,
+                 .peak_fp32 = 8.1 * T,
+                 .peak_fp16 = 65 * T,
+                 .sms = 40,
+                 .gpu_link = "PCIe 3.0",
+                 .source = "NVIDIA T4 Tensor Core GPU datasheet"});
+  // A laptop playground's card. GeForce tensor cores run fp16 and bf16 at half rate when
+  // they accumulate in fp32, as training does: 165.2, not the 330.3 of fp16 accumulation.
+  out.push_back({.name = "RTX-4090",
+                 .memory_bytes = 24 * GiB,
+                 .memory_bandwidth_Bps = 1008 * GBps,
+                 .peak_fp32 = 82.6 * T,
+                 .peak_tf32 = 82.6 * T,
+                 .peak_fp16 = 165.2 * T,
+                 .peak_bf16 = 165.2 * T,
+                 .peak_fp8 = 330.3 * T,
+                 .sms = 128,
+                 .gpu_link = "PCIe 4.0",
+                 .source = "NVIDIA Ada GPU Architecture whitepaper, appendix A (GeForce RTX 4090)"});
+}
+
+void add_amd_instinct(std::vector<GpuSpec>& out) {
+  // 304 compute units: 1216 matrix cores, 4 per CU (ml-engineering). xGMI: seven 64 GB/s links
+  // a GPU, one to each peer of an 8-GPU server.
+  out.push_back({.name = "MI300X-192GB",
+                 .memory_bytes = 192 * GiB,
+                 .memory_bandwidth_Bps = 5300 * GBps,
+                 .gpu_link_bandwidth_Bps = 448 * GBps,
+                 .peak_fp32 = 163.4 * T,
+                 .peak_tf32 = 653.7 * T,
+                 .peak_fp16 = 1307.4 * T,
+                 .peak_bf16 = 1307.4 * T,
+                 .peak_fp8 = 2614.9 * T,
+                 .sms = 304,
+                 .gpu_link = "xGMI",
+                 .source = "amd.com Instinct MI300X specifications (via ml-engineering)",
+                 .measured = {kMI300XGemm},
+                 .measured_from = "XLA's ROCm gfx942 GEMM table, MAMF (GEMMs only)"});
+  // The MI300X's compute at a higher power limit, with HBM3e.
+  out.push_back({.name = "MI325X-256GB",
+                 .memory_bytes = 256 * GiB,
+                 .memory_bandwidth_Bps = 6000 * GBps,
+                 .gpu_link_bandwidth_Bps = 448 * GBps,
+                 .peak_fp32 = 163.4 * T,
+                 .peak_tf32 = 653.7 * T,
+                 .peak_fp16 = 1307.4 * T,
+                 .peak_bf16 = 1307.4 * T,
+                 .peak_fp8 = 2614.9 * T,
+                 .sms = 304,
+                 .gpu_link = "xGMI",
+                 .source = "amd.com Instinct MI325X specifications (via ml-engineering)",
+                 .measured = {kMI325XGemm},
+                 .measured_from = "XLA's ROCm gfx942 GEMM table, MAMF (GEMMs only)"});
+}
+
+}  // namespace
 
 double GpuSpec::peak_flops(sim::DType d) const {
   switch (d) {
@@ -16,21 +268,21 @@ double GpuSpec::peak_flops(sim::DType d) const {
       return peak_bf16;
     case sim::DType::FP8:
       return peak_fp8;
+    case sim::DType::FP4:
+      return peak_fp4;
   }
   return 0;
 }
 
 const std::vector<GpuSpec>& gpu_catalog() {
-  constexpr double GiB = 1073741824.0, GBps = 1e9, T = 1e12;
-  // name, memory, HBM bandwidth, NVLink per direction, fp32, tf32, fp16, bf16, fp8, SMs
-  static const std::vector<GpuSpec> catalog = {
-      {"A100-SXM-40GB", 40 * GiB, 1555 * GBps, 300 * GBps, 19.5 * T, 156 * T, 312 * T, 312 * T, 0, 108},
-      {"A100-SXM-80GB", 80 * GiB, 2039 * GBps, 300 * GBps, 19.5 * T, 156 * T, 312 * T, 312 * T, 0, 108},
-      {"H100-SXM-80GB", 80 * GiB, 3350 * GBps, 450 * GBps, 67 * T, 494.5 * T, 989.4 * T, 989.4 * T, 1978.9 * T, 132},
-      {"V100-SXM2-32GB", 32 * GiB, 900 * GBps, 150 * GBps, 15.7 * T, 0, 125 * T, 0, 0, 80},
-      {"L4", 24 * GiB, 300 * GBps, 0, 30.3 * T, 60 * T, 121 * T, 121 * T, 242 * T, 58},
-      {"T4", 16 * GiB, 320 * GBps, 0, 8.1 * T, 0, 65 * T, 0, 0, 40},
-  };
+  static const std::vector<GpuSpec> catalog = [] {
+    std::vector<GpuSpec> out;
+    add_nvidia_ampere_hopper(out);
+    add_nvidia_blackwell(out);
+    add_nvidia_pcie(out);
+    add_amd_instinct(out);
+    return out;
+  }();
   return catalog;
 }
 

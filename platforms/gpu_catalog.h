@@ -1,5 +1,6 @@
-// GPU types the build knows: peak dense throughput per data type, memory, NVLink.
-// Figures are the vendors' published datasheet numbers (dense, no sparsity).
+// GPU types the build knows: peak dense throughput per data type, memory, the GPU-to-GPU
+// link, and the kernel speeds public measurements give (docs/HARDWARE.md lists them with
+// their sources; `dejavu list` prints them).
 #pragma once
 
 #include <string>
@@ -18,17 +19,29 @@ namespace dejavu::platforms {
 constexpr double kCudaContextBytes = 0.92 * 1073741824.0;
 constexpr double kNcclBuffersBytes = 1.45 * 1073741824.0;
 
+// One kernel class's speed on a GPU type, fitted by `dejavu calibrate` to public kernel
+// measurements (the parameters of perf_model.h's OpEfficiency).
+struct MeasuredKernel {
+  sim::OpClass op_class = sim::OpClass::Gemm;
+  double compute_max = 0.8, half_time_s = 5e-6, memory = 0.8, launch_s = 2e-6, k_fill = 0;
+};
+
 struct GpuSpec {
   std::string name;
   double memory_bytes = 0;
   double memory_bandwidth_Bps = 0;
-  double nvlink_bandwidth_Bps = 0;  // per GPU, per direction; 0 without NVLink
-  double peak_fp32 = 0, peak_tf32 = 0, peak_fp16 = 0, peak_bf16 = 0, peak_fp8 = 0;  // FLOP/s
-  int sms = 0;  // streaming multiprocessors (0: unknown; a GEMM's occupancy is then not modelled)
+  double gpu_link_bandwidth_Bps = 0;  // NVLink / xGMI per GPU, per direction; 0: PCIe only
+  double peak_fp32 = 0, peak_tf32 = 0, peak_fp16 = 0, peak_bf16 = 0, peak_fp8 = 0, peak_fp4 = 0;  // FLOP/s
+  int sms = 0;             // streaming multiprocessors (CUs on AMD; 0: not published, occupancy not modelled)
+  std::string gpu_link{};  // "NVLink 4", "xGMI", "PCIe 4.0"
+  std::string source{};    // where the figures above come from
+  std::vector<MeasuredKernel> measured{};         // kernel classes fitted to measurements
+  std::string measured_from{};                    // those measurements; empty when there are none
   double cuda_context_bytes = kCudaContextBytes;  // CUDA context and loaded kernels
   double nccl_buffers_bytes = kNcclBuffersBytes;  // NCCL communicators
 
   double peak_flops(sim::DType d) const;  // 0 when the GPU has no fast path for `d`
+  bool has_measurements() const { return !measured.empty(); }
 };
 
 const std::vector<GpuSpec>& gpu_catalog();

@@ -32,34 +32,12 @@ Efficiency Efficiency::defaults() {
   return e;
 }
 
-// GEMMs by shape, fitted by `dejavu calibrate` to public measurements (tools/public_gemms.py
-// writes the CSVs from ../shared/validation/public/gemm_throughput.csv):
-//   H100: platforms/calibration/gemm_h100.csv, XLA's sm_90 bf16 table (375 shapes) and
-//         MAMF's best shape; 3.3% mean |error| on 75 held-out rows (5.7% when fitted by
-//         FLOPs alone, without the shape).
-//   A100: platforms/calibration/gemm_a100.csv, Azure's cuBLASLt fp16 sizes and MAMF's best
-//         bf16 shape (`--k-fill 144`): 9 rows, all compute-bound and all with k >= 768, too
-//         few to tell the pipeline fill from e_max (searched, it runs to its bound), so it
-//         is the H100's; 9.0% on the eight fitted rows, 3.5% on the held-out one.
+// What was measured on this GPU type (gpu_catalog.cc: GEMMs by shape, attention kernels)
+// replaces the defaults class by class.
 Efficiency Efficiency::defaults_for(const GpuSpec& gpu) {
   Efficiency e = defaults();
-  OpEfficiency& gemm = e.per_class[static_cast<size_t>(sim::OpClass::Gemm)];
-  if (gpu.name == "H100-SXM-80GB") {
-    gemm = {0.844838, 1.15852e-07, 0.93095, 5.27425e-06, 144};
-    // FlashAttention-2 reaches a third of the H100's peak, not the 62% it reaches on an A100
-    // (it does not use Hopper's asynchronous tensor-core instructions): fitted to its
-    // published H100 forward + backward throughput (platforms/calibration/
-    // flash_attention_h100.csv) on the compute line alone, every row a pair of calls: e_max
-    // 0.329, intercept 377 us a pair, 6.6% mean |error| on the 4 held-out rows.
-    e.per_class[static_cast<size_t>(sim::OpClass::FlashAttention)] = {0.3286, 61.3e-6, 0.80, 2e-6, 0};
-    // No public figure times the Triton kernel of 2023 on an H100 (the FlashAttention-3
-    // README's "Triton" is a later, Hopper-aware kernel): it is priced as FlashAttention-2,
-    // which like it issues Ampere's tensor-core instructions there. MPT's H100 fit rows,
-    // step-calibrated, fit 0.24 a little better (3.1% against 5.4%); a kernel's speed is not
-    // fitted to training rows here (docs/CALIBRATION.md).
-    e.per_class[static_cast<size_t>(sim::OpClass::TritonAttention)] = {0.3286, 61.3e-6, 0.80, 2e-6, 0};
-  }
-  if (gpu.name == "A100-SXM-80GB" || gpu.name == "A100-SXM-40GB") gemm = {0.801147, 5.66581e-06, 0.80, 2e-6, 144};
+  for (const MeasuredKernel& m : gpu.measured)
+    e.per_class[static_cast<size_t>(m.op_class)] = {m.compute_max, m.half_time_s, m.memory, m.launch_s, m.k_fill};
   return e;
 }
 

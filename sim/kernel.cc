@@ -36,6 +36,8 @@ const char* to_string(DType d) {
       return "bf16";
     case DType::FP8:
       return "fp8";
+    case DType::FP4:
+      return "fp4";
   }
   return "?";
 }
@@ -50,12 +52,14 @@ double dtype_bytes(DType d) {
       return 2;
     case DType::FP8:
       return 1;
+    case DType::FP4:
+      return 0.5;
   }
   return 4;
 }
 
 bool parse_dtype(const std::string& name, DType* out) {
-  for (DType d : {DType::FP32, DType::TF32, DType::FP16, DType::BF16, DType::FP8}) {
+  for (DType d : {DType::FP32, DType::TF32, DType::FP16, DType::BF16, DType::FP8, DType::FP4}) {
     if (name == to_string(d)) {
       *out = d;
       return true;
@@ -64,6 +68,6 @@ bool parse_dtype(const std::string& name, DType* out) {
   return false;
 }
 
-const char* dtype_names() { return "fp32, tf32, fp16, bf16, fp8"; }
+const char* dtype_names() { return "fp32, tf32, fp16, bf16, fp8, fp4"; }
 
 }  // namespace dejavu::sim

@@ -13,14 +13,14 @@ namespace dejavu::sim {
 // flash_attn_triton, MosaicML llm-foundry's `attn_impl: triton`), under half as fast on A100.
 enum class OpClass { Gemm, Attention, Elementwise, Norm, Embedding, Optimizer, FlashAttention, TritonAttention };
 constexpr int kOpClasses = 8;
-enum class DType { FP32, TF32, FP16, BF16, FP8 };
+enum class DType { FP32, TF32, FP16, BF16, FP8, FP4 };
 
 const char* to_string(OpClass c);
 const char* to_string(DType d);
 double dtype_bytes(DType d);
 // Parses "bf16", "fp16", ...; returns false for an unknown name.
 bool parse_dtype(const std::string& name, DType* out);
-const char* dtype_names();  // "fp32, tf32, fp16, bf16, fp8"
+const char* dtype_names();  // "fp32, tf32, fp16, bf16, fp8, fp4"
 
 // One matrix product of a GEMM kernel: `batch` products whose output is rows x cols, each
 // element a dot product of `depth` terms (A[rows, depth] @ B[depth, cols]).

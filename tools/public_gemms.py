@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Writes platforms/calibration/gemm_{a100,h100}.csv, the GEMM measurements `dejavu
-calibrate` fits the shaped GEMM model to, from ../shared/validation/public/gemm_throughput.csv.
+"""Writes platforms/calibration/gemm_<gpu>.csv, the GEMM measurements `dejavu calibrate` fits
+the shaped GEMM model to, from ../shared/validation/public/gemm_throughput.csv.
 
 A100: the Azure AI benchmarking guide's cuBLASLt fp16 rows (ND A100 v4, A100-SXM4-80GB) and
 the ml-engineering MAMF row of the A100 SXM (bf16). H100: XLA's matmul performance table for
-sm_90 (bf16, 375 shapes) and the MAMF row of the H100 SXM (bf16). fp8 rows are left out
+sm_90 (bf16, 375 shapes) and the MAMF row of the H100 SXM (bf16). B200: XLA's table for
+sm_100 (bf16, 375 shapes) and the B200 SXM's MAMF row. GB200: the same sm_100 table (measured
+on a B200: no public shape table times a GB200) and the GB200's own MAMF row. MI300X and
+MI325X: the ROCm fork of XLA's table for gfx942 (bf16, 375 shapes; its source names the
+MI300X/MI325X class, not the part) and each part's own MAMF row. fp8 rows are left out
 (no fp8 GEMM runs in a bf16 step). seconds = 2 b m n k / measured FLOP/s; bytes: A, B and C
 once. Usage: tools/public_gemms.py [path to gemm_throughput.csv] [output folder]
 """
@@ -24,6 +28,26 @@ SETS = {
         "H100 SXM",
         lambda r: (r["source_id"] == "xla_matmul_perf_table" and "H100" in r["accelerator"])
         or (r["source_id"] == "mlengineering_mamf" and r["accelerator"] == "NVIDIA H100 SXM"),
+    ),
+    "b200": (
+        "B200 SXM",
+        lambda r: (r["source_id"] == "xla_matmul_perf_table" and "B200" in r["accelerator"])
+        or (r["source_id"] == "mlengineering_mamf" and r["accelerator"] == "NVIDIA B200 SXM"),
+    ),
+    "gb200": (
+        "GB200 (the B200's shape table and the GB200's best shape)",
+        lambda r: (r["source_id"] == "xla_matmul_perf_table" and "B200" in r["accelerator"])
+        or (r["source_id"] == "mlengineering_mamf" and r["accelerator"] == "NVIDIA GB200 SXM"),
+    ),
+    "mi300x": (
+        "MI300X",
+        lambda r: (r["source_id"] == "xla_matmul_perf_table_rocm" and "gfx942" in r["accelerator"])
+        or (r["source_id"] == "mlengineering_mamf" and r["accelerator"] == "AMD MI300X"),
+    ),
+    "mi325x": (
+        "MI325X",
+        lambda r: (r["source_id"] == "xla_matmul_perf_table_rocm" and "gfx942" in r["accelerator"])
+        or (r["source_id"] == "mlengineering_mamf" and r["accelerator"] == "AMD MI325X"),
     ),
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "platforms/calibration.h"
+#include "platforms/gpu_catalog.h"
 #include "sim/csv.h"
 
 namespace dejavu::tools {
@@ -124,6 +125,8 @@ strategies::ValidationBand band_for(const std::vector<Residual>& rows, const Run
   if (band.runs < kMinBandRuns) {
     band.outside.push_back("GPU type " + run.gpu + " (" + std::to_string(band.runs) + " validated " +
                            (run.step_calibrated ? "step-calibrated " : "") + "runs)");
+    if (platforms::has_gpu(run.gpu) && !platforms::gpu_spec(run.gpu).has_measurements())
+      band.outside.push_back("kernels of " + run.gpu + " (no public measurement: default efficiencies)");
     return band;
   }
   std::vector<double> ratios;

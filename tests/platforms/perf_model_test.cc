@@ -74,4 +74,42 @@ TEST(GpuCatalog, KnowsTheIssueGpusAndRejectsOthers) {
   EXPECT_THROW(gpu_spec("A200"), Error);
 }
 
+TEST(GpuCatalog, TodaysGpusWithTheirDatasheetRelations) {
+  for (const char* n : {"H100-PCIe-80GB", "H200-SXM-141GB", "B200-SXM-180GB", "GB200-186GB", "MI300X-192GB",
+                        "MI325X-256GB", "L40S", "A10", "RTX-4090"})
+    EXPECT_TRUE(has_gpu(n)) << n;
+  for (const GpuSpec& g : gpu_catalog()) {
+    EXPECT_FALSE(g.source.empty()) << g.name;
+    EXPECT_FALSE(g.gpu_link.empty()) << g.name;
+    EXPECT_GT(g.memory_bytes, 0) << g.name;
+    EXPECT_GT(g.memory_bandwidth_Bps, 0) << g.name;
+    // Dense tensor-core rates double as the precision halves, bf16 -> fp8 -> fp4, on every
+    // part that has them (the vendors' tables, to their rounding: the L40S lists bf16 at
+    // 362.05 and fp8 at 733 TFLOPS).
+    if (g.peak_fp8 > 0) EXPECT_NEAR(g.peak_fp8 / g.peak_fp16, 2.0, 0.03) << g.name;
+    if (g.peak_fp4 > 0) EXPECT_NEAR(g.peak_fp4 / g.peak_fp8, 2.0, 0.03) << g.name;
+    // A measured kernel never runs above the datasheet.
+    for (const MeasuredKernel& m : g.measured) {
+      EXPECT_GT(m.compute_max, 0) << g.name;
+      EXPECT_LE(m.compute_max, 1) << g.name;
+      EXPECT_LE(m.memory, 1) << g.name;
+    }
+    EXPECT_EQ(g.has_measurements(), !g.measured_from.empty()) << g.name;
+  }
+  // fp4 exists only from Blackwell on; the H100 has none.
+  EXPECT_EQ(gpu_spec("H100-SXM-80GB").peak_flops(sim::DType::FP4), 0);
+  EXPECT_DOUBLE_EQ(gpu_spec("B200-SXM-180GB").peak_flops(sim::DType::FP4), 9000e12);
+  EXPECT_DOUBLE_EQ(sim::dtype_bytes(sim::DType::FP4), 0.5);
+}
+
+TEST(GpuCatalog, MeasuredKernelsReplaceTheDefaultsClassByClass) {
+  // The B200's GEMMs were fitted (XLA's sm_100 table); its attention was not measured.
+  const Efficiency b200 = Efficiency::defaults_for(gpu_spec("B200-SXM-180GB"));
+  const Efficiency none = Efficiency::defaults();
+  const auto gemm = static_cast<size_t>(sim::OpClass::Gemm), flash = static_cast<size_t>(sim::OpClass::FlashAttention);
+  EXPECT_NEAR(b200.per_class[gemm].compute_max, 0.708, 0.001);
+  EXPECT_EQ(b200.per_class[flash].compute_max, none.per_class[flash].compute_max);
+  EXPECT_EQ(Efficiency::defaults_for(gpu_spec("L40S")).per_class[gemm].compute_max, none.per_class[gemm].compute_max);
+}
+
 }  // namespace dejavu::platforms

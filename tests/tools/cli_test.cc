@@ -122,6 +122,15 @@ TEST(Cli, ListNamesGpusEnginesSchedulesAndPresets) {
        {"H100-SXM-80GB", "analytic", "1f1b", "gpipe", "ring", "transformer", "platforms/presets/dgx-a100-4x8.yaml",
         "workloads/presets/gpt3-175b.yaml", "strategies/presets/tp8-pp16-dp8-1f1b.yaml"})
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
+  // Each GPU type with where its figures come from, and whether its kernels were measured.
+  const auto line_after = [&](const std::string& gpu, int k) {
+    size_t at = r.out.find("  " + gpu + " ");
+    for (int i = 0; i < k && at != std::string::npos; ++i) at = r.out.find('\n', at) + 1;
+    return at == std::string::npos ? std::string() : r.out.substr(at, r.out.find('\n', at) - at);
+  };
+  EXPECT_NE(line_after("B200-SXM-180GB", 1).find("figures: NVIDIA DGX B200 datasheet"), std::string::npos) << r.out;
+  EXPECT_NE(line_after("B200-SXM-180GB", 2).find("kernels measured: XLA's sm_100"), std::string::npos) << r.out;
+  EXPECT_NE(line_after("L40S", 2).find("no public kernel measurement"), std::string::npos) << r.out;
 }
 
 TEST(Cli, UnknownEngineIsABadInput) {

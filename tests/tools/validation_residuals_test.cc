@@ -65,6 +65,18 @@ TEST(ValidationBand, TooFewRunsOnTheGpuTypeGiveNoBandAndSaySo) {
   EXPECT_EQ(b.outside[0], "GPU type A100-SXM-80GB (4 validated runs)");
 }
 
+TEST(ValidationBand, AGpuTypeWithoutKernelMeasurementsSaysSo) {
+  // No run on an L40S was validated and no public kernel measurement of it was found; a
+  // B200's GEMMs were measured (XLA's sm_100 table), its training runs were not.
+  RunShape l40s = like_them(), b200 = like_them();
+  l40s.gpu = "L40S";
+  b200.gpu = "B200-SXM-180GB";
+  EXPECT_EQ(band_for({}, l40s, 20).outside,
+            (std::vector<std::string>{"GPU type L40S (0 validated runs)",
+                                      "kernels of L40S (no public measurement: default efficiencies)"}));
+  EXPECT_EQ(band_for({}, b200, 20).outside, std::vector<std::string>{"GPU type B200-SXM-180GB (0 validated runs)"});
+}
+
 TEST(ValidationBand, FlagsWhatNoValidatedRunDid) {
   std::vector<Residual> rows;
   for (int i = 0; i < 6; ++i) rows.push_back(residual("held-out", "A100-SXM-80GB", 1.2, 1e10 * (i + 1)));

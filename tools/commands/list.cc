@@ -51,16 +51,30 @@ std::string tflops(double flops) {
   return s.str();
 }
 
+// A GPU type: its dense peaks, memory and GPU link on one line, then where the figures come
+// from and what its kernel speeds were fitted to (or that nothing was measured).
+void print_gpu(const platforms::GpuSpec& g) {
+  std::cout << "  " << g.name << std::string(16 - std::min<size_t>(15, g.name.size()), ' ') << tflops(g.peak_fp32)
+            << " / " << tflops(g.peak_tf32) << " / " << tflops(g.peak_fp16) << " / " << tflops(g.peak_bf16) << " / "
+            << tflops(g.peak_fp8) << " / " << tflops(g.peak_fp4) << "; " << g.memory_bytes / (1 << 30) << " GiB at "
+            << units::format_rate(g.memory_bandwidth_Bps) << "; " << g.gpu_link;
+  if (g.gpu_link_bandwidth_Bps > 0) std::cout << " " << units::format_rate(g.gpu_link_bandwidth_Bps);
+  std::cout << "\n"
+            << std::string(18, ' ') << "figures: " << g.source << "\n"
+            << std::string(18, ' ')
+            << (g.has_measurements() ? "kernels measured: " + g.measured_from
+                                     : std::string("no public kernel measurement: default efficiencies, unvalidated"))
+            << "\n";
+}
+
 class ListCommand : public Command {
  public:
   void add_options(CLI::App&) override {}
 
   int run() override {
-    std::cout << "GPU types:\n";
-    for (const auto& g : platforms::gpu_catalog())
-      std::cout << "  " << g.name << std::string(16 - std::min<size_t>(15, g.name.size()), ' ') << "TFLOPS bf16 "
-                << tflops(g.peak_bf16) << ", fp16 " << tflops(g.peak_fp16) << ", fp32 " << tflops(g.peak_fp32) << "; "
-                << g.memory_bytes / (1 << 30) << " GiB, HBM " << units::format_rate(g.memory_bandwidth_Bps) << "\n";
+    std::cout << "GPU types (dense TFLOPS fp32 / tf32 / fp16 / bf16 / fp8 / fp4; memory; GPU-to-GPU link per "
+                 "direction):\n";
+    for (const auto& g : platforms::gpu_catalog()) print_gpu(g);
     list_registry("engines", sim::engines());
     list_registry("collective algorithms", sim::collective_algorithms());
     list_registry("pipeline schedules", strategies::schedules());
