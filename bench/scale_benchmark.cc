@@ -7,8 +7,9 @@
 // load, lower, run, report, as `dejavu simulate` does. After the runs, the growth exponent
 // of time in GPU count between 4,096 and 65,536 GPUs (issue 22: at most 1.2).
 //
-// Also: a 1 GiB all-reduce over the 1,024 GPUs of 128 DGX A100 servers, every ring step
-// played (`--collectives step`), and its activities per second.
+// Also: a 1 GiB all-reduce over the 1,024 GPUs of 128 DGX A100 servers at step fidelity
+// (`--collectives step`: alike steps past 32 played as their period, sim/step_periods.h),
+// and its activities per second.
 //
 //   build/bench/scale_benchmark                       # all (about 4 minutes on 2 cores)
 //   build/bench/scale_benchmark --benchmark_filter=analytic
