@@ -78,6 +78,10 @@ double PerfModel::kernel_s(const sim::Kernel& k) const {
     const double peak = peak_of(k.dtype);
     double t = 0;
     for (int i = 0; i < k.product_count; ++i) t += product_s(k.products[i], e, peak, k.dtype);
+    if (k.cast_bytes > 0) {
+      const OpEfficiency& cast = eff_.per_class.at(static_cast<size_t>(sim::OpClass::Elementwise));
+      t += cast.launch_s + k.cast_bytes / (gpu_.memory_bandwidth_Bps * cast.memory);
+    }
     return t;
   }
   double compute = 0;

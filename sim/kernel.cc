@@ -68,6 +68,10 @@ bool parse_dtype(const std::string& name, DType* out) {
   return false;
 }
 
+bool narrow_gemm(DType d) { return d == DType::FP8 || d == DType::FP4; }
+
+DType storage_of(DType d) { return narrow_gemm(d) ? DType::BF16 : d; }
+
 const char* dtype_names() { return "fp32, tf32, fp16, bf16, fp8, fp4"; }
 
 }  // namespace dejavu::sim

@@ -39,6 +39,16 @@ struct Kernel {
   // shape and `flops` and `bytes` are the sums. None: priced by flops and bytes alone.
   std::array<GemmShape, 2> products{};
   int product_count = 0;
+  // An fp8 or fp4 GEMM's quantisation: bytes the casts of its inputs move (read 16-bit, write
+  // narrow), priced as an element-wise kernel beside it.
+  double cast_bytes = 0;
 };
+
+// fp8 and fp4 are GEMM precisions, as Transformer Engine runs them: GEMM inputs are cast to
+// them and GEMMs run at their peak, while activations, weights and gradients are kept in
+// bf16 (and the optimizer's master weights in fp32). storage_of gives what tensors are kept
+// in: bf16 for those two, the dtype itself otherwise.
+bool narrow_gemm(DType d);
+DType storage_of(DType d);
 
 }  // namespace dejavu::sim

@@ -27,7 +27,9 @@ namespace dejavu::strategies {
 // variance (24), reads the fp32 gradient (4) and writes the 16-bit weight (2); reads the
 // gradients once more for their norm (gradient clipping, 4) and zeroes them for the next
 // step (4): 38 bytes. fp16 training adds the loss scaler's pass, which unscales the
-// gradients and checks them for inf and NaN (read and write, 8): 46.
+// gradients and checks them for inf and NaN (read and write, 8): 46. fp8/fp4 GEMMs add the
+// weights' casts once a step: read the 16-bit weight (2), write its narrow copy and that
+// copy's transpose (2 x 1 for fp8): 42 for fp8.
 double optimizer_bytes_per_param(sim::DType dtype);
 
 struct GpuRole {

@@ -7,6 +7,7 @@
 #include "platforms/calibration.h"
 #include "platforms/gpu_catalog.h"
 #include "sim/csv.h"
+#include "sim/kernel.h"
 
 namespace dejavu::tools {
 
@@ -159,7 +160,13 @@ strategies::ValidationBand band_of(const workloads::ModelGraph& model, const pla
   run.language_model = model.heads > 0 && model.tokens_per_sample > 1;
   for (const std::string& gpu : types)
     run.step_calibrated = run.step_calibrated || platforms::step_calibrated(cluster, gpu);
-  return band_for(shipped_residuals(), run, report.iteration_time_s);
+  strategies::ValidationBand band = band_for(shipped_residuals(), run, report.iteration_time_s);
+  if (sim::narrow_gemm(model.dtype)) {  // every validated run trained in 16 bits
+    band.has_band = false;
+    band.outside.insert(band.outside.begin(),
+                        std::string("GEMMs in ") + sim::to_string(model.dtype) + " (no validated run trained in it)");
+  }
+  return band;
 }
 
 }  // namespace dejavu::tools

@@ -51,7 +51,7 @@ ModelGraph DlrmGenerator::generate(const ConfigNode& n) const {
   g.name = n.get_string("name", n.file_stem());
   g.dtype = dtype_key(n, sim::DType::FP32);
   g.heads = 1;  // no tensor parallelism
-  const double e = sim::dtype_bytes(g.dtype);
+  const double e = sim::dtype_bytes(sim::storage_of(g.dtype));
   const int dense = positive_key(n, "dense_features", 13, false, limits::kMaxWidth);
   const std::vector<int> bottom = widths(n.child("bottom_mlp")), top = widths(n.child("top_mlp"));
   const std::string sharding =

@@ -17,7 +17,7 @@ struct Dims {
         f(c.ffn_hidden),
         V(c.vocab),
         kv(static_cast<double>(c.kv_heads) * (h / a)),
-        e(sim::dtype_bytes(c.dtype)) {}
+        e(sim::dtype_bytes(sim::storage_of(c.dtype))) {}
   double s, h, a, f, V;
   double kv;  // key (and value) width
   double e;

@@ -36,7 +36,7 @@ ModelGraph make_resnet50(int image_size, int classes, sim::DType dtype) {
   g.name = "resnet50";
   g.heads = 1;  // convolutions are not split by tensor parallelism here
   g.dtype = dtype;
-  const double e = sim::dtype_bytes(dtype);
+  const double e = sim::dtype_bytes(sim::storage_of(dtype));
   Chain chain(g);
   Builder b{chain, e};
   int hw = image_size;

@@ -16,7 +16,7 @@ struct Dims {
         a(c.heads),
         V(c.vocab),
         f(c.ffn_hidden > 0 ? c.ffn_hidden : 4.0 * c.hidden),
-        e(sim::dtype_bytes(c.dtype)) {}
+        e(sim::dtype_bytes(sim::storage_of(c.dtype))) {}
   double s, h, a, V, f, e;
 };
 

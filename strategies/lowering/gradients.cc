@@ -8,7 +8,10 @@
 
 namespace dejavu::strategies {
 
-double optimizer_bytes_per_param(sim::DType dtype) { return dtype == sim::DType::FP16 ? 46 : 38; }
+double optimizer_bytes_per_param(sim::DType dtype) {
+  const double casts = sim::narrow_gemm(dtype) ? 2 + 2 * sim::dtype_bytes(dtype) : 0;
+  return (dtype == sim::DType::FP16 ? 46 : 38) + casts;
+}
 
 namespace lowering {
 
@@ -109,7 +112,7 @@ std::vector<sim::TaskId> GradientPass::sync_topology(int s, double& compressed) 
   std::vector<std::pair<double, double>> matrices;
   for (int vs = s; vs < L_.V; vs += L_.p)
     matrices.insert(matrices.end(), L_.work[vs].matrices.begin(), L_.work[vs].matrices.end());
-  const Compression z = compress(plan.data_parallel, grad_bytes, L_.model.dtype, matrices);
+  const Compression z = compress(plan.data_parallel, grad_bytes, sim::storage_of(L_.model.dtype), matrices);
   std::vector<sim::TaskId> ready = items_.last_backwards[s];
   if (plan.data_parallel.compression != "none") {
     ready.clear();

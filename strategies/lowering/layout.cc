@@ -27,7 +27,7 @@ JobLayout::JobLayout(const workloads::ModelGraph& model_, const platforms::Clust
   // Experts (with ep > 1) are held by d / ep replicas only: ZeRO shards their states that way.
   dpe = plan.ep > 1 ? d / plan.ep * cp : dpc;
   micro_batch = plan.micro_batch_size;
-  element_bytes = sim::dtype_bytes(model.dtype);
+  element_bytes = sim::dtype_bytes(sim::storage_of(model.dtype));
   fused = options.fuse_items && plan.ep == 1 && cp == 1 && plan.gradient_bucket_bytes(1) <= 0 &&
           !plan.overlap_param_gather && !plan.tp_comm_overlap;
   cp_ring = cp > 1 && plan.cp_comm == "ring";

@@ -113,9 +113,12 @@ std::vector<BlockCost> block_costs(const workloads::ModelGraph& model, const pla
 }
 
 ModelStateBytes model_state_per_param(sim::DType dtype, int zero, double shards) {
-  const double e = sim::dtype_bytes(dtype);
+  const double e = sim::dtype_bytes(sim::storage_of(dtype));
+  // fp8/fp4 GEMMs: beside the 16-bit weight, its narrow copy and that copy's transpose
+  // (Transformer Engine keeps both for the step's forward and backward GEMMs).
+  const double weights = e + (sim::narrow_gemm(dtype) ? 2 * sim::dtype_bytes(dtype) : 0);
   const double optimizer = e < 4 ? 12 : 8;  // fp32 master copy (unless the model is fp32), momentum, variance
-  return {e / (zero >= 3 ? shards : 1), e / (zero >= 2 ? shards : 1), optimizer / (zero >= 1 ? shards : 1)};
+  return {weights / (zero >= 3 ? shards : 1), e / (zero >= 2 ? shards : 1), optimizer / (zero >= 1 ? shards : 1)};
 }
 
 std::vector<sim::CollectiveOp> tp_sync_ops(const Plan& plan) {

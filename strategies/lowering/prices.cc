@@ -52,14 +52,20 @@ sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, c
   const double t = split ? plan.tp : 1, b = plan.micro_batch_size / static_cast<double>(plan.cp);
   sim::Kernel k;
   k.op_class = op.op_class;
-  k.dtype = m.dtype;
+  k.dtype = op.op_class == sim::OpClass::Gemm ? m.dtype : sim::storage_of(m.dtype);
   const double weights = op.weight_bytes / (op.expert ? plan.ep : 1);  // a GPU's share of the experts
   sim::GemmShape product;
   const bool shaped = forward_product(op, m, plan, b, t, &product);
+  // fp8/fp4: each GEMM's activation input cast forward, its output gradient backward (the
+  // weights' casts are the optimizer step's, once a step).
+  const double cast = shaped && sim::narrow_gemm(m.dtype)
+                          ? product.batch * (sim::dtype_bytes(sim::storage_of(m.dtype)) + sim::dtype_bytes(m.dtype))
+                          : 0;
   if (pass == Pass::Forward || pass == Pass::Replay) {
     k.flops = op.fwd_flops * b / t;
     k.bytes = (op.fwd_bytes * b + weights) / t;
     if (shaped) k.products[k.product_count++] = product;
+    k.cast_bytes = cast * product.rows * product.depth;
     return k;
   }
   // A whole backward reads the weights for the input gradient and writes the weight
@@ -68,6 +74,7 @@ sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, c
   k.flops = op.bwd_flops * b / t / (half ? 2 : 1);
   k.bytes = (op.bwd_bytes * b / (half ? 2 : 1) + weights * (half ? 1 : 2)) / t;
   if (shaped) backward_products(product, pass, half, k);
+  if (pass != Pass::BackwardWeight) k.cast_bytes = cast * product.rows * product.cols;
   return k;
 }
 

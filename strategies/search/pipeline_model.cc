@@ -226,7 +226,7 @@ void PipelineModel::stage_work(const Plan& plan, int s, const std::vector<int>& 
     w.params[s] += w.chunk_params[vs];
   }
   if (plan.zero >= 3 && plan.dp > 1) {
-    const double e = sim::dtype_bytes(problem_.model->dtype);
+    const double e = sim::dtype_bytes(sim::storage_of(problem_.model->dtype));
     for (const BlockItems& blk : all) {
       const double bytes = blk.params_per_gpu * e;
       w.gather_s[s].push_back(collective_s(plan, s, static_cast<int>(sim::CollectiveOp::AllGather), bytes));
@@ -262,7 +262,7 @@ PipelineModel::Work PipelineModel::work(const Plan& plan) {
 // ZeRO-3, as lower() emits it: block by block, each block's weights gathered on the
 // gather stream once block n - 1 - prefetch is done, and released at the block's end.
 double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, int s, int vs, int kind, double ready) {
-  const double e = sim::dtype_bytes(problem_.model->dtype);
+  const double e = sim::dtype_bytes(sim::storage_of(problem_.model->dtype));
   const double dpc = plan.dp;
   const std::vector<BlockItems>& all = *w.stage_blocks[s];
   const std::vector<int>& mine = w.owned[vs];
@@ -404,7 +404,7 @@ double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t,
   const auto& model = *problem_.model;
   const auto& cluster = *problem_.cluster;
   const int d = plan.dp;
-  const double dpc = d, e = sim::dtype_bytes(model.dtype);
+  const double dpc = d, e = sim::dtype_bytes(sim::storage_of(model.dtype));
   auto collective = [&](sim::CollectiveOp op, double bytes) {
     return collective_s(plan, s, static_cast<int>(op), bytes);
   };

@@ -149,6 +149,14 @@ TEST(ValidationBandCli, SimulatePrintsTheBandAndTheJsonCarriesIt) {
   EXPECT_NE(resnet.out.find("outside validation a workload other than a transformer language model"), std::string::npos)
       << resnet.out;
   EXPECT_EQ(resnet.out.find("validated band"), std::string::npos);
+  // fp8 GEMMs: the H100's band comes from bf16 runs, so none is given.
+  const CliRun fp8 = run_dejavu("simulate --platform " + src("platforms/presets/dgx-h100-1x8.yaml") + " --workload " +
+                                src("workloads/presets/llama3-8b-fp8.yaml") + " --plan " +
+                                src("strategies/presets/tp2-dp4-sp-zero1.yaml"));
+  ASSERT_EQ(fp8.code, 0) << fp8.err;
+  EXPECT_NE(fp8.out.find("outside validation GEMMs in fp8 (no validated run trained in it)"), std::string::npos)
+      << fp8.out;
+  EXPECT_EQ(fp8.out.find("validated band"), std::string::npos) << fp8.out;
 }
 
 }  // namespace

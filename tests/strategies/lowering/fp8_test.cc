@@ -1,0 +1,105 @@
+// fp8 GEMMs as Transformer Engine runs them: the GEMM at the fp8 peak, its inputs cast
+// beside it, tensors kept in bf16, the weights' fp8 copies in memory. Hand-worked from
+// Llama 3 8B's down projection (8,192 tokens x 14,336 -> 4,096) on an H100.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "platforms/cluster.h"
+#include "platforms/perf_model.h"
+#include "sim/config_node.h"
+#include "strategies/lowering.h"
+#include "strategies/lowering/prices.h"
+#include "strategies/plan.h"
+#include "strategies/simulate.h"
+#include "workloads/generator.h"
+
+namespace dejavu::strategies {
+namespace {
+
+std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+
+workloads::ModelGraph llama3_8b(const std::string& dtype) {
+  std::string text = "kind: llama\nname: llama3-8b\nlayers: 32\nhidden: 4096\nheads: 32\nkv_heads: 8\n"
+                     "ffn_hidden: 14336\nseq_len: 8192\nvocab: 128256\nattention: flash\ndtype: " +
+                     dtype + "\n";
+  return workloads::load_workload(ConfigNode::load_string(text, "llama3-8b-" + dtype + ".yaml"));
+}
+
+const workloads::Op& down_projection(const workloads::ModelGraph& m) {
+  for (size_t v = 0; v < m.size(); ++v)
+    if (m.op(v).layer == 0 && m.op(v).op_class == sim::OpClass::Gemm && m.op(v).name.ends_with("down"))
+      return m.op(v);
+  throw std::runtime_error("no down projection in layer 0");
+}
+
+Plan one_gpu() {
+  Plan p;
+  p.micro_batch_size = 1;
+  p.global_batch_size = 1;
+  return p;
+}
+
+TEST(Fp8, AGemmRunsAtTheFp8PeakWithItsInputsCast) {
+  const workloads::ModelGraph fp8 = llama3_8b("fp8");
+  const workloads::Op& down = down_projection(fp8);
+  const sim::Kernel fwd = lowering::kernel_of(down, fp8, one_gpu(), Pass::Forward);
+  const sim::Kernel bwd = lowering::kernel_of(down, fp8, one_gpu(), Pass::Backward);
+  EXPECT_EQ(fwd.dtype, sim::DType::FP8);
+  // Forward: the 8,192 x 14,336 input read in bf16 (2) and written in fp8 (1).
+  EXPECT_DOUBLE_EQ(fwd.cast_bytes, 8192.0 * 14336 * 3);
+  // Backward: the 8,192 x 4,096 output gradient, likewise.
+  EXPECT_DOUBLE_EQ(bwd.cast_bytes, 8192.0 * 4096 * 3);
+  // Everything else stays bf16: the element-wise kernels, and the GEMM in a bf16 model.
+  const workloads::ModelGraph bf16 = llama3_8b("bf16");
+  const sim::Kernel plain = lowering::kernel_of(down_projection(bf16), bf16, one_gpu(), Pass::Forward);
+  EXPECT_EQ(plain.dtype, sim::DType::BF16);
+  EXPECT_EQ(plain.cast_bytes, 0);
+
+  // Priced on an H100 (gpu_catalog.cc: its GEMM fit e_max 0.844838, t_half 115.852 ns,
+  // launch 5.27425 us, k_fill 144; fp8 peak 1978.9 TFLOPS; 3,350 GB/s), compute-bound:
+  // launch + (t_half + 2 m n (k + k_fill) / peak) / e_max, plus the cast at the element-wise
+  // class's memory efficiency.
+  const platforms::GpuSpec& h100 = platforms::gpu_spec("H100-SXM-80GB");
+  const platforms::Efficiency eff = platforms::Efficiency::defaults_for(h100);
+  const platforms::OpEfficiency& ew = eff.per_class[static_cast<size_t>(sim::OpClass::Elementwise)];
+  const double gemm = 5.27425e-6 + (115.852e-9 + 2 * 8192.0 * 4096 * (14336 + 144) / 1978.9e12) / 0.844838;
+  const double cast = ew.launch_s + 8192.0 * 14336 * 3 / (3350e9 * ew.memory);
+  EXPECT_NEAR(platforms::PerfModel(h100, eff).time_s(fwd), gemm + cast, 1e-12);
+}
+
+TEST(Fp8, ModelStateBytesPerParameter) {
+  // bf16: weight 2, gradient 2, fp32 master, momentum and variance 12.
+  EXPECT_DOUBLE_EQ(model_state_per_param(sim::DType::BF16, 0, 1).total(), 16);
+  // fp8: the bf16 weight plus its fp8 copy and that copy's transpose (1 + 1).
+  const ModelStateBytes fp8 = model_state_per_param(sim::DType::FP8, 0, 1);
+  EXPECT_DOUBLE_EQ(fp8.weights, 4);
+  EXPECT_DOUBLE_EQ(fp8.gradients, 2);
+  EXPECT_DOUBLE_EQ(fp8.optimizer, 12);
+  // ZeRO-3 over 8 shards every part, the fp8 copies with their weights.
+  EXPECT_DOUBLE_EQ(model_state_per_param(sim::DType::FP8, 3, 8).total(), 18.0 / 8);
+  // fp4 copies are half a byte each.
+  EXPECT_DOUBLE_EQ(model_state_per_param(sim::DType::FP4, 0, 1).weights, 3);
+  // The optimizer step recasts the weights: reads bf16 (2), writes fp8 and its transpose (2).
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(sim::DType::FP8), 38 + 4);
+}
+
+TEST(Fp8, ALlamaStepIsFasterButNotTwiceAndHoldsTheFp8Copies) {
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-h100-1x8.yaml"));
+  Plan plan;
+  plan.tp = 8;
+  plan.micro_batch_size = 1;
+  plan.global_batch_size = 8;
+  plan.sequence_parallel = true;
+  const workloads::ModelGraph bf16 = llama3_8b("bf16"), fp8 = llama3_8b("fp8");
+  const Simulation a = simulate(bf16, cluster, plan), b = simulate(fp8, cluster, plan);
+  EXPECT_LT(b.result.makespan_s, a.result.makespan_s);
+  EXPECT_GT(b.result.makespan_s, a.result.makespan_s / 2);  // attention, norms, casts stay
+  // The memory peak grows by the fp8 copies: 2 bytes per parameter over tp 8.
+  const double params = bf16.parameter_count();
+  EXPECT_NEAR(b.report.devices[0].peak_memory_bytes - a.report.devices[0].peak_memory_bytes, 2 * params / 8,
+              0.01 * 2 * params / 8);
+}
+
+}  // namespace
+}  // namespace dejavu::strategies
