@@ -1,6 +1,7 @@
 #include "strategies/plan.h"
 
 #include <algorithm>
+#include <set>
 
 #include "sim/limits.h"
 #include "strategies/data_parallel.h"
@@ -182,7 +183,28 @@ Plan load_plan(const ConfigNode& root) {
 
 Plan load_plan_file(const std::string& path) { return load_plan(ConfigNode::load_file(path)); }
 
+namespace {
+// Every GPU type of the cluster runs the model's GEMMs and keeps its tensors in its dtype.
+void check_dtype(const workloads::ModelGraph& model, const platforms::Cluster& cluster) {
+  std::set<std::string> seen;
+  for (const auto& slot : cluster.gpus) {
+    const platforms::GpuSpec& g = *slot.spec;
+    if (!seen.insert(g.name).second) continue;
+    if (g.peak_flops(model.dtype) > 0 && g.peak_flops(sim::storage_of(model.dtype)) > 0) continue;
+    std::string valid;
+    for (sim::DType d :
+         {sim::DType::FP32, sim::DType::TF32, sim::DType::FP16, sim::DType::BF16, sim::DType::FP8, sim::DType::FP4})
+      if (g.peak_flops(d) > 0 && g.peak_flops(sim::storage_of(d)) > 0)
+        valid += (valid.empty() ? "" : ", ") + std::string(sim::to_string(d));
+    throw ConfigError(model.dtype_where, "dtype",
+                      std::string(sim::to_string(model.dtype)) + " is not supported by GPU " + g.name +
+                          " of platform " + cluster.name + "; valid on it: " + valid);
+  }
+}
+}  // namespace
+
 void validate(const Plan& p, const workloads::ModelGraph& model, const platforms::Cluster& cluster) {
+  check_dtype(model, cluster);
   if (model.heads > 0 && model.heads % p.tp != 0)
     fail_at(p, "tp",
             std::to_string(p.tp) + " does not divide the " + std::to_string(model.heads) +

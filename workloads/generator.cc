@@ -35,6 +35,7 @@ ModelGraph load_workload(const ConfigNode& root) {
     kind.fail("unknown workload kind \"" + kind.as_string() + "\"; valid: " + generators().names_joined());
   ModelGraph g = generators().make(kind.as_string())->generate(root);
   g.topological_order();  // rejects cycles here, at the edge
+  g.dtype_where = root.has("dtype") ? root.child("dtype").loc() : SourceLoc{root.loc().file, 0, 0};
   if (root.has("global_batch_size")) {
     const ConfigNode b = root.child("global_batch_size");
     g.global_batch_size = static_cast<int>(b.as_int(1, limits::kMaxBatch));

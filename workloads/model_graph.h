@@ -8,6 +8,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include "sim/error.h"
 #include "sim/kernel.h"
 #include "workloads/op.h"
 
@@ -53,6 +54,7 @@ class ModelGraph {
   int experts = 0;                       // expert parallelism must divide this (0: dense)
   double boundary_bytes_per_sample = 0;  // activation crossing a layer boundary
   sim::DType dtype = sim::DType::BF16;
+  SourceLoc dtype_where;         // where the workload gave its dtype (its file alone when defaulted)
   double tokens_per_sample = 1;  // sequence length for language models (tokens/s)
   int global_batch_size = 0;     // the training job's batch, if the YAML fixes it (0: not)
 

@@ -20,16 +20,16 @@ namespace {
 std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
 
 workloads::ModelGraph llama3_8b(const std::string& dtype) {
-  std::string text = "kind: llama\nname: llama3-8b\nlayers: 32\nhidden: 4096\nheads: 32\nkv_heads: 8\n"
-                     "ffn_hidden: 14336\nseq_len: 8192\nvocab: 128256\nattention: flash\ndtype: " +
-                     dtype + "\n";
+  std::string text =
+      "kind: llama\nname: llama3-8b\nlayers: 32\nhidden: 4096\nheads: 32\nkv_heads: 8\n"
+      "ffn_hidden: 14336\nseq_len: 8192\nvocab: 128256\nattention: flash\ndtype: " +
+      dtype + "\n";
   return workloads::load_workload(ConfigNode::load_string(text, "llama3-8b-" + dtype + ".yaml"));
 }
 
 const workloads::Op& down_projection(const workloads::ModelGraph& m) {
   for (size_t v = 0; v < m.size(); ++v)
-    if (m.op(v).layer == 0 && m.op(v).op_class == sim::OpClass::Gemm && m.op(v).name.ends_with("down"))
-      return m.op(v);
+    if (m.op(v).layer == 0 && m.op(v).op_class == sim::OpClass::Gemm && m.op(v).name.ends_with("down")) return m.op(v);
   throw std::runtime_error("no down projection in layer 0");
 }
 
