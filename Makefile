@@ -5,7 +5,7 @@ DEMO  = --platform platforms/presets/dgx-a100-4x8.yaml \
         --workload workloads/presets/gpt3-13b.yaml \
         --plan strategies/presets/tp4-pp2-dp4-1f1b.yaml
 
-.PHONY: deps build demo test asan fuzz bench validate step-calibrations python snapshots docs format format-check long-functions clean
+.PHONY: deps build demo test asan fuzz bench validate validate-fp8 step-calibrations python snapshots docs format format-check long-functions clean
 
 deps:
 	@tools/install-deps.sh
@@ -68,6 +68,13 @@ validate: build
 	$(BUILD)/tools/dejavu validate strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml
 	$(BUILD)/tools/dejavu validate --summary --residuals strategies/validation/residuals.csv $(STEP_SUITES)
 	@echo "wrote strategies/validation/residuals.csv (simulate's error bars; the next build embeds it)"
+	$(BUILD)/tools/dejavu validate --summary $(FP8_SUITES)
+
+# fp8 training rows (public/fp8/): out of sample, kept out of the residuals (16-bit bands).
+FP8_SUITES = $(sort $(wildcard strategies/validation/public/fp8/*.yaml)) \
+             $(sort $(wildcard strategies/validation/public/fp8/calibrated/*.yaml))
+validate-fp8: build
+	$(BUILD)/tools/dejavu validate --summary $(FP8_SUITES)
 
 # Each framework's step efficiency per GPU type, fitted to its public suite's fit rows
 # (platforms/calibration/steps/; a few minutes). Rerun `make validate` after it.

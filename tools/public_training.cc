@@ -22,7 +22,6 @@ int whole(const CsvRow& r, const std::string& column, int fallback = 0) {
 // Why a row cannot be simulated as its source ran it (nothing: it can).
 std::optional<std::string> unsupported(const CsvRow& r) {
   if (r.text("gpu") == "unsupported") return "GPU not in dejavu's catalog (B200, GB200, H200, H100 96GB)";
-  if (r.text("precision") == "fp8") return "fp8 or narrower training (one dtype per model today)";
   if (r.text("sharding") == "offload") return "ZeRO-3 with CPU offload";
   const std::string& fw = r.text("framework");
   if (r.text("sharding") == "unknown" && (fw == "MaxText" || fw == "Paxml")) return "JAX FSDP of unstated degree";
@@ -127,7 +126,10 @@ platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms, Cal
 }
 
 PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& calibrations, double step_efficiency) {
-  const sim::DType dtype = r.text("precision") == "fp16" ? sim::DType::FP16 : sim::DType::BF16;
+  const std::string& precision = r.text("precision");
+  const sim::DType dtype = precision == "fp16"  ? sim::DType::FP16
+                           : precision == "fp8" ? sim::DType::FP8
+                                                : sim::DType::BF16;
   strategies::Plan plan = plan_of(r);
   const workloads::ModelGraph model = model_of(r, dtype);
   const platforms::Cluster cluster = cluster_of(r, platforms, calibrations, step_efficiency);
@@ -165,8 +167,10 @@ PublicSuite run_public_training(const std::string& csv, const std::string& sourc
   Calibrations calibrations = load_calibrations(options.calibrations);
   for (const CsvRow& r : table.rows()) {
     if (r.text("source") != source) continue;
+    if ((r.text("precision") == "fp8") != (options.precision == "fp8")) continue;  // the other precision's suite
     if (!options.gpu.empty() && r.text("gpu") != options.gpu) continue;
     if (options.fit_only && r.text("held_out") == "1") continue;
+    if (options.held_out_only && r.text("held_out") != "1") continue;
     if (const auto why = unsupported(r)) {
       ++out.skipped[*why];
       continue;

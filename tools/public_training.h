@@ -31,7 +31,11 @@ struct PublicOptions {
   std::vector<std::string> calibrations;
   std::string gpu;             // only the rows on this GPU type (empty: every row)
   bool fit_only = false;       // only the fit set's rows
+  bool held_out_only = false;  // only the held-out set's rows
   double step_efficiency = 0;  // > 0: this step efficiency on every row, over the calibrations
+  // Which rows by training precision: "16-bit" (bf16 and fp16, each as its row says) or "fp8"
+  // (Transformer Engine fp8 GEMMs, bf16 tensors: sim::storage_of).
+  std::string precision = "16-bit";
 };
 
 // `platforms`: the folder of the server presets (dgx-a100-1x8.yaml, dgx-h100-1x8.yaml).

@@ -22,6 +22,7 @@ Rows run_set(const PublicSuiteFiles& f, const std::string& gpu, bool held_out, d
   o.gpu = gpu;
   o.fit_only = !held_out;
   o.step_efficiency = step_efficiency;
+  o.precision = f.precision;
   Rows rows;
   for (const PublicRun& r : run_public_training(f.measurements, f.source, f.platforms, o).runs)
     if (r.held_out == held_out) {

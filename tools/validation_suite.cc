@@ -21,9 +21,14 @@ std::string beside(const std::string& suite, const ConfigNode& n) {
   return p.string();
 }
 
-const std::initializer_list<const char*> kSuiteKeys = {"name",      "kind",      "measurements",  "platform",
-                                                       "platforms", "source",    "calibration",   "calibrations",
-                                                       "runs",      "min_bytes", "recorded_error"};
+const std::initializer_list<const char*> kSuiteKeys = {"name",      "kind",      "measurements",   "platform",
+                                                       "platforms", "source",    "calibration",    "calibrations",
+                                                       "runs",      "min_bytes", "recorded_error", "precision"};
+
+// A public suite's rows by precision: `precision: fp8`, or the 16-bit rows when absent.
+std::string precision_of(const ConfigNode& root) {
+  return root.has("precision") ? root.child("precision").as_choice({"16-bit", "fp8"}) : "16-bit";
+}
 
 std::vector<std::string> calibrations_of(const std::string& path, const ConfigNode& root) {
   std::vector<std::string> out;
@@ -39,8 +44,12 @@ PublicSuiteFiles public_suite_files(const std::string& path) {
   root.expect_map(kSuiteKeys);
   if (root.child("kind").as_choice({"megatron", "nccl", "public"}) != "public")
     root.child("kind").fail("a step calibration is fitted to a public suite (kind: public)");
-  return {root.get_string("name", root.file_stem()), beside(path, root.child("measurements")),
-          root.get_string("source"), beside(path, root.child("platforms")), calibrations_of(path, root)};
+  return {root.get_string("name", root.file_stem()),
+          beside(path, root.child("measurements")),
+          root.get_string("source"),
+          beside(path, root.child("platforms")),
+          calibrations_of(path, root),
+          precision_of(root)};
 }
 
 ValidationReport run_validation_suite(const std::string& path) {
@@ -56,6 +65,7 @@ ValidationReport run_validation_suite(const std::string& path) {
     r.unit = "s";
     PublicOptions options;
     options.calibrations = calibrations;
+    options.precision = precision_of(root);
     const PublicSuite suite =
         run_public_training(measurements, root.get_string("source"), beside(path, root.child("platforms")), options);
     for (const PublicRun& run : suite.runs)

@@ -52,6 +52,7 @@ ValidationReport run_validation_suite(const std::string& path);
 struct PublicSuiteFiles {
   std::string name, measurements, source, platforms;
   std::vector<std::string> calibrations;
+  std::string precision = "16-bit";  // PublicOptions::precision
 };
 PublicSuiteFiles public_suite_files(const std::string& path);
 void write_validation_report(std::ostream& out, const ValidationReport& r);
