@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <optional>
 
 #include "sim/csv.h"
@@ -21,7 +22,7 @@ int whole(const CsvRow& r, const std::string& column, int fallback = 0) {
 
 // Why a row cannot be simulated as its source ran it (nothing: it can).
 std::optional<std::string> unsupported(const CsvRow& r) {
-  if (r.text("gpu") == "unsupported") return "GPU not in dejavu's catalog (B200, GB200, H200, H100 96GB)";
+  if (r.text("gpu") == "unsupported") return "GPU not in dejavu's catalog (GB300, H100 96GB)";
   if (r.text("sharding") == "offload") return "ZeRO-3 with CPU offload";
   const std::string& fw = r.text("framework");
   if (r.text("sharding") == "unknown" && (fw == "MaxText" || fw == "Paxml")) return "JAX FSDP of unstated degree";
@@ -105,12 +106,20 @@ Calibrations load_calibrations(const std::vector<std::string>& paths) {
 platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms, Calibrations& calibrations,
                               double step_efficiency) {
   const std::string& gpu = r.text("gpu");
-  const std::string preset = platforms + (gpu.rfind("H100", 0) == 0 ? "/dgx-h100-1x8.yaml" : "/dgx-a100-1x8.yaml");
-  platforms::Cluster c = load_platform(preset, {});
+  // The vendor's server of that GPU: DGX A100 / H100 / H200 / B200, or a GB200 NVL72 rack.
+  const std::map<std::string, std::string> server = {
+      {"H100", "dgx-h100-1x8"}, {"H200", "dgx-h200-1x8"}, {"B200", "dgx-b200-1x8"}, {"GB200", "gb200-nvl72"}};
+  const auto it = server.find(gpu.substr(0, gpu.find('-')));
+  platforms::Cluster c =
+      load_platform(platforms + "/" + (it != server.end() ? it->second : "dgx-a100-1x8") + ".yaml", {});
+  // Servers (NVLink domains) of the preset's size, or of the largest size under it that
+  // divides the job (a 256-GPU job on NVL72 racks: 4 domains of 64).
   const int gpus = whole(r, "gpus");
+  int per_server = std::min(gpus, c.groups[0].gpus_per_server);
+  while (gpus % per_server != 0) --per_server;
   c.groups[0].gpu = gpu;
-  c.groups[0].gpus_per_server = std::min(gpus, 8);
-  c.groups[0].count = std::max(1, gpus / 8);
+  c.groups[0].gpus_per_server = per_server;
+  c.groups[0].count = gpus / per_server;
   c.network = sim::Network();
   platforms::build_network(c);
   for (CalibrationFile& f : calibrations)
@@ -129,6 +138,7 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& c
   const std::string& precision = r.text("precision");
   const sim::DType dtype = precision == "fp16"  ? sim::DType::FP16
                            : precision == "fp8" ? sim::DType::FP8
+                           : precision == "fp4" ? sim::DType::FP4
                                                 : sim::DType::BF16;
   strategies::Plan plan = plan_of(r);
   const workloads::ModelGraph model = model_of(r, dtype);
@@ -167,7 +177,8 @@ PublicSuite run_public_training(const std::string& csv, const std::string& sourc
   Calibrations calibrations = load_calibrations(options.calibrations);
   for (const CsvRow& r : table.rows()) {
     if (r.text("source") != source) continue;
-    if ((r.text("precision") == "fp8") != (options.precision == "fp8")) continue;  // the other precision's suite
+    const bool narrow = r.text("precision") == "fp8" || r.text("precision") == "fp4";
+    if (narrow != (options.precision == "fp8")) continue;  // the other precision's suite
     if (!options.gpu.empty() && r.text("gpu") != options.gpu) continue;
     if (options.fit_only && r.text("held_out") == "1") continue;
     if (options.held_out_only && r.text("held_out") != "1") continue;

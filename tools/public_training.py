@@ -3,8 +3,8 @@
 ../shared/validation/public/training_throughput.csv in the plain form dejavu's CSV reader takes
 (no quoted cells), with free-text fields mapped to the few values dejavu understands:
 
-  gpu        a dejavu catalog name, or `unsupported` (GB200/GB300, B200, H200, H100 96GB HBM2e)
-  precision  bf16 | fp16 | fp8 (any 8- or 4-bit format; dejavu prices one dtype per model)
+  gpu        a dejavu catalog name, or `unsupported` (GB300, H100 96GB HBM2e)
+  precision  bf16 | fp16 | fp8 (any 8-bit format: FP8, MXFP8, current scaling) | fp4 (NVFP4)
   sharding   dp | zero1 | zero2 | zero3 | offload (ZeRO-3 with optimizer offload) | unknown
   recompute  none | full | selective | unknown ("not stated")
   measured_step_s  the reported step time, else global batch tokens / tokens per second
@@ -24,12 +24,20 @@ def gpu(t):
         return "A100-SXM-40GB" if "40gb" in t else "A100-SXM-80GB"
     if "h100" in t and "96gb" not in t:
         return "H100-SXM-80GB"
+    if "h200" in t:
+        return "H200-SXM-141GB"
+    if "gb200" in t:
+        return "GB200-186GB"
+    if "b200" in t:  # GB200 matched above
+        return "B200-SXM-180GB"
     return "unsupported"
 
 
 def precision(t):
     t = t.lower()
-    if "fp8" in t or "fp4" in t or "float8" in t:
+    if "fp4" in t:
+        return "fp4"
+    if "fp8" in t or "float8" in t:
         return "fp8"
     if "fp16" in t and "bf16" not in t:
         return "fp16"
@@ -40,7 +48,7 @@ def sharding(t):
     t = t.lower()
     if "offload" in t:
         return "offload"
-    if "zero-3" in t or "full_shard" in t or "fsdp2" in t or "fully sharded" in t:
+    if "zero-3" in t or "full_shard" in t or "fsdp2" in t or "fully sharded" in t or "megatron fsdp" in t:
         return "zero3"
     if "zero-2" in t or "shard_grad_op" in t:
         return "zero2"
