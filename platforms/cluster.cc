@@ -57,7 +57,7 @@ ServerNodes build_server(Cluster& c, const ServerGroup& g, int server) {
     const int host = net.add_host(gname, server, g.step_latency_s);
     const int intra = net.add_link(gname + "/" + g.intra.kind, host, sw, g.intra.bandwidth_Bps * g.intra.efficiency,
                                    g.intra.latency_s / 2);
-    c.gpus.push_back(GpuSlot{host, server, i, &spec, runtime_memory(g, spec)});
+    c.gpus.push_back(GpuSlot{host, server, i, &spec, runtime_memory(g, spec), &g});
     s.hosts.push_back(host);
     if (g.nic.per_gpu) {
       s.nic_ports.push_back(host);
@@ -158,7 +158,7 @@ double latency(const ConfigNode& n, const char* key) {
 }
 
 ServerGroup load_group(const ConfigNode& n) {
-  n.expect_map({"count", "gpu", "gpus_per_server", "intra", "nic", "step_latency", "reserved_memory"});
+  n.expect_map({"count", "gpu", "gpus_per_server", "intra", "nic", "step_latency", "reserved_memory", "host"});
   ServerGroup g;
   g.count = positive_int(n, "count", 1, false, limits::kMaxGpus);
   const ConfigNode gpu = n.child("gpu");
@@ -188,6 +188,15 @@ ServerGroup load_group(const ConfigNode& n) {
   g.step_latency_s = n.get_quantity("step_latency", units::Dimension::Time, 0, 0, limits::kMaxLatency);
   if (n.has("reserved_memory"))
     g.reserved_bytes = n.get_quantity("reserved_memory", units::Dimension::Bytes, 0, 0, limits::kMaxMemory);
+  if (n.has("host")) {
+    const ConfigNode h = n.child("host");
+    h.expect_map({"memory", "memory_bandwidth", "pcie", "nvme", "nvme_bandwidth"});
+    const auto bytes = [&](const char* key) {
+      return h.has(key) ? h.get_quantity(key, units::Dimension::Bytes, 0, 1, limits::kMaxMemory) : 0.0;
+    };
+    const auto rate = [&](const char* key) { return h.has(key) ? positive_rate(h, key) : 0.0; };
+    g.host = {bytes("memory"), rate("memory_bandwidth"), rate("pcie"), bytes("nvme"), rate("nvme_bandwidth")};
+  }
   return g;
 }
 

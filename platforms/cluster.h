@@ -53,6 +53,13 @@ struct NicSpec {
   bool per_gpu = true;
 };
 
+// A server's host side, where ZeRO-Offload and ZeRO-Infinity put the optimizer: CPU memory
+// and its bandwidth (CPU Adam runs there, bound by it), each GPU's PCIe link to it (per
+// direction), NVMe. 0: not given; offloading to it is refused.
+struct HostSpec {
+  double memory_bytes = 0, memory_Bps = 0, pcie_Bps = 0, nvme_bytes = 0, nvme_Bps = 0;
+};
+
 struct ServerGroup {
   int count = 1;
   std::string gpu;
@@ -67,6 +74,7 @@ struct ServerGroup {
   // what nvidia-smi shows for an idle training process on the user's machines); < 0: the
   // GPU type's measured CUDA context and NCCL buffers (gpu_catalog.h).
   double reserved_bytes = -1;
+  HostSpec host;  // `host: {memory, memory_bandwidth, pcie, nvme, nvme_bandwidth}`
 };
 
 struct FabricSpec {
@@ -85,6 +93,7 @@ struct GpuSlot {
   // reserved_memory), as named parts for the memory breakdown.
   std::vector<sim::MemoryPart> runtime;
   double runtime_bytes() const;
+  const ServerGroup* group = nullptr;  // its server's group (host side, GPUs per server)
 };
 
 struct Cluster {

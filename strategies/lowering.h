@@ -17,6 +17,7 @@
 
 #include "platforms/cluster.h"
 #include "sim/task_graph.h"
+#include "strategies/lowering/offload.h"
 #include "strategies/plan.h"
 #include "workloads/model_graph.h"
 
@@ -38,6 +39,17 @@ struct GpuRole {
   int cp_rank = 0;
 };
 
+// Where an offloaded optimizer lives (plan.offload_optimizer), for its fullest stage: what
+// one GPU moves and one server holds, against the server's CPU memory and NVMe.
+struct OffloadUse {
+  std::string tier;  // cpu | nvme; empty: no offload
+  OffloadCost cost;
+  double host_capacity_bytes = 0, nvme_capacity_bytes = 0;
+  bool fits() const {
+    return cost.host_held_bytes <= host_capacity_bytes && cost.nvme_held_bytes <= nvme_capacity_bytes;
+  }
+};
+
 struct LoweredJob {
   sim::TaskGraph graph;
   std::vector<GpuRole> roles;     // per GPU, in cluster order
@@ -45,6 +57,7 @@ struct LoweredJob {
   double model_flops = 0;         // Megatron's count, no recomputation
   double hardware_flops = 0;      // including recomputation
   double params_per_gpu_max = 0;  // parameters held by the fullest GPU
+  OffloadUse offload;
 };
 
 struct LowerOptions {

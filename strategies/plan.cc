@@ -106,6 +106,16 @@ double Plan::gradient_bucket_bytes(double element_bytes) const {
   return std::max(40e6, 1e6 * dp) * element_bytes;
 }
 
+namespace {
+void load_offload(const ConfigNode& root, Plan& p) {
+  if (!root.has("offload")) return;
+  const ConfigNode o = root.child("offload");
+  o.expect_map({"optimizer"});
+  p.where["offload"] = o.loc();
+  p.offload_optimizer = o.child("optimizer").as_choice({"cpu", "nvme"});
+}
+}  // namespace
+
 Plan load_plan(const ConfigNode& root) {
   root.expect_map({"name",
                    "tp",
@@ -127,7 +137,8 @@ Plan load_plan(const ConfigNode& root) {
                    "distributed_optimizer",
                    "overlap_grad_reduce",
                    "overlap_param_gather",
-                   "tp_comm_overlap"});
+                   "tp_comm_overlap",
+                   "offload"});
   Plan p;
   p.file = root.file();
   p.where[""] = root.loc();
@@ -174,6 +185,7 @@ Plan load_plan(const ConfigNode& root) {
   }
   if (root.has("data_parallel")) load_data_parallel(root.child("data_parallel"), p);
   load_megatron_switches(root, p);
+  load_offload(root, p);
   const long long per_step = static_cast<long long>(p.micro_batch_size) * p.dp;  // no int overflow
   if (p.global_batch_size % per_step != 0)
     gb.fail(std::to_string(p.global_batch_size) + " is not a multiple of micro_batch_size x dp = " +
@@ -201,10 +213,27 @@ void check_dtype(const workloads::ModelGraph& model, const platforms::Cluster& c
                           " of platform " + cluster.name + "; valid on it: " + valid);
   }
 }
+
+// Offloading needs each server's host side in the platform.
+void check_offload(const Plan& p, const platforms::Cluster& cluster) {
+  if (p.offload_optimizer.empty()) return;
+  const bool nvme = p.offload_optimizer == "nvme";
+  for (const auto& slot : cluster.gpus) {
+    const platforms::HostSpec& h = slot.group->host;
+    if (h.memory_bytes > 0 && h.memory_Bps > 0 && h.pcie_Bps > 0 && (!nvme || (h.nvme_bytes > 0 && h.nvme_Bps > 0)))
+      continue;
+    fail_at(p, "offload",
+            "optimizer: " + p.offload_optimizer + " needs each server's host: {memory, memory_bandwidth, pcie" +
+                (nvme ? ", nvme, nvme_bandwidth" : "") + "} in platform " + cluster.name +
+                "; valid: give them there, or drop offload");
+  }
+}
+
 }  // namespace
 
 void validate(const Plan& p, const workloads::ModelGraph& model, const platforms::Cluster& cluster) {
   check_dtype(model, cluster);
+  check_offload(p, cluster);
   if (model.heads > 0 && model.heads % p.tp != 0)
     fail_at(p, "tp",
             std::to_string(p.tp) + " does not divide the " + std::to_string(model.heads) +

@@ -72,6 +72,9 @@ struct Plan {
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   bool tp_comm_overlap = false;
+  // `offload: {optimizer: cpu | nvme}` (ZeRO-Offload, ZeRO-Infinity): the optimizer states and
+  // step leave the GPU for its server's host (strategies/lowering/offload.h); "" keeps them.
+  std::string offload_optimizer;
 
   std::string file;                        // where it was read from
   std::map<std::string, SourceLoc> where;  // key -> position, for checks against the model

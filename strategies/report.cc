@@ -165,6 +165,7 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
   r.schedule = plan.schedule;
   add_gpus(r, cluster, job, times, memory);
   add_links(r, cluster, result);
+  r.offload = job.offload;
   return r;
 }
 

@@ -100,6 +100,8 @@ struct Report {
   std::string fullest_gpu;
   double peak_memory_bytes = 0, capacity_bytes = 0;
   double shortfall_bytes = 0;  // peak - capacity when oom
+  // An offloaded optimizer (plan offload): what it moves and holds; tier empty without.
+  OffloadUse offload;
   // The pipeline: until its last microbatch's task ends; an asynchronous schedule's steady
   // state (no flush), its optimizer steps per iteration, and per stage the staleness of the
   // gradients (optimizer steps between the weights they were computed on and the weights

@@ -184,7 +184,11 @@ void GradientPass::emit_stage(int s) {
   for (int c = 0; c < L_.classes_count(); ++c) {
     const sim::Kernel k{sim::OpClass::Optimizer, 0, stepped * optimizer_bytes_per_param(L_.model.dtype),
                         L_.model.dtype};
-    const sim::TaskId step = g_.add_compute(L_.dev[s][c], L_.streams.compute, time_s(s, c, k), opt_label_, -1);
+    const double t =
+        plan.offload_optimizer.empty()
+            ? time_s(s, c, k)
+            : offload_cost(plan.offload_optimizer, *L_.cluster.gpus[L_.gpu(s, 0, 0)].group, stepped, e).seconds;
+    const sim::TaskId step = g_.add_compute(L_.dev[s][c], L_.streams.compute, t, opt_label_, -1);
     if (compressed > 0) g_.add_memory(step, 0, compressed);
     for (sim::TaskId id : synced) g_.depend(id, step);
     steps.push_back(step);

@@ -177,8 +177,9 @@ void JobLayout::add_device(LoweredJob& job, int s, int c) {
   const ModelStateBytes expert_state = model_state_per_param(model.dtype, plan.zero, dpe);
   const double dense = params[s] - (plan.ep > 1 ? expert_params[s] : 0), experts = params[s] - dense;
   device.resident = {{"weights", dense * state.weights + experts * expert_state.weights},
-                     {"gradients", dense * state.gradients + experts * expert_state.gradients},
-                     {"optimizer", dense * state.optimizer + experts * expert_state.optimizer}};
+                     {"gradients", dense * state.gradients + experts * expert_state.gradients}};
+  if (plan.offload_optimizer.empty())  // offloaded, it lives on the host (lowering/offload.h)
+    device.resident.push_back({"optimizer", dense * state.optimizer + experts * expert_state.optimizer});
   for (const sim::MemoryPart& part : runtime->runtime)
     if (part.bytes > 0) device.resident.push_back(part);
   // Asynchronous pipelines keep older weight versions for the backwards in flight.

@@ -57,6 +57,24 @@ void count_flops(LoweredJob& job, const lowering::JobLayout& L) {
 
 }  // namespace
 
+namespace {
+// The offloaded optimizer of the stage whose GPUs step the most parameters.
+OffloadUse offload_use(const lowering::JobLayout& L) {
+  OffloadUse use;
+  use.tier = L.plan.offload_optimizer;
+  for (int s = 0; s < L.p; ++s) {
+    const double stepped = L.plan.zero >= 1 ? L.params[s] / L.dpc : L.params[s];
+    const platforms::ServerGroup& server = *L.cluster.gpus[L.gpu(s, 0, 0)].group;
+    const OffloadCost cost = offload_cost(use.tier, server, stepped, L.element_bytes);
+    if (cost.host_held_bytes < use.cost.host_held_bytes) continue;
+    use.cost = cost;
+    use.host_capacity_bytes = server.host.memory_bytes;
+    use.nvme_capacity_bytes = server.host.nvme_bytes;
+  }
+  return use;
+}
+}  // namespace
+
 LoweredJob lower(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
                  const LowerOptions& options) {
   validate(plan, model, cluster);
@@ -80,6 +98,7 @@ LoweredJob lower(const workloads::ModelGraph& model, const platforms::Cluster& c
   lowering::GradientPass(g, L, items, zero3).emit();
   g.finalize();
   count_flops(job, L);
+  if (!plan.offload_optimizer.empty()) job.offload = offload_use(L);
   return job;
 }
 

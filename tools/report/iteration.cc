@@ -80,6 +80,36 @@ void write_validation_lines(std::ostream& out, const strategies::ValidationBand&
 }
 }  // namespace
 
+namespace {
+nlohmann::ordered_json offload_json(const strategies::OffloadUse& o) {
+  return {{"optimizer", o.tier},
+          {"fits", o.fits()},
+          {"host_memory_bytes_per_server", o.cost.host_held_bytes},
+          {"host_memory_capacity_bytes", o.host_capacity_bytes},
+          {"nvme_bytes_per_server", o.cost.nvme_held_bytes},
+          {"nvme_capacity_bytes", o.nvme_capacity_bytes},
+          {"pcie_bytes_per_gpu", o.cost.pcie_bytes},
+          {"host_traffic_bytes_per_gpu", o.cost.host_traffic_bytes},
+          {"nvme_traffic_bytes_per_gpu", o.cost.nvme_traffic_bytes},
+          {"step_s", o.cost.seconds}};
+}
+
+void write_offload_line(std::ostream& out, const strategies::OffloadUse& o) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "  offload            optimizer on %s: %s %s of %s per server%s; per GPU a step %s over PCIe, "
+                "%s of host memory traffic%s, %s\n",
+                o.tier.c_str(), o.tier == "nvme" ? "NVMe" : "host memory",
+                units::format_bytes(o.tier == "nvme" ? o.cost.nvme_held_bytes : o.cost.host_held_bytes).c_str(),
+                units::format_bytes(o.tier == "nvme" ? o.nvme_capacity_bytes : o.host_capacity_bytes).c_str(),
+                o.fits() ? "" : " (DOES NOT FIT)", units::format_bytes(o.cost.pcie_bytes).c_str(),
+                units::format_bytes(o.cost.host_traffic_bytes).c_str(),
+                o.tier == "nvme" ? (", " + units::format_bytes(o.cost.nvme_traffic_bytes) + " of NVMe").c_str() : "",
+                units::format_time(o.cost.seconds).c_str());
+  out << buf;
+}
+}  // namespace
+
 void write_json(std::ostream& out, const strategies::Report& r, const strategies::FaultReport* faults) {
   nlohmann::ordered_json j;
   j["platform"] = r.platform;
@@ -106,6 +136,7 @@ void write_json(std::ostream& out, const strategies::Report& r, const strategies
                  {"peak_bytes", r.peak_memory_bytes},
                  {"capacity_bytes", r.capacity_bytes},
                  {"shortfall_bytes", r.shortfall_bytes}};
+  if (!r.offload.tier.empty()) j["offload"] = offload_json(r.offload);
   j["busiest_link"] = link_json(r.busiest_link);
   auto& links = j["links"] = nlohmann::ordered_json::array();
   for (const auto& l : r.links) links.push_back(link_json(l));
@@ -217,6 +248,7 @@ void write_summary(std::ostream& out, const strategies::Report& r) {
                   units::format_bytes(r.peak_memory_bytes).c_str(), units::format_bytes(r.capacity_bytes).c_str(),
                   r.fullest_gpu.c_str());
   out << buf;
+  if (!r.offload.tier.empty()) write_offload_line(out, r.offload);
   std::snprintf(buf, sizeof buf, "  busiest link       %s (%s): %s, %.1f%% busy\n", r.busiest_link.name.c_str(),
                 r.busiest_link.direction.c_str(), units::format_bytes(r.busiest_link.bytes).c_str(),
                 100 * r.busiest_link.utilization);

@@ -1,0 +1,21 @@
+#include "strategies/lowering/offload.h"
+
+namespace dejavu::strategies {
+
+OffloadCost offload_cost(const std::string& tier, const platforms::ServerGroup& server, double params,
+                         double element_bytes) {
+  const platforms::HostSpec& h = server.host;
+  const double gpus = server.gpus_per_server;
+  const bool nvme = tier == "nvme";
+  OffloadCost c;
+  c.pcie_bytes = 2 * element_bytes * params;
+  c.host_traffic_bytes = 28 * params;
+  c.nvme_traffic_bytes = nvme ? 24 * params : 0;
+  c.host_held_bytes = gpus * params * (nvme ? 4 : 16);
+  c.nvme_held_bytes = nvme ? gpus * params * 12 : 0;
+  c.seconds = c.pcie_bytes / h.pcie_Bps + gpus * c.host_traffic_bytes / h.memory_Bps +
+              (nvme ? gpus * c.nvme_traffic_bytes / h.nvme_Bps : 0);
+  return c;
+}
+
+}  // namespace dejavu::strategies

@@ -1,0 +1,35 @@
+// Optimizer offload: ZeRO-Offload (`offload: {optimizer: cpu}`) keeps the fp32 optimizer
+// states and the fp32 gradient copy in the server's CPU memory and runs Adam there;
+// ZeRO-Infinity (`nvme`) keeps the states on NVMe and streams them through CPU memory.
+// Per GPU and step, for the parameters its optimizer steps (its ZeRO shard), in order after
+// its gradients are reduced:
+//   - PCIe: its 16-bit gradients down and its updated 16-bit weights up, e bytes each;
+//   - CPU Adam: reads and writes the fp32 master weight, momentum and variance and reads the
+//     fp32 gradient, 28 bytes a parameter of host memory traffic, the server's GPUs stepping
+//     at once over its memory bandwidth;
+//   - NVMe: the 12 bytes of states read before and written after, 24 a parameter, the
+//     server's GPUs sharing its NVMe bandwidth.
+// ZeRO-Offload overlaps the gradients' copy down with the backward; that is not modelled,
+// so the step is an upper bound. Held per server: CPU memory 16 bytes a parameter (cpu: the
+// states and the gradient) or 4 (nvme: the gradient), NVMe 12 (nvme).
+#pragma once
+
+#include <string>
+
+#include "platforms/cluster.h"
+
+namespace dejavu::strategies {
+
+struct OffloadCost {
+  double pcie_bytes = 0;         // per GPU per step, both directions
+  double host_traffic_bytes = 0;  // per GPU per step, CPU Adam's memory traffic
+  double nvme_traffic_bytes = 0;  // per GPU per step
+  double host_held_bytes = 0;     // per server
+  double nvme_held_bytes = 0;     // per server
+  double seconds = 0;             // the offloaded step
+};
+
+OffloadCost offload_cost(const std::string& tier, const platforms::ServerGroup& server, double params,
+                         double element_bytes);
+
+}  // namespace dejavu::strategies

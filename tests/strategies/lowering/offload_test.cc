@@ -1,0 +1,82 @@
+// Optimizer offload (ZeRO-Offload, ZeRO-Infinity): GPT-3 13B on one DGX A100 320GB does not
+// fit with ZeRO-2 alone and fits with its optimizer on the host, at a step whose PCIe,
+// host-memory and NVMe traffic are the hand-counted bytes (strategies/lowering/offload.h).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "platforms/cluster.h"
+#include "platforms/perf_model.h"
+#include "sim/error.h"
+#include "strategies/lowering.h"
+#include "strategies/plan.h"
+#include "strategies/simulate.h"
+#include "workloads/generator.h"
+
+namespace dejavu::strategies {
+namespace {
+
+std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+
+struct Inputs {
+  workloads::ModelGraph model = workloads::load_workload_file(src("workloads/presets/gpt3-13b.yaml"));
+  platforms::Cluster cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-40gb-1x8.yaml"));
+  Plan plan = load_plan_file(src("strategies/presets/dp8-zero2-offload.yaml"));
+};
+
+TEST(Offload, Gpt3_13BFitsOnOneServerOnlyWithItsOptimizerOnTheHost) {
+  Inputs in;
+  const double P = in.model.parameter_count(), shard = P / 8;  // ZeRO-2 over 8 GPUs
+  const Simulation off = simulate(in.model, in.cluster, in.plan);
+  Plan kept = in.plan;
+  kept.offload_optimizer.clear();
+  const Simulation on_gpu = simulate(in.model, in.cluster, kept);
+  EXPECT_TRUE(on_gpu.report.oom);
+  EXPECT_FALSE(off.report.oom);
+  // Off the GPU: the fp32 states of its shard, 12 bytes a parameter.
+  EXPECT_NEAR(on_gpu.report.peak_memory_bytes - off.report.peak_memory_bytes, 12 * shard, 1e-6 * P);
+  const OffloadUse& o = off.report.offload;
+  EXPECT_EQ(o.tier, "cpu");
+  EXPECT_TRUE(o.fits());
+  // Per GPU a step: its 16-bit gradients down and weights up over PCIe (2 + 2 bytes a
+  // parameter of its shard); CPU Adam's 28 bytes a parameter of host memory traffic, the
+  // server's 8 GPUs at once over 409.6 GB/s; held: 16 bytes a parameter per GPU's shard.
+  EXPECT_DOUBLE_EQ(o.cost.pcie_bytes, 4 * shard);
+  EXPECT_DOUBLE_EQ(o.cost.host_traffic_bytes, 28 * shard);
+  EXPECT_DOUBLE_EQ(o.cost.host_held_bytes, 8 * 16 * shard);
+  const double step = 4 * shard / 31.5e9 + 8 * 28 * shard / 409.6e9;
+  EXPECT_NEAR(o.cost.seconds, step, 1e-12);
+  // The step replaces the GPU's optimizer kernel (Adam's 38 bytes a parameter over HBM).
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-40GB"));
+  const double gpu_step = pm.time_s({sim::OpClass::Optimizer, 0, 38 * shard, sim::DType::BF16});
+  EXPECT_NEAR(off.report.iteration_time_s - on_gpu.report.iteration_time_s, step - gpu_step, 1e-9);
+}
+
+TEST(Offload, NvmeHoldsTheStatesAndStreamsThem) {
+  Inputs in;
+  in.plan.offload_optimizer = "nvme";
+  const double shard = in.model.parameter_count() / 8;
+  const OffloadUse o = simulate(in.model, in.cluster, in.plan).report.offload;
+  EXPECT_DOUBLE_EQ(o.cost.nvme_held_bytes, 8 * 12 * shard);  // fp32 master, momentum, variance
+  EXPECT_DOUBLE_EQ(o.cost.host_held_bytes, 8 * 4 * shard);   // the fp32 gradient
+  EXPECT_DOUBLE_EQ(o.cost.nvme_traffic_bytes, 24 * shard);   // the states read and written back
+  EXPECT_NEAR(o.cost.seconds, 4 * shard / 31.5e9 + 8 * 28 * shard / 409.6e9 + 8 * 24 * shard / 25e9, 1e-12);
+  EXPECT_TRUE(o.fits());
+}
+
+TEST(Offload, APlatformWithoutAHostSideIsRefused) {
+  Inputs in;
+  const auto plain = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
+  try {
+    simulate(in.model, plain, in.plan);
+    FAIL() << "offload without a host side was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("dp8-zero2-offload.yaml:9:10: offload: optimizer: cpu needs each server's "
+                                         "host: {memory, memory_bandwidth, pcie} in platform dgx-a100-1x8"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace dejavu::strategies
