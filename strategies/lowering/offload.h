@@ -21,7 +21,7 @@
 namespace dejavu::strategies {
 
 struct OffloadCost {
-  double pcie_bytes = 0;         // per GPU per step, both directions
+  double pcie_bytes = 0;          // per GPU per step, both directions
   double host_traffic_bytes = 0;  // per GPU per step, CPU Adam's memory traffic
   double nvme_traffic_bytes = 0;  // per GPU per step
   double host_held_bytes = 0;     // per server
