@@ -35,7 +35,8 @@ std::vector<sim::MemoryPart> runtime_memory(const ServerGroup& g, const GpuSpec&
   return {{"CUDA context and kernels", spec.cuda_context_bytes}, {"NCCL buffers", spec.nccl_buffers_bytes}};
 }
 
-ServerNodes build_server(Cluster& c, const ServerGroup& g, int server) {
+ServerNodes build_server(Cluster& c, int group, int server) {
+  const ServerGroup& g = c.groups[group];
   sim::Network& net = c.network;
   const GpuSpec& spec = gpu_spec(g.gpu);
   ServerNodes s{"server" + std::to_string(server), {}, &g};
@@ -57,7 +58,7 @@ ServerNodes build_server(Cluster& c, const ServerGroup& g, int server) {
     const int host = net.add_host(gname, server, g.step_latency_s);
     const int intra = net.add_link(gname + "/" + g.intra.kind, host, sw, g.intra.bandwidth_Bps * g.intra.efficiency,
                                    g.intra.latency_s / 2);
-    c.gpus.push_back(GpuSlot{host, server, i, &spec, runtime_memory(g, spec), &g});
+    c.gpus.push_back(GpuSlot{host, server, i, &spec, runtime_memory(g, spec), group});
     s.hosts.push_back(host);
     if (g.nic.per_gpu) {
       s.nic_ports.push_back(host);
@@ -93,8 +94,8 @@ void build_network(Cluster& c) {
   c.gpus.clear();
   std::vector<ServerNodes> servers;
   int server = 0;
-  for (const ServerGroup& g : c.groups)
-    for (int k = 0; k < g.count; ++k) servers.push_back(build_server(c, g, server++));
+  for (size_t g = 0; g < c.groups.size(); ++g)
+    for (int k = 0; k < c.groups[g].count; ++k) servers.push_back(build_server(c, static_cast<int>(g), server++));
 
   const int spine = net.add_switch("spine");
   const FabricSpec& f = c.fabric;

@@ -93,7 +93,7 @@ struct GpuSlot {
   // reserved_memory), as named parts for the memory breakdown.
   std::vector<sim::MemoryPart> runtime;
   double runtime_bytes() const;
-  const ServerGroup* group = nullptr;  // its server's group (host side, GPUs per server)
+  int group = -1;  // its server's group, an index into Cluster::groups (host side, GPUs per server)
 };
 
 struct Cluster {
@@ -101,6 +101,7 @@ struct Cluster {
   std::vector<ServerGroup> groups;
   FabricSpec fabric;
   std::vector<GpuSlot> gpus;  // in server order, then local order
+  const ServerGroup& group_of(int gpu) const { return groups.at(gpus.at(gpu).group); }
   sim::Network network;
   // Checkpoint storage (`storage: {bandwidth: 10 GB/s}`): aggregate write and read rate the
   // whole job sees. Default 10 GB/s, a parallel file system's share for one job.

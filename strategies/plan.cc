@@ -218,8 +218,8 @@ void check_dtype(const workloads::ModelGraph& model, const platforms::Cluster& c
 void check_offload(const Plan& p, const platforms::Cluster& cluster) {
   if (p.offload_optimizer.empty()) return;
   const bool nvme = p.offload_optimizer == "nvme";
-  for (const auto& slot : cluster.gpus) {
-    const platforms::HostSpec& h = slot.group->host;
+  for (const platforms::ServerGroup& g : cluster.groups) {
+    const platforms::HostSpec& h = g.host;
     if (h.memory_bytes > 0 && h.memory_Bps > 0 && h.pcie_Bps > 0 && (!nvme || (h.nvme_bytes > 0 && h.nvme_Bps > 0)))
       continue;
     fail_at(p, "offload",

@@ -187,7 +187,7 @@ void GradientPass::emit_stage(int s) {
     const double t =
         plan.offload_optimizer.empty()
             ? time_s(s, c, k)
-            : offload_cost(plan.offload_optimizer, *L_.cluster.gpus[L_.gpu(s, 0, 0)].group, stepped, e).seconds;
+            : offload_cost(plan.offload_optimizer, L_.cluster.group_of(L_.gpu(s, 0, 0)), stepped, e).seconds;
     const sim::TaskId step = g_.add_compute(L_.dev[s][c], L_.streams.compute, t, opt_label_, -1);
     if (compressed > 0) g_.add_memory(step, 0, compressed);
     for (sim::TaskId id : synced) g_.depend(id, step);

@@ -64,7 +64,7 @@ OffloadUse offload_use(const lowering::JobLayout& L) {
   use.tier = L.plan.offload_optimizer;
   for (int s = 0; s < L.p; ++s) {
     const double stepped = L.plan.zero >= 1 ? L.params[s] / L.dpc : L.params[s];
-    const platforms::ServerGroup& server = *L.cluster.gpus[L.gpu(s, 0, 0)].group;
+    const platforms::ServerGroup& server = L.cluster.group_of(L.gpu(s, 0, 0));
     const OffloadCost cost = offload_cost(use.tier, server, stepped, L.element_bytes);
     if (cost.host_held_bytes < use.cost.host_held_bytes) continue;
     use.cost = cost;
