@@ -169,7 +169,7 @@ ServerGroup load_group(const ConfigNode& n) {
   const ConfigNode intra = n.child("intra");
   intra.expect_map({"kind", "bandwidth", "latency", "efficiency", "gpus_per_switch", "switch_uplink"});
   g.intra.efficiency = efficiency(intra);
-  g.intra.kind = intra.child("kind").as_choice({"nvswitch", "pcie"});
+  g.intra.kind = intra.child("kind").as_choice({"nvswitch", "xgmi", "pcie"});
   g.intra.bandwidth_Bps = positive_rate(intra, "bandwidth");
   g.intra.latency_s = latency(intra, "latency");
   if (g.intra.kind == "pcie") {

@@ -38,7 +38,11 @@
 namespace dejavu::platforms {
 
 struct IntraSpec {
-  std::string kind = "nvswitch";  // nvswitch | pcie
+  // nvswitch | xgmi | pcie. xgmi (AMD's fully connected 8-GPU servers) is built as nvswitch
+  // is, each GPU's links to its peers joined as one port of `bandwidth` (RCCL's rings use
+  // them all at once): collectives see the aggregate; one transfer between two GPUs, which
+  // really has one link, is not held to it.
+  std::string kind = "nvswitch";
   double bandwidth_Bps = 0;
   double latency_s = 0;
   double efficiency = 1;         // fraction of the bandwidth data gets (protocol overhead)

@@ -64,6 +64,24 @@ network: {kind: leaf-spine, servers_per_leaf: 2, latency: 3 us, oversubscription
   EXPECT_DOUBLE_EQ(cross.bottleneck_Bps, 50e9);
 }
 
+TEST(Cluster, XgmiServersJoinEachGpusLinksAsOnePort) {
+  // 8 MI300X: a route between two GPUs crosses two 448 GB/s ports of 1/2 us each, as the
+  // same server built with an NVSwitch would (the port is the GPU's seven 64 GB/s links).
+  const std::string body =
+      "servers:\n  - count: 1\n    gpu: MI300X-192GB\n    gpus_per_server: 8\n"
+      "    intra: {kind: KIND, bandwidth: 448 GB/s, latency: 1 us}\n"
+      "    nic: {bandwidth: 400 Gbps, latency: 2 us}\nnetwork: {kind: fat-tree, latency: 1 us}\n";
+  std::string xgmi = body, nvswitch = body;
+  xgmi.replace(xgmi.find("KIND"), 4, "xgmi");
+  nvswitch.replace(nvswitch.find("KIND"), 4, "nvswitch");
+  const Cluster a = from_yaml(xgmi), b = from_yaml(nvswitch);
+  const sim::PathCost pa = a.network.path_cost(a.gpus[0].host, a.gpus[5].host);
+  EXPECT_DOUBLE_EQ(pa.bottleneck_Bps, 448e9);
+  EXPECT_DOUBLE_EQ(pa.latency_s, 1e-6);
+  EXPECT_EQ(a.network.link_count(), b.network.link_count());
+  EXPECT_EQ(a.groups[0].intra.kind, "xgmi");
+}
+
 TEST(Cluster, RailOptimizedJoinsSameIndexNicsOnOneRail) {
   const Cluster c = from_yaml(R"(
 servers:
