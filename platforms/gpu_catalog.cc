@@ -92,6 +92,14 @@ void add_nvidia_ampere_hopper(std::vector<GpuSpec>& out) {
                  .source = h100,
                  .measured = {kH100Gemm, kH100Flash, kH100Triton},
                  .measured_from = h100_measured});
+  // The H100's GH100 die at the same clocks with HBM3e: its GEMMs are the H100's measured ones.
+  GpuSpec h200 = out.back();  // the H100 SXM
+  h200.name = "H200-SXM-141GB";
+  h200.memory_bytes = 141 * GiB;
+  h200.memory_bandwidth_Bps = 4800 * GBps;
+  h200.source = "nvidia.com/en-us/data-center/h200 (via ml-engineering)";
+  h200.measured_from = "the H100's (same GH100 die): " + h100_measured;
+  out.push_back(h200);
   // The PCIe card: a pair joined by an NVLink bridge, 600 GB/s both directions.
   out.push_back({.name = "H100-PCIe-80GB",
                  .memory_bytes = 80 * GiB,
@@ -105,21 +113,6 @@ void add_nvidia_ampere_hopper(std::vector<GpuSpec>& out) {
                  .sms = 114,
                  .gpu_link = "NVLink bridge (pairs)",
                  .source = h100 + "; 114 SMs: NVIDIA H100 Tensor Core GPU Architecture whitepaper"});
-  // The H100's GH100 die at the same clocks with HBM3e: its GEMMs are the H100's measured ones.
-  out.push_back({.name = "H200-SXM-141GB",
-                 .memory_bytes = 141 * GiB,
-                 .memory_bandwidth_Bps = 4800 * GBps,
-                 .gpu_link_bandwidth_Bps = 450 * GBps,
-                 .peak_fp32 = 67 * T,
-                 .peak_tf32 = 494.5 * T,
-                 .peak_fp16 = 989.4 * T,
-                 .peak_bf16 = 989.4 * T,
-                 .peak_fp8 = 1978.9 * T,
-                 .sms = 132,
-                 .gpu_link = "NVLink 4",
-                 .source = "nvidia.com/en-us/data-center/h200 (via ml-engineering)",
-                 .measured = {kH100Gemm, kH100Flash, kH100Triton},
-                 .measured_from = "the H100's (same GH100 die): " + h100_measured});
 }
 
 void add_nvidia_blackwell(std::vector<GpuSpec>& out) {
@@ -238,20 +231,13 @@ void add_amd_instinct(std::vector<GpuSpec>& out) {
                  .measured = {kMI300XGemm},
                  .measured_from = "XLA's ROCm gfx942 GEMM table, MAMF (GEMMs only)"});
   // The MI300X's compute at a higher power limit, with HBM3e.
-  out.push_back({.name = "MI325X-256GB",
-                 .memory_bytes = 256 * GiB,
-                 .memory_bandwidth_Bps = 6000 * GBps,
-                 .gpu_link_bandwidth_Bps = 448 * GBps,
-                 .peak_fp32 = 163.4 * T,
-                 .peak_tf32 = 653.7 * T,
-                 .peak_fp16 = 1307.4 * T,
-                 .peak_bf16 = 1307.4 * T,
-                 .peak_fp8 = 2614.9 * T,
-                 .sms = 304,
-                 .gpu_link = "xGMI",
-                 .source = "amd.com Instinct MI325X specifications (via ml-engineering)",
-                 .measured = {kMI325XGemm},
-                 .measured_from = "XLA's ROCm gfx942 GEMM table, MAMF (GEMMs only)"});
+  GpuSpec mi325x = out.back();
+  mi325x.name = "MI325X-256GB";
+  mi325x.memory_bytes = 256 * GiB;
+  mi325x.memory_bandwidth_Bps = 6000 * GBps;
+  mi325x.source = "amd.com Instinct MI325X specifications (via ml-engineering)";
+  mi325x.measured = {kMI325XGemm};
+  out.push_back(mi325x);
 }
 
 }  // namespace

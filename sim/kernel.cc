@@ -58,8 +58,13 @@ double dtype_bytes(DType d) {
   return 4;
 }
 
+const std::vector<DType>& all_dtypes() {
+  static const std::vector<DType> all = {DType::FP32, DType::TF32, DType::FP16, DType::BF16, DType::FP8, DType::FP4};
+  return all;
+}
+
 bool parse_dtype(const std::string& name, DType* out) {
-  for (DType d : {DType::FP32, DType::TF32, DType::FP16, DType::BF16, DType::FP8, DType::FP4}) {
+  for (DType d : all_dtypes()) {
     if (name == to_string(d)) {
       *out = d;
       return true;

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 namespace dejavu::sim {
 
@@ -49,6 +50,7 @@ struct Kernel {
 // bf16 (and the optimizer's master weights in fp32). storage_of gives what tensors are kept
 // in: bf16 for those two, the dtype itself otherwise.
 bool narrow_gemm(DType d);
+const std::vector<DType>& all_dtypes();  // fp32, tf32, fp16, bf16, fp8, fp4
 DType storage_of(DType d);
 
 }  // namespace dejavu::sim

@@ -204,8 +204,7 @@ void check_dtype(const workloads::ModelGraph& model, const platforms::Cluster& c
     if (!seen.insert(g.name).second) continue;
     if (g.peak_flops(model.dtype) > 0 && g.peak_flops(sim::storage_of(model.dtype)) > 0) continue;
     std::string valid;
-    for (sim::DType d :
-         {sim::DType::FP32, sim::DType::TF32, sim::DType::FP16, sim::DType::BF16, sim::DType::FP8, sim::DType::FP4})
+    for (sim::DType d : sim::all_dtypes())
       if (g.peak_flops(d) > 0 && g.peak_flops(sim::storage_of(d)) > 0)
         valid += (valid.empty() ? "" : ", ") + std::string(sim::to_string(d));
     throw ConfigError(model.dtype_where, "dtype",

@@ -18,37 +18,28 @@ import sys
 SOURCE = sys.argv[1] if len(sys.argv) > 1 else "../shared/validation/public/gemm_throughput.csv"
 OUT = sys.argv[2] if len(sys.argv) > 2 else "platforms/calibration"
 
+def table_and_mamf(title, table, accelerator_part, mamf):
+    """A GPU's rows: an XLA shape table's (its accelerator field holding `accelerator_part`)
+    and the MAMF row of `mamf`."""
+    return (
+        title,
+        lambda r: (r["source_id"] == table and accelerator_part in r["accelerator"])
+        or (r["source_id"] == "mlengineering_mamf" and r["accelerator"] == mamf),
+    )
+
+
 SETS = {
     "a100": (
         "A100 SXM 80GB",
         lambda r: (r["source_id"] == "azure_ai_benchmarking_guide" and "A100-SXM4-80GB" in r["accelerator"])
         or (r["source_id"] == "mlengineering_mamf" and r["accelerator"] == "NVIDIA A100 SXM"),
     ),
-    "h100": (
-        "H100 SXM",
-        lambda r: (r["source_id"] == "xla_matmul_perf_table" and "H100" in r["accelerator"])
-        or (r["source_id"] == "mlengineering_mamf" and r["accelerator"] == "NVIDIA H100 SXM"),
-    ),
-    "b200": (
-        "B200 SXM",
-        lambda r: (r["source_id"] == "xla_matmul_perf_table" and "B200" in r["accelerator"])
-        or (r["source_id"] == "mlengineering_mamf" and r["accelerator"] == "NVIDIA B200 SXM"),
-    ),
-    "gb200": (
-        "GB200 (the B200's shape table and the GB200's best shape)",
-        lambda r: (r["source_id"] == "xla_matmul_perf_table" and "B200" in r["accelerator"])
-        or (r["source_id"] == "mlengineering_mamf" and r["accelerator"] == "NVIDIA GB200 SXM"),
-    ),
-    "mi300x": (
-        "MI300X",
-        lambda r: (r["source_id"] == "xla_matmul_perf_table_rocm" and "gfx942" in r["accelerator"])
-        or (r["source_id"] == "mlengineering_mamf" and r["accelerator"] == "AMD MI300X"),
-    ),
-    "mi325x": (
-        "MI325X",
-        lambda r: (r["source_id"] == "xla_matmul_perf_table_rocm" and "gfx942" in r["accelerator"])
-        or (r["source_id"] == "mlengineering_mamf" and r["accelerator"] == "AMD MI325X"),
-    ),
+    "h100": table_and_mamf("H100 SXM", "xla_matmul_perf_table", "H100", "NVIDIA H100 SXM"),
+    "b200": table_and_mamf("B200 SXM", "xla_matmul_perf_table", "B200", "NVIDIA B200 SXM"),
+    "gb200": table_and_mamf("GB200 (the B200's shape table and the GB200's best shape)", "xla_matmul_perf_table",
+                            "B200", "NVIDIA GB200 SXM"),
+    "mi300x": table_and_mamf("MI300X", "xla_matmul_perf_table_rocm", "gfx942", "AMD MI300X"),
+    "mi325x": table_and_mamf("MI325X", "xla_matmul_perf_table_rocm", "gfx942", "AMD MI325X"),
 }
 
 

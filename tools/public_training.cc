@@ -135,11 +135,8 @@ platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms, Cal
 }
 
 PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& calibrations, double step_efficiency) {
-  const std::string& precision = r.text("precision");
-  const sim::DType dtype = precision == "fp16"  ? sim::DType::FP16
-                           : precision == "fp8" ? sim::DType::FP8
-                           : precision == "fp4" ? sim::DType::FP4
-                                                : sim::DType::BF16;
+  sim::DType dtype = sim::DType::BF16;  // the converter writes a dtype name: bf16, fp16, fp8, fp4
+  sim::parse_dtype(r.text("precision"), &dtype);
   strategies::Plan plan = plan_of(r);
   const workloads::ModelGraph model = model_of(r, dtype);
   const platforms::Cluster cluster = cluster_of(r, platforms, calibrations, step_efficiency);
