@@ -8,6 +8,7 @@
 #include "strategies/schedules/interleaved_one_f_one_b.h"
 #include "strategies/schedules/one_f_one_b.h"
 #include "strategies/schedules/pipedream.h"
+#include "strategies/schedules/terapipe.h"
 #include "strategies/schedules/zero_bubble_h1.h"
 
 namespace dejavu::strategies {
@@ -32,6 +33,9 @@ void register_builtins() {
                   [] { return std::make_unique<Chimera>(); });
   schedules().add("pipedream", "1F1B without a flush, a step per microbatch, weight stashing (PipeDream)",
                   [] { return std::make_unique<PipeDream>(); });
+  schedules().add("terapipe",
+                  "token slices of each sequence pipelined, backwards in reverse (TeraPipe; plan token_slices)",
+                  [] { return std::make_unique<TeraPipe>(); });
   schedules().add("pipedream-2bw", "1F1B without a flush, a step per iteration on 1-step-stale weights (PipeDream-2BW)",
                   [] { return std::make_unique<PipeDream2BW>(); });
 }

@@ -58,6 +58,9 @@ struct LoweredJob {
   double hardware_flops = 0;      // including recomputation
   double params_per_gpu_max = 0;  // parameters held by the fullest GPU
   OffloadUse offload;
+  // TeraPipe: each sequence's token slices (lengths), and whether its dynamic program chose them.
+  std::vector<int> token_slices;
+  bool token_slices_chosen = false;
 };
 
 struct LowerOptions {

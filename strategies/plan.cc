@@ -6,6 +6,7 @@
 #include "sim/limits.h"
 #include "strategies/data_parallel.h"
 #include "strategies/schedules/schedule.h"
+#include "workloads/token_slice.h"
 
 namespace dejavu::strategies {
 
@@ -107,6 +108,24 @@ double Plan::gradient_bucket_bytes(double element_bytes) const {
 }
 
 namespace {
+// token_slices: auto | a count | [lengths]; only for a schedule that slices tokens.
+void load_token_slices(const ConfigNode& root, Plan& p) {
+  if (!root.has("token_slices")) return;
+  const ConfigNode n = root.child("token_slices");
+  p.where["token_slices"] = n.loc();
+  if (!schedules().make(p.schedule)->slices_tokens())
+    n.fail("token slices are pipelined by schedule: terapipe (not " + p.schedule + "); valid: drop token_slices");
+  if (n.is_sequence()) {
+    for (const ConfigNode& l : n.items()) p.token_slices.push_back(static_cast<int>(l.as_int(1, limits::kMaxSequence)));
+    if (p.token_slices.empty()) n.fail("an empty list; valid: auto, a count, or lengths adding up to the sequence");
+  } else if (!n.is_scalar() || n.as_string() != "auto") {
+    const std::string v = n.is_scalar() ? n.as_string() : "";
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
+      n.fail("expected auto, a count of equal slices, or a list of lengths adding up to the sequence");
+    p.token_slice_count = static_cast<int>(n.as_int(1, limits::kMaxMicrobatches));
+  }
+}
+
 void load_offload(const ConfigNode& root, Plan& p) {
   if (!root.has("offload")) return;
   const ConfigNode o = root.child("offload");
@@ -138,7 +157,8 @@ Plan load_plan(const ConfigNode& root) {
                    "overlap_grad_reduce",
                    "overlap_param_gather",
                    "tp_comm_overlap",
-                   "offload"});
+                   "offload",
+                   "token_slices"});
   Plan p;
   p.file = root.file();
   p.where[""] = root.loc();
@@ -186,6 +206,7 @@ Plan load_plan(const ConfigNode& root) {
   if (root.has("data_parallel")) load_data_parallel(root.child("data_parallel"), p);
   load_megatron_switches(root, p);
   load_offload(root, p);
+  load_token_slices(root, p);
   const long long per_step = static_cast<long long>(p.micro_batch_size) * p.dp;  // no int overflow
   if (p.global_batch_size % per_step != 0)
     gb.fail(std::to_string(p.global_batch_size) + " is not a multiple of micro_batch_size x dp = " +
@@ -228,10 +249,39 @@ void check_offload(const Plan& p, const platforms::Cluster& cluster) {
   }
 }
 
+// TeraPipe slices the sequence of a causal model, whole tokens adding up to it.
+void check_token_slices(const Plan& p, const workloads::ModelGraph& model) {
+  if (!schedules().make(p.schedule)->slices_tokens()) return;
+  if (!workloads::sliceable_by_tokens(model))
+    fail_at(p, "schedule",
+            "terapipe pipelines token slices of causal (decoder) attention; model " + model.name +
+                " has none; valid: another schedule");
+  if (p.cp > 1) fail_at(p, "cp", "terapipe slices the whole sequence on each GPU; valid: cp: 1");
+  const long long s = static_cast<long long>(model.tokens_per_sample);
+  long long sum = 0;
+  for (int l : p.token_slices) sum += l;
+  if (!p.token_slices.empty() && sum != s)
+    fail_at(p, "token_slices",
+            std::to_string(p.token_slices.size()) + " slices adding up to " + std::to_string(sum) +
+                " tokens; valid: lengths adding up to the " + std::to_string(s) + " tokens of a " + model.name +
+                " sequence");
+  const long long k = p.token_slices.empty() ? p.token_slice_count : static_cast<long long>(p.token_slices.size());
+  if (k > s)
+    fail_at(
+        p, "token_slices",
+        std::to_string(k) + " slices of a " + std::to_string(s) + "-token sequence; valid: 1 to " + std::to_string(s));
+  if (k * p.microbatches() > limits::kMaxMicrobatches)
+    fail_at(p, "token_slices",
+            std::to_string(k) + " slices x " + std::to_string(p.microbatches()) +
+                " microbatches = " + std::to_string(k * p.microbatches()) + " work items per stage; at most " +
+                std::to_string(limits::kMaxMicrobatches));
+}
+
 }  // namespace
 
 void validate(const Plan& p, const workloads::ModelGraph& model, const platforms::Cluster& cluster) {
   check_dtype(model, cluster);
+  check_token_slices(p, model);
   check_offload(p, cluster);
   if (model.heads > 0 && model.heads % p.tp != 0)
     fail_at(p, "tp",

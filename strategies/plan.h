@@ -8,6 +8,8 @@
 //   schedule: 1f1b         # gpipe | 1f1b | interleaved-1f1b  (`dejavu list` shows all)
 //   virtual_stages: 1      # model chunks per GPU (interleaved-1f1b)
 //   stages: [10, 12, 12, 14]  # layers per (virtual) stage; default: as even as possible
+//   token_slices: auto     # schedule terapipe: auto (TeraPipe's dynamic program) | k equal
+//                          # slices | [lengths] adding up to the sequence
 //   recompute: full        # none | selective (attention) | full
 //   sequence_parallel: false  # tensor parallelism with reduce-scatter/all-gather (Megatron SP)
 //   zero: 0                # 0 (plain data parallelism) | 1 | 2 | 3 (FSDP)
@@ -50,6 +52,10 @@ struct Plan {
   std::string schedule = "1f1b";
   int virtual_stages = 1;
   std::vector<int> stages;  // layers per virtual stage; empty: even split
+  // TeraPipe's token slices: lengths (tokens) adding up to the sequence, else a count of
+  // equal slices, else (both empty / 0) chosen by TeraPipe's dynamic program.
+  std::vector<int> token_slices;
+  int token_slice_count = 0;
   std::string recompute = "none";
   bool sequence_parallel = false;
   int zero = 0;

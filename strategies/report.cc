@@ -166,6 +166,8 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
   add_gpus(r, cluster, job, times, memory);
   add_links(r, cluster, result);
   r.offload = job.offload;
+  r.token_slices = job.token_slices;
+  r.token_slices_chosen = job.token_slices_chosen;
   return r;
 }
 

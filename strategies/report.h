@@ -102,6 +102,8 @@ struct Report {
   double shortfall_bytes = 0;  // peak - capacity when oom
   // An offloaded optimizer (plan offload): what it moves and holds; tier empty without.
   OffloadUse offload;
+  std::vector<int> token_slices;  // TeraPipe's slices of each sequence (tokens); empty without
+  bool token_slices_chosen = false;
   // The pipeline: until its last microbatch's task ends; an asynchronous schedule's steady
   // state (no flush), its optimizer steps per iteration, and per stage the staleness of the
   // gradients (optimizer steps between the weights they were computed on and the weights

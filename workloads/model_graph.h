@@ -23,6 +23,7 @@ class ModelGraph {
 
   size_t size() const { return boost::num_vertices(graph_); }
   const Op& op(int v) const { return graph_[static_cast<Graph::vertex_descriptor>(v)]; }
+  Op& mutable_op(int v) { return graph_[static_cast<Graph::vertex_descriptor>(v)]; }
   const Graph& graph() const { return graph_; }
 
   // Ops in an order where every op follows its inputs, independent branches in the order

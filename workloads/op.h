@@ -42,6 +42,8 @@ struct Op {
   // Forward FLOPs per sample by Megatron's model-FLOPs convention when they differ from the
   // work done (causal FlashAttention skips half the scores Megatron counts); < 0: fwd_flops.
   double model_fwd_flops = -1;
+  // Attention whose queries see only earlier keys (decoders): what TeraPipe's token slices need.
+  bool causal = false;
   double model_flops() const { return model_fwd_flops >= 0 ? model_fwd_flops : fwd_flops; }
   // Mixture of experts: an expert's weights are sharded over the expert-parallel group, and
   // tokens travel by all-to-all (bytes per sample): after the router's forward (dispatch)

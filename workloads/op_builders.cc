@@ -131,6 +131,7 @@ Op attention_op(std::string name, int layer, double s, double h, double a, doubl
   attn.activation_bytes = (s * h + 2 * s * kv) * e + attn.selective_recompute_bytes;
   attn.activation_split = true;
   attn.model_fwd_flops = attn.fwd_flops;
+  attn.causal = causal;
   if (kind == AttentionKind::Unfused) return attn;
   attn = flash_attention(attn, s, h, a, kv, e, causal);
   if (kind == AttentionKind::Triton) attn.op_class = sim::OpClass::TritonAttention;

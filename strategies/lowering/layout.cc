@@ -34,6 +34,10 @@ JobLayout::JobLayout(const workloads::ModelGraph& model_, const platforms::Clust
   work = build_stage_work(model, plan, schedule->splits_backward());
   for (int c = 1; c < pipes; ++c)
     for (int vs = 0; vs < Vp; ++vs) work.push_back(work[vs]);
+  if (schedule->slices_tokens()) {
+    slices = token_slices(model, cluster, plan, options.collective_algorithm);
+    m *= slices.count();
+  }
   classes = fold_replicas();
   params.assign(p, 0.0);
   expert_params.assign(p, 0.0);

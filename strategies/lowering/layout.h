@@ -11,6 +11,7 @@
 #include "platforms/cluster.h"
 #include "sim/task_graph.h"
 #include "strategies/lowering.h"
+#include "strategies/lowering/token_slices.h"
 #include "strategies/plan.h"
 #include "strategies/schedules/schedule.h"
 #include "strategies/stage_work.h"
@@ -35,7 +36,7 @@ class JobLayout {
   const Plan& plan;
   const LowerOptions& options;
   std::unique_ptr<PipelineSchedule> schedule;
-  int p, d, t, m, v, cp, K;  // K = t * cp: GPUs per replica and stage
+  int p, d, t, m, v, cp, K;  // K = t * cp: GPUs per replica and stage; m work items per stage
   int pipes, Vp, V;          // pipelines run at once, virtual stages per pipeline, in all
   int dpc, dpe;              // GPUs sharing each dense / expert gradient
   double micro_batch, element_bytes;
@@ -43,6 +44,13 @@ class JobLayout {
   std::vector<StageWork> work;                // per virtual stage (pipeline copies included)
   std::vector<std::vector<int>> classes;      // replica classes: the replicas each stands for
   std::vector<double> params, expert_params;  // per GPU stage
+  // TeraPipe: work item j is slice j % k of microbatch j / k, priced as the slice sees the
+  // model (m = microbatches x k); without slicing, every item sees the whole model.
+  TokenSlices slices;
+  int slice_of(int j) const { return slices.count() > 0 ? j % slices.count() : 0; }
+  const workloads::ModelGraph& model_at(int j) const { return slices.count() > 0 ? slices.models[slice_of(j)] : model; }
+  const std::vector<StageWork>& work_at(int j) const { return slices.count() > 0 ? slices.work[slice_of(j)] : work; }
+  int pricings() const { return std::max(1, slices.count()); }  // distinct item prices per stage
 
   int gpu(int s, int r, int k) const { return gpu_index(plan, s, r, k); }
   int host(int s, int r, int k) const { return cluster.gpus[gpu(s, r, k)].host; }

@@ -30,7 +30,7 @@ void check_task_count(const lowering::JobLayout& L) {
       per_microbatch += (L.fused ? 0 : segments * per_segment) + (plan.zero >= 3 ? 4 : 0);
     }
   if (L.fused) per_microbatch += 3.0 * L.work.size();
-  const double tasks = per_microbatch * plan.microbatches() * L.classes_count();
+  const double tasks = per_microbatch * L.m * L.classes_count();
   if (tasks > limits::kMaxTasks) {
     auto it = plan.where.find("global_batch_size");
     char buf[200];
@@ -99,6 +99,8 @@ LoweredJob lower(const workloads::ModelGraph& model, const platforms::Cluster& c
   g.finalize();
   count_flops(job, L);
   if (!plan.offload_optimizer.empty()) job.offload = offload_use(L);
+  job.token_slices = L.slices.lengths;
+  job.token_slices_chosen = L.slices.chosen;
   return job;
 }
 

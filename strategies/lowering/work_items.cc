@@ -35,10 +35,8 @@ std::vector<SegmentTime> times(const GroupPricer& pricer, const std::vector<Segm
 ClassItems::ClassItems(sim::TaskGraph& g, const JobLayout& L, SegmentLabels& labels, std::vector<Zero3Stage>& zero3,
                        ItemTasks& tasks, int c)
     : g_(g), L_(L), labels_(labels), zero3_(zero3), tasks_(tasks), c_(c) {
-  const int r0 = L.classes[c][0];
   fwd_set_.assign(L.V, sim::CommSetId());
   bwd_set_.assign(L.V, sim::CommSetId());
-  times_.resize(L.V);
   for (int vs = 0; vs < L.V; ++vs) {
     // Pipeline sends between consecutive virtual stages, for every replica and TP rank.
     sim::CommSet to_next, to_prev;
@@ -51,40 +49,57 @@ ClassItems::ClassItems(sim::TaskGraph& g, const JobLayout& L, SegmentLabels& lab
       }
     if (L.has_next(vs)) fwd_set_[vs] = g.add_comm_set(std::move(to_next));
     if (L.has_prev(vs)) bwd_set_[vs] = g.add_comm_set(std::move(to_prev));
-    GroupPricer pricer(L.model, L.cluster, L.plan, L.gpu_stage(vs), r0, L.options.collective_algorithm);
-    if (L.fused) {  // each kind of work item priced once, block by block and as a whole
-      blocks_.emplace_back();
-      items_.emplace_back();
-      const auto& blocks = L.work[vs].blocks;
-      for (const Block& blk : blocks) blocks_[vs].push_back(pricer.block(blk));
-      for (size_t i = 0; i < blocks.size(); ++i) {
-        const BlockItems& f = blocks_[vs][i];
-        const BlockItems& b = blocks_[vs][blocks.size() - 1 - i];
-        items_[vs][kForward].append(f.fwd);
-        items_[vs][kBackward].append(b.bwd);
-        items_[vs][kBackwardInput].append(b.bwd_input);
-        items_[vs][kBackwardWeight].append(b.bwd_weight);
-      }
-      continue;
-    }
-    for (const Block& blk : L.work[vs].blocks) {
-      SegmentTimes& t = times_[vs];
-      t.fwd.push_back(times(pricer, blk.fwd));
-      t.bwd.push_back(times(pricer, blk.bwd));
-      t.recompute.push_back(times(pricer, blk.recompute));
-      t.bwd_input.push_back(times(pricer, blk.bwd_input));
-      t.bwd_weight.push_back(times(pricer, blk.bwd_weight));
-    }
   }
+  const int slices = L.pricings();
+  times_.assign(slices, std::vector<SegmentTimes>(L.V));
+  blocks_.assign(slices, std::vector<std::vector<BlockItems>>(L.V));
+  items_.assign(slices, std::vector<std::array<ItemCost, kItemKinds>>(L.V));
+  for (int q = 0; q < slices; ++q)
+    for (int vs = 0; vs < L.V; ++vs) price(q, vs);
   fused_label_ = {g.label("forward"), g.label("backward"), g.label("backward (input gradients)"),
                   g.label("backward (weight gradients)")};
   send_fwd_label_ = g.label("send activations to next stage");
   send_bwd_label_ = g.label("send gradients to previous stage");
 }
 
+// Fused: each kind of work item priced once, block by block and as a whole; else every
+// segment's time. Slice q's prices (work item j = any with slice_of(j) == q).
+void ClassItems::price(int q, int vs) {
+  const workloads::ModelGraph& model = L_.model_at(q);
+  const auto& blocks = L_.work_at(q)[vs].blocks;
+  GroupPricer pricer(model, L_.cluster, L_.plan, L_.gpu_stage(vs), L_.classes[c_][0], L_.options.collective_algorithm);
+  if (L_.fused) {
+    auto& priced = blocks_[q][vs];
+    for (const Block& blk : blocks) priced.push_back(pricer.block(blk));
+    auto& items = items_[q][vs];
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      const BlockItems& f = priced[i];
+      const BlockItems& b = priced[blocks.size() - 1 - i];
+      items[kForward].append(f.fwd);
+      items[kBackward].append(b.bwd);
+      items[kBackwardInput].append(b.bwd_input);
+      items[kBackwardWeight].append(b.bwd_weight);
+    }
+    return;
+  }
+  SegmentTimes& t = times_[q][vs];
+  for (const Block& blk : blocks) {
+    t.fwd.push_back(times(pricer, blk.fwd));
+    t.bwd.push_back(times(pricer, blk.bwd));
+    t.recompute.push_back(times(pricer, blk.recompute));
+    t.bwd_input.push_back(times(pricer, blk.bwd_input));
+    t.bwd_weight.push_back(times(pricer, blk.bwd_weight));
+  }
+}
+
 void ClassItems::emit_stage(int s) {
   Zero3Device zero3(g_, zero3_.empty() ? nullptr : &zero3_[s]);
-  for (const WorkItem& item : L_.schedule->order(s, L_.p, L_.m, L_.v)) emit_item(item, s, zero3);
+  const std::vector<WorkItem> order = L_.schedule->order(s, L_.p, L_.m, L_.v);
+  for (const WorkItem& item : order) {
+    if (item.backward && item.part != BackwardPart::Weight) last_backward_ = item.microbatch;
+    if (item.backward && item.part == BackwardPart::Weight) last_weight_ = item.microbatch;
+  }
+  for (const WorkItem& item : order) emit_item(item, s, zero3);
 }
 
 void ClassItems::emit_item(const WorkItem& item, int s, Zero3Device& zero3) {
@@ -108,14 +123,15 @@ void ClassItems::emit_fused(const WorkItem& item, int vs, int s, Zero3Device& ze
     g_.add_memory(id, cost.peak, cost.peak - cost.level);
     chain.add(g_, id);
   };
-  if (zero3_.empty()) return task(items_[vs][kind]);
-  const auto& blocks = L_.work[vs].blocks;
+  const int q = L_.slice_of(j);
+  if (zero3_.empty()) return task(items_[q][vs][kind]);
+  const auto& blocks = L_.work_at(j)[vs].blocks;
   const BackwardPass pass = kind == kBackward        ? BackwardPass::Whole
                             : kind == kBackwardInput ? BackwardPass::Input
                                                      : BackwardPass::Weight;
   for (size_t i = 0; i < blocks.size(); ++i) {
     const size_t bi = item.backward ? blocks.size() - 1 - i : i;
-    const BlockItems& b = blocks_[vs][bi];
+    const BlockItems& b = blocks_[q][vs][bi];
     const ItemCost& cost = kind == kForward         ? b.fwd
                            : kind == kBackward      ? b.bwd
                            : kind == kBackwardInput ? b.bwd_input
@@ -130,9 +146,9 @@ void ClassItems::emit_fused(const WorkItem& item, int vs, int s, Zero3Device& ze
 // its input-gradient part, when the schedule splits it); weight gradients sent nowhere.
 void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& zero3, Chain& chain) {
   SegmentEmitter emit(g_, L_, labels_, s, c_);
-  const auto& blocks = L_.work[vs].blocks;
-  const SegmentTimes& t = times_[vs];
   const int j = item.microbatch;
+  const auto& blocks = L_.work_at(j)[vs].blocks;
+  const SegmentTimes& t = times_[L_.slice_of(j)][vs];
   auto run = [&](const std::vector<Segment>& segs, const std::vector<SegmentTime>& d) {
     run_pass(emit, segs, d, j, chain);
   };
@@ -154,7 +170,7 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
     if (kind == kBackwardWeight) {
       zero3.block(blk, j, false, completes_gradients(blk, BackwardPass::Weight), chain,
                   [&] { run(blk.bwd_weight, t.bwd_weight[bi]); });
-      if (j == L_.m - 1 && chain.last >= 0) tasks_.grads_ready[c_][vs][bi] = chain.last;
+      if (j == last_weight_ && chain.last >= 0) tasks_.grads_ready[c_][vs][bi] = chain.last;
       continue;
     }
     const bool input_only = kind == kBackwardInput;
@@ -163,7 +179,7 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
                   run(blk.recompute, t.recompute[bi]);
                   run(input_only ? blk.bwd_input : blk.bwd, input_only ? t.bwd_input[bi] : t.bwd[bi]);
                 });
-    if (j == L_.m - 1 && !input_only) tasks_.grads_ready[c_][vs][bi] = chain.last;
+    if (j == last_backward_ && !input_only) tasks_.grads_ready[c_][vs][bi] = chain.last;
   }
   emit.finish(chain, j);
 }
@@ -173,7 +189,7 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
 void ClassItems::place(const WorkItem& item, int vs, int s, const Chain& chain) {
   const int j = item.microbatch;
   const sim::DeviceId device = L_.dev[s][c_];
-  const double boundary = L_.model.boundary_bytes_per_sample * L_.micro_batch / L_.cp;  // a context rank's tokens
+  const double boundary = L_.model_at(j).boundary_bytes_per_sample * L_.micro_batch / L_.cp;  // a rank's tokens
   ItemTasks& t = tasks_;
   if (!item.backward) {
     t.f_first[c_][vs][j] = chain.first;

@@ -49,6 +49,7 @@ class ClassItems {
   void emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& zero3, Chain& chain);
   void emit_fused(const WorkItem& item, int vs, int s, Zero3Device& zero3, Chain& chain);
   void place(const WorkItem& item, int vs, int s, const Chain& chain);
+  void price(int q, int vs);  // slice q's items on virtual stage vs
 
   sim::TaskGraph& g_;
   const JobLayout& L_;
@@ -56,10 +57,12 @@ class ClassItems {
   std::vector<Zero3Stage>& zero3_;
   ItemTasks& tasks_;
   int c_;
-  std::vector<sim::CommSetId> fwd_set_, bwd_set_;        // per virtual stage
-  std::vector<SegmentTimes> times_;                      // per virtual stage
-  std::vector<std::vector<BlockItems>> blocks_;          // fused: per virtual stage, per block
-  std::vector<std::array<ItemCost, kItemKinds>> items_;  // fused: per virtual stage, whole items
+  std::vector<sim::CommSetId> fwd_set_, bwd_set_;  // per virtual stage
+  // Per token slice (one without TeraPipe), per virtual stage:
+  std::vector<std::vector<SegmentTimes>> times_;
+  std::vector<std::vector<std::vector<BlockItems>>> blocks_;          // fused: per block
+  std::vector<std::vector<std::array<ItemCost, kItemKinds>>> items_;  // fused: whole items
+  int last_backward_ = -1, last_weight_ = -1;                         // the stage's last (weight) backward item
   std::array<sim::LabelId, kItemKinds> fused_label_{};
   sim::LabelId send_fwd_label_, send_bwd_label_;
 };

@@ -28,6 +28,9 @@ class PipelineSchedule {
   // `stage` of `stages` holds `chunks` model chunks: virtual stages stage, stage+stages, ...
   virtual std::vector<WorkItem> order(int stage, int stages, int microbatches, int chunks) const = 0;
   virtual bool splits_backward() const { return false; }
+  // Token-level pipelining (TeraPipe): the items are the token slices of each microbatch
+  // (plan.token_slices), microbatch-major; the lowering prices each slice by its tokens.
+  virtual bool slices_tokens() const { return false; }
 
   // Bidirectional schedules run `pipelines()` copies of the model's p stages at once (Chimera:
   // a down pipeline and an up one). Chunk c of GPU `stage` is then virtual stage

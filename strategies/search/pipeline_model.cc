@@ -437,8 +437,9 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
       plan.data_parallel.compression != "none" || plan.gradient_bucket_bytes(1) > 0 || plan.overlap_param_gather ||
       plan.tp_comm_overlap)
     return false;
-  if (const auto schedule = schedules().make(plan.schedule); schedule->pipelines() > 1 || !schedule->flushes())
-    return false;  // bidirectional or asynchronous: lower() and the engine handle those
+  if (const auto schedule = schedules().make(plan.schedule);
+      schedule->pipelines() > 1 || !schedule->flushes() || schedule->slices_tokens())
+    return false;  // bidirectional, asynchronous or token-sliced: lower() and the engine handle those
   validate(plan, model, *problem_.cluster);
   if (!one_class(plan)) return false;
   const int p = plan.pp;

@@ -53,7 +53,7 @@ TEST(Plan, UnknownScheduleListsTheKnownOnes) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()),
               "s.yaml:2:11: schedule: unknown schedule \"zigzag\"; valid: 1f1b, chimera, gpipe, interleaved-1f1b, "
-              "pipedream, pipedream-2bw, zb-h1");
+              "pipedream, pipedream-2bw, terapipe, zb-h1");
   }
 }
 

@@ -137,6 +137,8 @@ void write_json(std::ostream& out, const strategies::Report& r, const strategies
                  {"capacity_bytes", r.capacity_bytes},
                  {"shortfall_bytes", r.shortfall_bytes}};
   if (!r.offload.tier.empty()) j["offload"] = offload_json(r.offload);
+  if (!r.token_slices.empty())
+    j["token_slices"] = {{"tokens", r.token_slices}, {"chosen_by", r.token_slices_chosen ? "terapipe-dp" : "plan"}};
   j["busiest_link"] = link_json(r.busiest_link);
   auto& links = j["links"] = nlohmann::ordered_json::array();
   for (const auto& l : r.links) links.push_back(link_json(l));
@@ -235,6 +237,12 @@ void write_summary(std::ostream& out, const strategies::Report& r) {
                   "%.2f steps stale on average, weight versions per stage %s\n",
                   r.schedule.c_str(), r.optimizer_steps, r.mean_staleness, versions.c_str());
     out << buf;
+  }
+  if (!r.token_slices.empty()) {
+    std::string lengths;
+    for (int l : r.token_slices) lengths += (lengths.empty() ? "" : ", ") + std::to_string(l);
+    out << "  token slices       " << r.token_slices.size() << " per sequence (" << lengths << " tokens)"
+        << (r.token_slices_chosen ? ", chosen by TeraPipe's dynamic program" : ", as the plan gives") << "\n";
   }
   std::snprintf(buf, sizeof buf, "  simulated          %d GPUs as %zu devices, %d tasks\n", r.gpus, r.simulated.size(),
                 r.tasks);
