@@ -10,17 +10,17 @@ bool is_attention(const Op& op) {
 
 // Every per-sample figure of `op` that grows with the tokens, times `f`.
 void scale_linear(Op& op, double f) {
-  for (double* x : {&op.fwd_flops, &op.bwd_flops, &op.fwd_bytes, &op.bwd_bytes, &op.activation_bytes,
-                    &op.selective_recompute_bytes, &op.tp_sync_bytes, &op.cp_kv_bytes, &op.ep_a2a_fwd_bytes,
-                    &op.ep_a2a_bwd_bytes, &op.ep_a2a_bwd_before_bytes})
+  for (double* x :
+       {&op.fwd_flops, &op.bwd_flops, &op.fwd_bytes, &op.bwd_bytes, &op.activation_bytes, &op.selective_recompute_bytes,
+        &op.tp_sync_bytes, &op.cp_kv_bytes, &op.ep_a2a_fwd_bytes, &op.ep_a2a_bwd_bytes, &op.ep_a2a_bwd_before_bytes})
     *x *= f;
   if (op.model_fwd_flops >= 0) op.model_fwd_flops *= f;
 }
 
 void scale_attention(Op& op, double o, double l, double s) {
   const double tokens = l / s;
-  const double flops = op.op_class == sim::OpClass::Attention ? unfused_score_fraction(o, l, s)
-                                                               : causal_pair_fraction(o, l, s);
+  const double flops =
+      op.op_class == sim::OpClass::Attention ? unfused_score_fraction(o, l, s) : causal_pair_fraction(o, l, s);
   const double stored_scores = op.selective_recompute_bytes;  // unfused only (fused stores none)
   const double unfused = op.op_class == sim::OpClass::Attention;
   const double traffic = unfused ? flops : (2 * l + o) / (2 * s);

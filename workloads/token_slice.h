@@ -26,7 +26,7 @@ bool sliceable_by_tokens(const ModelGraph& model);
 ModelGraph token_slice(const ModelGraph& model, double offset, double length);
 
 // The fractions of the whole sequence's attention a slice computes.
-double causal_pair_fraction(double offset, double length, double s);     // (2lo + l²) / s²
-double unfused_score_fraction(double offset, double length, double s);   // l(o + l) / s²
+double causal_pair_fraction(double offset, double length, double s);    // (2lo + l²) / s²
+double unfused_score_fraction(double offset, double length, double s);  // l(o + l) / s²
 
 }  // namespace dejavu::workloads

@@ -18,4 +18,8 @@ OffloadCost offload_cost(const std::string& tier, const platforms::ServerGroup& 
   return c;
 }
 
+bool fits_host(const OffloadCost& cost, const platforms::ServerGroup& server) {
+  return cost.host_held_bytes <= server.host.memory_bytes && cost.nvme_held_bytes <= server.host.nvme_bytes;
+}
+
 }  // namespace dejavu::strategies

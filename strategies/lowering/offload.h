@@ -32,4 +32,7 @@ struct OffloadCost {
 OffloadCost offload_cost(const std::string& tier, const platforms::ServerGroup& server, double params,
                          double element_bytes);
 
+// Whether what a server holds fits its CPU memory and NVMe.
+bool fits_host(const OffloadCost& cost, const platforms::ServerGroup& server);
+
 }  // namespace dejavu::strategies

@@ -61,8 +61,8 @@ double slice_time(const workloads::ModelGraph& model, const platforms::Cluster& 
   return t;
 }
 
-std::vector<int> chosen_lengths(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
-                                const Plan& plan, const std::string& algorithm) {
+std::vector<int> chosen_lengths(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
+                                const std::string& algorithm) {
   const int s = static_cast<int>(model.tokens_per_sample);
   int heaviest = 0;
   double most = -1;
@@ -73,7 +73,8 @@ std::vector<int> chosen_lengths(const workloads::ModelGraph& model, const platfo
   const int n = std::min(s, 32);
   auto unit = [&](int i) { return static_cast<int>(static_cast<long long>(s) * i / n); };
   const auto cut = best_cut(
-      n, [&](int a, int b) { return slice_time(model, cluster, plan, algorithm, heaviest, unit(a), unit(b) - unit(a)); },
+      n,
+      [&](int a, int b) { return slice_time(model, cluster, plan, algorithm, heaviest, unit(a), unit(b) - unit(a)); },
       plan.microbatches(), plan.pp);
   std::vector<int> lengths;
   for (size_t i = 0; i + 1 < cut.size(); ++i) lengths.push_back(unit(cut[i + 1]) - unit(cut[i]));

@@ -19,10 +19,10 @@
 namespace dejavu::strategies::lowering {
 
 struct TokenSlices {
-  std::vector<int> lengths;                       // tokens; empty: the schedule does not slice
-  bool chosen = false;                            // by the dynamic program
-  std::vector<workloads::ModelGraph> models;      // per slice
-  std::vector<std::vector<StageWork>> work;       // per slice, per virtual stage
+  std::vector<int> lengths;                   // tokens; empty: the schedule does not slice
+  bool chosen = false;                        // by the dynamic program
+  std::vector<workloads::ModelGraph> models;  // per slice
+  std::vector<std::vector<StageWork>> work;   // per slice, per virtual stage
   int count() const { return static_cast<int>(lengths.size()); }
 };
 

@@ -35,6 +35,14 @@ std::string plan_key(const Plan& p) {
   std::snprintf(buf, sizeof buf, "%s/%d/%d/%d/%llu/%s/%a/%d/%a", d.sync.c_str(), d.servers, d.peers, d.step, d.seed,
                 d.compression.c_str(), d.density, d.rank, d.bucket_bytes);
   add("dpx", buf);
+  add("delay", std::to_string(d.delay));
+  add("cp_comm", p.cp_comm);
+  add("overlap", std::string(p.overlap_grad_reduce ? "g" : "") + (p.overlap_param_gather ? "p" : "") +
+                     (p.tp_comm_overlap ? "t" : ""));
+  add("offload", p.offload_optimizer);
+  std::string slices = std::to_string(p.token_slice_count) + ":";
+  for (int l : p.token_slices) slices += std::to_string(l) + ",";
+  add("slices", slices);
   return k;
 }
 
@@ -43,7 +51,8 @@ double model_state_lower_bound_bytes(const workloads::ModelGraph& model, const P
   // the average, and tensor parallelism splits at most every parameter t ways.
   const double params = model.parameter_count() / (static_cast<double>(p.tp) * p.pp);
   if (p.ep > 1) return 0;  // experts shard further; no cheap bound
-  return params * model_state_per_param(model.dtype, p.zero, static_cast<double>(p.dp) * p.cp).total();
+  const ModelStateBytes state = model_state_per_param(model.dtype, p.zero, static_cast<double>(p.dp) * p.cp);
+  return params * (state.total() - (p.offload_optimizer.empty() ? 0 : state.optimizer));  // offloaded: on the host
 }
 
 SimulationEvaluator::~SimulationEvaluator() = default;
@@ -77,7 +86,7 @@ Score SimulationEvaluator::evaluate(const Plan& plan) {
       ++simulations_;
       s.simulated = true;
       s.iteration_time_s = sim.report.iteration_time_s;
-      s.fits = !sim.report.oom;
+      s.fits = !sim.report.oom && (sim.report.offload.tier.empty() || sim.report.offload.fits());
       s.peak_memory_bytes = sim.report.peak_memory_bytes;
       s.capacity_bytes = sim.report.capacity_bytes;
       s.tokens_per_s = plan.global_batch_size * model.tokens_per_sample / s.iteration_time_s;
@@ -92,7 +101,7 @@ Score SimulationEvaluator::evaluate(const Plan& plan) {
       ++simulations_;
       s.simulated = true;
       s.iteration_time_s = r.makespan_s;
-      s.fits = true;
+      s.fits = job.offload.tier.empty() || job.offload.fits();  // the host holds an offloaded optimizer
       double worst = -1;
       const auto memory = sim::memory_profiles(job.graph, r);
       for (size_t d = 0; d < memory.size(); ++d) {

@@ -8,6 +8,7 @@
 #include "platforms/calibration.h"
 #include "platforms/perf_model.h"
 #include "sim/collective.h"
+#include "strategies/lowering/offload.h"
 #include "strategies/schedules/schedule.h"
 
 namespace dejavu::strategies::search {
@@ -194,6 +195,7 @@ struct PipelineModel::Timeline {
   std::vector<std::array<std::vector<MemoryEvent>, kEventLists>> events;  // per stage
   std::vector<std::vector<double>> block_end;                             // ZeRO-3: each gathered block's end, in order
   double makespan = 0;
+  bool host_full = false;  // an offloaded optimizer some server cannot hold
 };
 
 void PipelineModel::stage_work(const Plan& plan, int s, const std::vector<int>& layers_of, Work& w) {
@@ -409,7 +411,8 @@ double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t,
     return collective_s(plan, s, static_cast<int>(op), bytes);
   };
   const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc);
-  const double resident = w.params[s] * state.total() + w.reserved[s];
+  const bool offloaded = !plan.offload_optimizer.empty();  // the optimizer on the host (lowering/offload.h)
+  const double resident = w.params[s] * (state.total() - (offloaded ? state.optimizer : 0)) + w.reserved[s];
   const double grad_bytes = w.params[s] * e;
   double synced = t.last_backward[s];
   if (plan.zero >= 3 && d > 1) {
@@ -423,7 +426,14 @@ double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t,
   const platforms::PerfModel perf = platforms::perf_model(cluster, *cluster.gpus[gpu_index(plan, s, 0, 0)].spec);
   const sim::Kernel k{sim::OpClass::Optimizer, 0, w.params[s] * optimizer_bytes_per_param(model.dtype) / shard,
                       model.dtype};
-  const double step_end = std::max(t.compute_free[s], synced) + perf.time_s(k);
+  double step_s = perf.time_s(k);
+  if (offloaded) {
+    const platforms::ServerGroup& server = cluster.group_of(gpu_index(plan, s, 0, 0));
+    const OffloadCost cost = offload_cost(plan.offload_optimizer, server, w.params[s] / shard, e);
+    step_s = cost.seconds;
+    if (!fits_host(cost, server)) t.host_full = true;
+  }
+  const double step_end = std::max(t.compute_free[s], synced) + step_s;
   t.makespan = std::max(t.makespan, step_end);
   if (d > 1 && (plan.zero == 1 || plan.zero == 2))
     t.makespan =
@@ -464,6 +474,7 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
       out.capacity_bytes = w.capacity[s];
     }
   }
+  if (t.host_full) out.fits = false;  // an offloaded optimizer its servers cannot hold
   out.tokens_per_s = plan.global_batch_size * model.tokens_per_sample / t.makespan;
   return true;
 }

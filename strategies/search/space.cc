@@ -16,6 +16,13 @@ Space default_space(const Problem& problem, int max_micro_batch) {
   for (int p = 1; p <= std::min(n, model.layers); ++p)
     if (n % p == 0) s.pp.push_back(p);
   for (int b = 1; b <= max_micro_batch; b *= 2) s.micro_batch.push_back(b);
+  bool cpu = true, nvme = true;
+  for (const auto& g : cluster.groups) {
+    cpu = cpu && g.host.memory_bytes > 0 && g.host.memory_Bps > 0 && g.host.pcie_Bps > 0;
+    nvme = nvme && g.host.nvme_bytes > 0 && g.host.nvme_Bps > 0;
+  }
+  if (cpu) s.offload.push_back("cpu");
+  if (cpu && nvme) s.offload.push_back("nvme");
   return s;
 }
 
@@ -64,13 +71,16 @@ std::vector<Plan> enumerate(const Problem& problem, const Space& space) {
               if (z > 0 && base.dp == 1) continue;  // nothing to shard over
               for (bool sp : space.sequence_parallel) {
                 if (sp && tp == 1) continue;
-                Plan p = base;
-                p.schedule = schedule;
-                p.virtual_stages = v;
-                p.recompute = rc;
-                p.zero = z;
-                p.sequence_parallel = sp;
-                out.push_back(p);
+                for (const std::string& offload : space.offload) {
+                  Plan p = base;
+                  p.schedule = schedule;
+                  p.virtual_stages = v;
+                  p.recompute = rc;
+                  p.zero = z;
+                  p.sequence_parallel = sp;
+                  p.offload_optimizer = offload;
+                  out.push_back(p);
+                }
               }
             }
       }
@@ -84,6 +94,7 @@ std::string describe(const Plan& p) {
   if (p.recompute != "none") s += " rc=" + p.recompute;
   if (p.zero > 0) s += " zero" + std::to_string(p.zero);
   if (p.sequence_parallel) s += " sp";
+  if (!p.offload_optimizer.empty()) s += " offload=" + p.offload_optimizer;
   if (!p.stages.empty()) {
     s += " stages=[";
     for (size_t i = 0; i < p.stages.size(); ++i) s += (i ? "," : "") + std::to_string(p.stages[i]);
@@ -107,6 +118,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   out << "recompute: " << p.recompute << "\n";
   out << "sequence_parallel: " << (p.sequence_parallel ? "true" : "false") << "\n";
   out << "zero: " << p.zero << "\n";
+  if (!p.offload_optimizer.empty()) out << "offload: {optimizer: " << p.offload_optimizer << "}\n";
 }
 
 }  // namespace dejavu::strategies::search

@@ -1,6 +1,7 @@
 // The plans a search may choose: tensor, pipeline and data-parallel degrees whose product
 // is the cluster's GPU count, microbatch size, pipeline schedule (and model chunks),
-// recomputation, ZeRO stage and sequence parallelism. Gradient sync stays a plain ring
+// recomputation, ZeRO stage, sequence parallelism and, where every server has a host side,
+// optimizer offload (to CPU memory, and NVMe when given). Gradient sync stays a plain ring
 // all-reduce without buckets, and expert/context parallelism stay off: those are a user's
 // choices to compare by hand (`dejavu simulate`), not knobs the searchers turn.
 #pragma once
@@ -23,6 +24,7 @@ struct Space {
   std::vector<std::string> recompute = {"none", "selective", "full"};
   std::vector<int> zero = {0, 1, 2, 3};
   std::vector<bool> sequence_parallel = {false, true};
+  std::vector<std::string> offload = {""};  // plan.offload_optimizer: "" (none), cpu, nvme
 };
 
 // The default space for a problem; `max_micro_batch` caps the microbatch size.

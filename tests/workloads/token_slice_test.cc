@@ -71,8 +71,8 @@ TEST(TokenSlice, CausalSlicesAddUpToTheWholeSequence) {
   EXPECT_NEAR(flash, 8e9, 1e-3);
   EXPECT_NEAR(gemm, 8e9, 1e-3);
   // Unfused skips the masked rectangles above the diagonal: Σ l_i(o_i + l_i) = (s² + Σ l_i²) / 2.
-  EXPECT_NEAR(token_slice(whole, 0, 512).op(2).fwd_flops + token_slice(whole, 512, 512).op(2).fwd_flops,
-              8e9 * 0.75, 1e-3);
+  EXPECT_NEAR(token_slice(whole, 0, 512).op(2).fwd_flops + token_slice(whole, 512, 512).op(2).fwd_flops, 8e9 * 0.75,
+              1e-3);
 }
 
 TEST(TokenSlice, OnlyCausalLanguageModelsSlice) {

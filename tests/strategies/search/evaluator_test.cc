@@ -102,6 +102,40 @@ TEST(PipelineModel, MatchesTheEngineOnEveryPlanOfFourServers) {
   expect_fast_path_exact("dgx-a100-4x8", "gpt3-1.3b", 128, 1.0);
 }
 
+TEST(PipelineModel, MatchesTheEngineOnEveryPlanWithOptimizerOffload) {
+  // A DGX A100 320GB with its host side: the space adds offload to CPU memory and to NVMe.
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-40gb-1x8.yaml"));
+  const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
+  const Space space = default_space(Problem{&model, &cluster, 64}, 4);
+  EXPECT_EQ(space.offload, (std::vector<std::string>{"", "cpu", "nvme"}));
+  expect_fast_path_exact("dgx-a100-40gb-1x8", "gpt3-1.3b", 64, 1.0);
+}
+
+TEST(PipelineModel, AnOptimizerTheHostCannotHoldDoesNotFit) {
+  // Llama 3 70B (P = 70.6e9 parameters) on one DGX A100 320GB, tp4 dp2 ZeRO-3: the server's
+  // eight GPUs step P/8 each, so CPU offload holds 16 P = 1.13 TB of its 1 TB; NVMe offload
+  // holds 4 P = 282 GB of CPU memory and 12 P = 847 GB of its 15 TB of NVMe.
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-40gb-1x8.yaml"));
+  const auto model = workloads::load_workload_file(src("workloads/presets/llama3-70b.yaml"));
+  ASSERT_GT(16 * model.parameter_count(), 1e12);
+  ASSERT_LT(4 * model.parameter_count(), 1e12);
+  const Problem problem{&model, &cluster, 16};
+  Plan plan;
+  ASSERT_TRUE(make_plan(problem, 4, 1, 1, plan));
+  plan.zero = 3;
+  plan.recompute = "full";
+  plan.sequence_parallel = true;
+  for (const char* tier : {"cpu", "nvme"}) {
+    plan.offload_optimizer = tier;
+    SimulationEvaluator slow(problem, "ring", SimulationEvaluator::Path::Simulate);
+    Score f;
+    ASSERT_TRUE(PipelineModel(problem).score(plan, f));
+    const Score s = slow.evaluate(plan);
+    EXPECT_EQ(f.fits, std::string(tier) == "nvme") << tier;
+    EXPECT_EQ(s.fits, f.fits) << tier;
+  }
+}
+
 TEST(PipelineModel, MatchesTheEngineOnAMixedCluster) {
   // Replicas that span both server types price differently: those go to the engine.
   expect_fast_path_exact("mixed-a100-h100-2x8", "gpt3-1.3b", 64, 0.3);
