@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "platforms/nic_protocol.h"
 #include "sim/limits.h"
 
 namespace dejavu::platforms {
@@ -181,8 +182,21 @@ ServerGroup load_group(const ConfigNode& n) {
       if (intra.has(key)) intra.child(key).fail("only for kind: pcie (an NVSwitch joins all GPUs)");
   }
   const ConfigNode nic = n.child("nic");
-  nic.expect_map({"bandwidth", "latency", "per_gpu", "efficiency"});
+  nic.expect_map({"bandwidth", "latency", "per_gpu", "efficiency", "protocol", "mtu"});
   g.nic.efficiency = efficiency(nic);
+  if (nic.has("protocol")) {
+    g.nic.protocol = nic.child("protocol").as_choice(nic_protocols());
+    if (nic.has("mtu")) {
+      const ConfigNode mtu = nic.child("mtu");
+      const long long v = mtu.as_int(256, 4096);
+      if ((v & (v - 1)) != 0)
+        mtu.fail("RDMA's payload MTU is 256, 512, 1024, 2048 or 4096 bytes, got " + mtu.as_string());
+      g.nic.mtu = static_cast<double>(v);
+    }
+    g.nic.efficiency *= framing_efficiency(g.nic.protocol, g.nic.mtu);
+  } else if (nic.has("mtu")) {
+    nic.child("mtu").fail("the payload of a protocol's packets; give protocol: infiniband or roce with it");
+  }
   g.nic.bandwidth_Bps = positive_rate(nic, "bandwidth");
   g.nic.latency_s = latency(nic, "latency");
   g.nic.per_gpu = nic.get_bool("per_gpu", true);

@@ -52,7 +52,9 @@ struct IntraSpec {
 
 struct NicSpec {
   double bandwidth_Bps = 0;
-  double efficiency = 1;
+  double efficiency = 1;  // with `protocol`, times its framing efficiency (platforms/nic_protocol.h)
+  std::string protocol;   // infiniband | roce; empty: the bandwidth is all data
+  double mtu = 4096;      // payload bytes a packet
   double latency_s = 0;
   bool per_gpu = true;
 };

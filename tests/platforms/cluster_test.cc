@@ -19,6 +19,30 @@ TEST(Cluster, RoutesInsideAndAcrossServersTakeTheYamlLatenciesAndBandwidths) {
   EXPECT_DOUBLE_EQ(across.bottleneck_Bps, 25e9);    // 200 Gbps
 }
 
+// Two servers of one GPU each, a 400 Gb/s NIC speaking `protocol` (and `mtu`).
+Cluster two_servers(const std::string& nic_extra) {
+  return load_cluster(
+      ConfigNode::load_string("servers:\n  - count: 2\n    gpu: H100-SXM-80GB\n    gpus_per_server: 1\n"
+                              "    intra: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us}\n"
+                              "    nic: {bandwidth: 400 Gbps, latency: 2 us" +
+                                  nic_extra + "}\nnetwork: {kind: fat-tree, latency: 1 us}\n",
+                              "p.yaml"));
+}
+
+TEST(Cluster, NicProtocolsCarryTheirHeadersInEveryPacket) {
+  // 50 GB/s of wire; 4096-byte payloads with InfiniBand's 26 bytes of headers (LRH, BTH,
+  // ICRC, VCRC), RoCEv2's 82 (preamble, Ethernet, IPv4, UDP, BTH, ICRC, FCS, gap).
+  auto rate = [](const Cluster& c) { return c.network.path_cost(c.gpus[0].host, c.gpus[1].host).bottleneck_Bps; };
+  EXPECT_DOUBLE_EQ(rate(two_servers("")), 50e9);
+  EXPECT_DOUBLE_EQ(rate(two_servers(", protocol: infiniband")), 50e9 * 4096 / 4122);
+  EXPECT_DOUBLE_EQ(rate(two_servers(", protocol: roce")), 50e9 * 4096 / 4178);
+  EXPECT_DOUBLE_EQ(rate(two_servers(", protocol: roce, mtu: 1024, efficiency: 0.9")), 50e9 * 0.9 * 1024 / 1106);
+  EXPECT_THROW(two_servers(", protocol: ethernet"), ConfigError);
+  EXPECT_THROW(two_servers(", protocol: roce, mtu: 9000"), ConfigError);
+  EXPECT_THROW(two_servers(", protocol: roce, mtu: 1000"), ConfigError);
+  EXPECT_THROW(two_servers(", mtu: 4096"), ConfigError);
+}
+
 TEST(Cluster, HeterogeneousGroupsKeepTheirGpuTypes) {
   const Cluster c = load_cluster_file(preset("mixed-a100-h100-2x8"));
   ASSERT_EQ(c.gpu_count(), 16);
