@@ -88,6 +88,29 @@ void declare_server(const ServerNodes& s, sim::Hierarchy& nesting, AddNic&& add_
   }
 }
 
+// Rail leaves: NIC i of a server joins rail i's switch; with `servers_per_leaf` (a scalable
+// unit) each unit has its own switch per rail, and a rail's switches meet at its plane's
+// spine (a multi-plane fabric), the planes at the top spine.
+template <class AddNic>
+void rail_leaves(sim::Network& net, const std::vector<ServerNodes>& servers, const FabricSpec& f,
+                 std::vector<int>& leaf, std::vector<double>& leaf_nic_bw, std::vector<int>& parent, int spine,
+                 AddNic&& nic) {
+  size_t rails = 0;
+  for (const auto& s : servers) rails = std::max(rails, s.nic_ports.size());
+  const size_t unit = f.servers_per_leaf > 0 ? static_cast<size_t>(f.servers_per_leaf) : servers.size();
+  const size_t units = (servers.size() + unit - 1) / unit;
+  for (size_t r = 0; r < rails; ++r) {
+    const int plane = units > 1 ? net.add_switch("plane" + std::to_string(r)) : spine;
+    for (size_t u = 0; u < units; ++u) {
+      leaf.push_back(net.add_switch("rail" + std::to_string(r) + (units > 1 ? "/unit" + std::to_string(u) : "")));
+      parent.push_back(plane);
+    }
+  }
+  leaf_nic_bw.assign(leaf.size(), 0);
+  for (size_t i = 0; i < servers.size(); ++i)
+    for (size_t p = 0; p < servers[i].nic_ports.size(); ++p) nic(servers[i], p, p * units + i / unit);
+}
+
 }  // namespace
 
 void build_network(Cluster& c) {
@@ -114,13 +137,9 @@ void build_network(Cluster& c) {
   // do not: a server's GPUs sit on different rails but reach each other over NVLink.
   sim::Hierarchy nesting;
   nesting.up.resize(static_cast<size_t>(net.node_count()));
+  std::vector<int> parent;  // the switch each leaf's uplink goes to
   if (f.kind == "rail-optimized") {
-    size_t rails = 0;
-    for (const auto& s : servers) rails = std::max(rails, s.nic_ports.size());
-    for (size_t r = 0; r < rails; ++r) leaf.push_back(net.add_switch("rail" + std::to_string(r)));
-    leaf_nic_bw.assign(rails, 0);
-    for (const auto& s : servers)
-      for (size_t p = 0; p < s.nic_ports.size(); ++p) nic(s, p, p);
+    rail_leaves(net, servers, f, leaf, leaf_nic_bw, parent, spine, nic);
   } else {
     const int per_leaf = std::max(1, f.servers_per_leaf);
     for (size_t i = 0; i < servers.size(); ++i) {
@@ -128,16 +147,21 @@ void build_network(Cluster& c) {
         leaf.push_back(
             net.add_switch(per_leaf == 1 ? servers[i].name + "/leaf" : "leaf" + std::to_string(i / per_leaf)));
         leaf_nic_bw.push_back(0);
+        parent.push_back(spine);
       }
       if (i % per_leaf == 0) nesting.leaves.emplace_back();
       declare_server(servers[i], nesting, [&](size_t p) { return nic(servers[i], p, leaf.size() - 1); });
     }
   }
+  std::map<int, double> above;  // a plane's uplinks, for its own to the spine
   for (size_t l = 0; l < leaf.size(); ++l) {
-    const int up = net.add_link(net.node(leaf[l]).name + "/uplink", leaf[l], spine, leaf_nic_bw[l] / f.oversubscription,
-                                f.latency_s / 2);
+    const double bw = leaf_nic_bw[l] / f.oversubscription;
+    const int up = net.add_link(net.node(leaf[l]).name + "/uplink", leaf[l], parent[l], bw, f.latency_s / 2);
     if (l < nesting.leaves.size()) nesting.leaves[l].uplink = up;
+    if (parent[l] != spine) above[parent[l]] += bw;
   }
+  for (const auto& [plane, bw] : above)
+    net.add_link(net.node(plane).name + "/uplink", plane, spine, bw / f.oversubscription, f.latency_s / 2);
   net.check_hosts_reach(spine);
   if (!nesting.leaves.empty()) net.set_hierarchy(std::move(nesting));
 }
@@ -242,8 +266,8 @@ Cluster load_cluster(const ConfigNode& root) {
       net.has("kind") ? net.child("kind").as_choice({"fat-tree", "leaf-spine", "rail-optimized"}) : "fat-tree";
   c.fabric.servers_per_leaf = positive_int(net, "servers_per_leaf", 1, false, limits::kMaxGpus);
   if (c.fabric.kind == "rail-optimized") {
-    if (net.has("servers_per_leaf"))
-      net.child("servers_per_leaf").fail("not for rail-optimized (every server joins every rail)");
+    // A rail switch per unit of servers_per_leaf servers (multi-plane); without, one per rail.
+    if (!net.has("servers_per_leaf")) c.fabric.servers_per_leaf = 0;
     for (size_t i = 0; i < c.groups.size(); ++i)
       if (!c.groups[i].nic.per_gpu)
         servers.items()[i].child("nic").fail("rail-optimized needs one NIC per GPU (per_gpu: true)");

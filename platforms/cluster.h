@@ -21,6 +21,13 @@
 //                          NICs' total bandwidth divided by `oversubscription`.
 //   rail-optimized         NIC i of every server joins rail switch i; rails reach the
 //                          spine over uplinks of their NICs' total / oversubscription.
+//                          With `servers_per_leaf` (a scalable unit), multi-plane: rail i
+//                          of each unit has its own switch, a rail's switches meet at the
+//                          spine of plane i (uplinks: NICs' total / oversubscription), and
+//                          the planes at the top spine (the plane's uplinks' total /
+//                          oversubscription again). Real multi-plane fabrics have no top
+//                          spine and forward cross-rail traffic over NVLink (NCCL's PXN);
+//                          here it crosses the top (NCCL's rings stay on their rail).
 // Latencies are end to end: GPU to GPU inside a server takes intra.latency; through a
 // leaf or rail, nic.latency; through the spine, nic.latency + network.latency.
 #pragma once
@@ -87,7 +94,7 @@ struct FabricSpec {
   std::string kind = "fat-tree";  // fat-tree | leaf-spine | rail-optimized
   double latency_s = 0;
   double oversubscription = 1;
-  int servers_per_leaf = 1;
+  int servers_per_leaf = 1;  // rail-optimized: 0 = every server on one switch per rail
 };
 
 struct GpuSlot {

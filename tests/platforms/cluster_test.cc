@@ -106,6 +106,28 @@ TEST(Cluster, XgmiServersJoinEachGpusLinksAsOnePort) {
   EXPECT_EQ(a.groups[0].intra.kind, "xgmi");
 }
 
+TEST(Cluster, MultiPlaneRailsMeetAtTheirPlaneThenTheTop) {
+  // 4 servers of 2 GPUs, units of 2 servers: rail r of each unit its own switch, the two
+  // switches of rail r under plane r, the planes under the top spine; 4:1 at each tier.
+  const Cluster c = from_yaml(R"(
+servers:
+  - count: 4
+    gpu: H100-SXM-80GB
+    gpus_per_server: 2
+    intra: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us}
+    nic: {bandwidth: 400 Gbps, latency: 2 us}
+network: {kind: rail-optimized, servers_per_leaf: 2, latency: 3 us, oversubscription: 4}
+)");
+  auto cost = [&](int a, int b) { return c.network.path_cost(c.gpus[a].host, c.gpus[b].host); };
+  EXPECT_DOUBLE_EQ(cost(0, 2).latency_s, 2e-6);  // rail 0, same unit: the rail switch
+  EXPECT_DOUBLE_EQ(cost(0, 2).bottleneck_Bps, 50e9);
+  EXPECT_DOUBLE_EQ(cost(0, 4).latency_s, 2e-6 + 3e-6);  // rail 0, other unit: plane 0
+  EXPECT_DOUBLE_EQ(cost(0, 4).bottleneck_Bps, 2 * 50e9 / 4);
+  EXPECT_DOUBLE_EQ(cost(0, 5).latency_s, 2e-6 + 2 * 3e-6);  // rail 0 to rail 1: the top
+  EXPECT_DOUBLE_EQ(cost(0, 5).bottleneck_Bps, 2 * (2 * 50e9 / 4) / 4);
+  EXPECT_DOUBLE_EQ(cost(0, 1).latency_s, 1e-6);  // inside a server: NVLink
+}
+
 TEST(Cluster, RailOptimizedJoinsSameIndexNicsOnOneRail) {
   const Cluster c = from_yaml(R"(
 servers:
