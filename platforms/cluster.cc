@@ -26,10 +26,31 @@ namespace {
 struct ServerNodes {
   std::string name;
   std::vector<int> nic_ports;
-  const ServerGroup* group;
+  const ServerGroup* group = nullptr;
   std::vector<int> hosts;
   std::vector<std::vector<sim::Hop>> to_port;  // per GPU, in local order
+  int cpu = -1;                                // the host side's node (host.pcie given)
+  std::vector<sim::Hop> cpu_to_port;           // its way to its first NIC's port
 };
+
+// The host side on the network (host.pcie given): a CPU node, and each GPU's PCIe. With a
+// NIC per GPU, GPU i reaches its NIC through its own PCIe switch, whose link to the GPU
+// (host.pcie per direction) carries both the NIC's traffic and copies to and from CPU
+// memory; the CPU joins every such switch. A shared NIC hangs off the server's switch or
+// root complex, which the CPU then joins by one PCIe link.
+void attach_host(sim::Network& net, ServerNodes& s, const ServerGroup& g, int i, int host) {
+  const std::string gname = s.name + "/gpu" + std::to_string(i);
+  if (!g.nic.per_gpu) {
+    s.to_port.emplace_back();
+    return;
+  }
+  const int port = net.add_switch(gname + "/pcie-switch");
+  const int pcie = net.add_link(gname + "/pcie", host, port, g.host.pcie_Bps, 0);
+  const int up = net.add_link(gname + "/pcie-switch/cpu", s.cpu, port, g.host.pcie_Bps, 0);
+  s.nic_ports.push_back(port);
+  s.to_port.push_back({{pcie, true}});
+  if (i == 0) s.cpu_to_port = {{up, true}};
+}
 
 std::vector<sim::MemoryPart> runtime_memory(const ServerGroup& g, const GpuSpec& spec) {
   if (g.reserved_bytes >= 0) return {{"runtime (reserved_memory)", g.reserved_bytes}};
@@ -40,11 +61,15 @@ ServerNodes build_server(Cluster& c, int group, int server) {
   const ServerGroup& g = c.groups[group];
   sim::Network& net = c.network;
   const GpuSpec& spec = gpu_spec(g.gpu);
-  ServerNodes s{"server" + std::to_string(server), {}, &g};
+  ServerNodes s;
+  s.name = "server" + std::to_string(server);
+  s.group = &g;
   const bool pcie = g.intra.kind == "pcie";
   const int per_switch = pcie && g.intra.gpus_per_switch > 0 ? g.intra.gpus_per_switch : g.gpus_per_server;
   const int root = pcie && per_switch < g.gpus_per_server ? net.add_switch(s.name + "/root-complex") : -1;
   int sw = -1, sw_uplink = -1;
+  const bool host_side = g.host.pcie_Bps > 0;
+  if (host_side) s.cpu = net.add_host(s.name + "/cpu", server, 0);
   for (int i = 0; i < g.gpus_per_server; ++i) {
     if (i % per_switch == 0) {
       const std::string swname = s.name + "/" + g.intra.kind + (root >= 0 ? std::to_string(i / per_switch) : "");
@@ -59,9 +84,11 @@ ServerNodes build_server(Cluster& c, int group, int server) {
     const int host = net.add_host(gname, server, g.step_latency_s);
     const int intra = net.add_link(gname + "/" + g.intra.kind, host, sw, g.intra.bandwidth_Bps * g.intra.efficiency,
                                    g.intra.latency_s / 2);
-    c.gpus.push_back(GpuSlot{host, server, i, &spec, runtime_memory(g, spec), group});
+    c.gpus.push_back(GpuSlot{host, server, i, &spec, runtime_memory(g, spec), group, s.cpu});
     s.hosts.push_back(host);
-    if (g.nic.per_gpu) {
+    if (host_side && g.nic.per_gpu) {
+      attach_host(net, s, g, i, host);
+    } else if (g.nic.per_gpu) {
       s.nic_ports.push_back(host);
       s.to_port.emplace_back();
     } else {
@@ -70,6 +97,8 @@ ServerNodes build_server(Cluster& c, int group, int server) {
     }
   }
   if (!g.nic.per_gpu) s.nic_ports.push_back(root >= 0 ? root : sw);
+  if (host_side && !g.nic.per_gpu)
+    s.cpu_to_port = {{net.add_link(s.name + "/cpu/pcie", s.cpu, s.nic_ports[0], g.host.pcie_Bps, 0), true}};
   return s;
 }
 
@@ -85,6 +114,12 @@ void declare_server(const ServerNodes& s, sim::Hierarchy& nesting, AddNic&& add_
     up = s.to_port[i];
     up.push_back({s.group->nic.per_gpu ? nics[i] : nics[0], true});
     leaf.hosts.push_back(s.hosts[i]);
+  }
+  if (s.cpu >= 0) {
+    std::vector<sim::Hop>& up = nesting.up[static_cast<size_t>(s.cpu)];
+    up = s.cpu_to_port;
+    up.push_back({nics[0], true});
+    leaf.hosts.push_back(s.cpu);
   }
 }
 

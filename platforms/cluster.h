@@ -107,6 +107,7 @@ struct GpuSlot {
   std::vector<sim::MemoryPart> runtime;
   double runtime_bytes() const;
   int group = -1;  // its server's group, an index into Cluster::groups (host side, GPUs per server)
+  int cpu = -1;    // its server's host side (CPU memory) on the network; -1 without host.pcie
 };
 
 struct Cluster {

@@ -182,13 +182,13 @@ void GradientPass::emit_stage(int s) {
       plan.zero >= 1 ? (grad_bytes - expert_grad_bytes) / e / L_.dpc + expert_grad_bytes / e / L_.dpe : L_.params[s];
   std::vector<sim::TaskId> steps;
   for (int c = 0; c < L_.classes_count(); ++c) {
+    if (!plan.offload_optimizer.empty()) {
+      steps.push_back(offloaded_step(s, c, stepped, synced));
+      continue;
+    }
     const sim::Kernel k{sim::OpClass::Optimizer, 0, stepped * optimizer_bytes_per_param(L_.model.dtype),
                         L_.model.dtype};
-    const double t =
-        plan.offload_optimizer.empty()
-            ? time_s(s, c, k)
-            : offload_cost(plan.offload_optimizer, L_.cluster.group_of(L_.gpu(s, 0, 0)), stepped, e).seconds;
-    const sim::TaskId step = g_.add_compute(L_.dev[s][c], L_.streams.compute, t, opt_label_, -1);
+    const sim::TaskId step = g_.add_compute(L_.dev[s][c], L_.streams.compute, time_s(s, c, k), opt_label_, -1);
     if (compressed > 0) g_.add_memory(step, 0, compressed);
     for (sim::TaskId id : synced) g_.depend(id, step);
     steps.push_back(step);
@@ -199,6 +199,34 @@ void GradientPass::emit_stage(int s) {
     for (sim::TaskId gather :
          dp_collective(s, sim::CollectiveOp::AllGather, "dp weight all-gather", grad_bytes, expert_grad_bytes))
       for (sim::TaskId step : steps) g_.depend(step, gather);
+}
+
+// An offloaded optimizer (lowering/offload.h): each GPU of class c's stage s sends its shard's
+// gradients to its server's CPU over PCIe, the CPU steps (and streams NVMe), and the updated
+// weights come back; the copies are transfers on the network, sharing the GPU's PCIe link
+// with its NIC. Returns the last task (the weights back).
+sim::TaskId GradientPass::offloaded_step(int s, int c, double stepped, const std::vector<sim::TaskId>& synced) {
+  const double bytes = stepped * L_.element_bytes;
+  sim::CommSet down, up;
+  for (int r : L_.classes[c])
+    for (int k = 0; k < L_.K; ++k) {
+      const platforms::GpuSlot& gpu = L_.cluster.gpus[L_.gpu(s, r, k)];
+      down.groups.push_back({gpu.host, gpu.cpu});
+      up.groups.push_back({gpu.cpu, gpu.host});
+    }
+  const sim::StreamId stream = g_.stream("offload");
+  const sim::DeviceId dev = L_.dev[s][c];
+  const OffloadCost cost =
+      offload_cost(L_.plan.offload_optimizer, L_.cluster.group_of(L_.gpu(s, 0, 0)), stepped, L_.element_bytes);
+  const sim::TaskId to_cpu =
+      g_.add_transfer(dev, stream, g_.add_comm_set(std::move(down)), bytes, g_.label("gradients to CPU memory"), -1);
+  const sim::TaskId adam = g_.add_compute(dev, stream, cost.host_seconds, opt_label_, -1);
+  const sim::TaskId back =
+      g_.add_transfer(dev, stream, g_.add_comm_set(std::move(up)), bytes, g_.label("weights from CPU memory"), -1);
+  for (sim::TaskId id : synced) g_.depend(id, to_cpu);
+  g_.depend(to_cpu, adam);
+  g_.depend(adam, back);
+  return back;
 }
 
 // overlap_param_gather: the weights the optimizer updated are all-gathered under the next

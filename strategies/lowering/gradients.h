@@ -33,6 +33,7 @@ class GradientPass {
   };
   std::vector<Bucket> bucket_blocks(int s) const;
   std::vector<sim::TaskId> buckets(int s);
+  sim::TaskId offloaded_step(int s, int c, double stepped, const std::vector<sim::TaskId>& synced);
   void param_gathers(int s);
   std::vector<sim::TaskId> sync_topology(int s, double& compressed);
   void pair_syncs();

@@ -13,8 +13,8 @@ OffloadCost offload_cost(const std::string& tier, const platforms::ServerGroup& 
   c.nvme_traffic_bytes = nvme ? 24 * params : 0;
   c.host_held_bytes = gpus * params * (nvme ? 4 : 16);
   c.nvme_held_bytes = nvme ? gpus * params * 12 : 0;
-  c.seconds = c.pcie_bytes / h.pcie_Bps + gpus * c.host_traffic_bytes / h.memory_Bps +
-              (nvme ? gpus * c.nvme_traffic_bytes / h.nvme_Bps : 0);
+  c.host_seconds = gpus * c.host_traffic_bytes / h.memory_Bps + (nvme ? gpus * c.nvme_traffic_bytes / h.nvme_Bps : 0);
+  c.seconds = c.pcie_bytes / h.pcie_Bps + c.host_seconds;
   return c;
 }
 

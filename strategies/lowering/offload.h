@@ -9,6 +9,9 @@
 //     at once over its memory bandwidth;
 //   - NVMe: the 12 bytes of states read before and written after, 24 a parameter, the
 //     server's GPUs sharing its NVMe bandwidth.
+// The copies are transfers on the network (platforms: each GPU's PCIe link to its switch,
+// which its NIC shares, and the switch's to the CPU), so they contend with the NIC's traffic;
+// `seconds` is their closed form without contention plus `host_seconds`, the CPU's part.
 // ZeRO-Offload overlaps the gradients' copy down with the backward; that is not modelled,
 // so the step is an upper bound. Held per server: CPU memory 16 bytes a parameter (cpu: the
 // states and the gradient) or 4 (nvme: the gradient), NVMe 12 (nvme).
@@ -26,7 +29,8 @@ struct OffloadCost {
   double nvme_traffic_bytes = 0;  // per GPU per step
   double host_held_bytes = 0;     // per server
   double nvme_held_bytes = 0;     // per server
-  double seconds = 0;             // the offloaded step
+  double seconds = 0;             // the offloaded step: PCIe without contention + host_seconds
+  double host_seconds = 0;        // CPU Adam and NVMe
 };
 
 OffloadCost offload_cost(const std::string& tier, const platforms::ServerGroup& server, double params,

@@ -430,7 +430,10 @@ double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t,
   if (offloaded) {
     const platforms::ServerGroup& server = cluster.group_of(gpu_index(plan, s, 0, 0));
     const OffloadCost cost = offload_cost(plan.offload_optimizer, server, w.params[s] / shard, e);
-    step_s = cost.seconds;
+    const platforms::GpuSlot& gpu = cluster.gpus[gpu_index(plan, s, 0, 0)];
+    const double bytes = w.params[s] / shard * e;  // gradients down, weights up: transfers as lower() emits
+    step_s = sim::transfer_time_s(cluster.network, gpu.host, gpu.cpu, bytes) + cost.host_seconds +
+             sim::transfer_time_s(cluster.network, gpu.cpu, gpu.host, bytes);
     if (!fits_host(cost, server)) t.host_full = true;
   }
   const double step_end = std::max(t.compute_free[s], synced) + step_s;

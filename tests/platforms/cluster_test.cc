@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/link_sharing.h"
+
 namespace dejavu::platforms {
 
 std::string preset(const std::string& name) {
@@ -41,6 +43,30 @@ TEST(Cluster, NicProtocolsCarryTheirHeadersInEveryPacket) {
   EXPECT_THROW(two_servers(", protocol: roce, mtu: 9000"), ConfigError);
   EXPECT_THROW(two_servers(", protocol: roce, mtu: 1000"), ConfigError);
   EXPECT_THROW(two_servers(", mtu: 4096"), ConfigError);
+}
+
+TEST(Cluster, CopiesToCpuMemoryShareTheGpusPcieLinkWithItsNic) {
+  // A GPU's NIC hangs off its PCIe switch (40 GB/s a direction to the GPU), as does the CPU:
+  // a 1 GB copy to CPU memory and a 1 GB send to the other server, at once, share the GPU's
+  // PCIe link (20 GB/s each, under the NIC's 50): both end at 2 GB / 40 GB/s = 50 ms;
+  // alone each takes 25 ms.
+  const Cluster c = two_servers(", per_gpu: true}\n    host: {memory: 1 TB, memory_bandwidth: 400 GB/s, pcie: 40 GB/s");
+  const auto& net = c.network;
+  const int gpu = c.gpus[0].host, cpu = c.gpus[0].cpu, other = c.gpus[1].host;
+  ASSERT_GE(cpu, 0);
+  EXPECT_FALSE(net.node(cpu).name.find("cpu") == std::string::npos);
+  EXPECT_DOUBLE_EQ(net.path_cost(gpu, cpu).bottleneck_Bps, 40e9);
+  auto flow = [&](int a, int b) {
+    sim::Flow f;
+    for (const sim::Hop& h : net.route(a, b)) f.links.push_back(2 * h.link + (h.forward ? 0 : 1));
+    f.bytes = 1e9;
+    return f;
+  };
+  EXPECT_NEAR(sim::fluid_drain_s(net, {flow(gpu, cpu)}), 0.025, 1e-12);
+  EXPECT_NEAR(sim::fluid_drain_s(net, {flow(gpu, other)}), 0.025, 1e-12);
+  EXPECT_NEAR(sim::fluid_drain_s(net, {flow(gpu, cpu), flow(gpu, other)}), 0.05, 1e-12);
+  // Without a host side the NIC hangs off the GPU and there is no CPU node.
+  EXPECT_EQ(two_servers("").gpus[0].cpu, -1);
 }
 
 TEST(Cluster, HeterogeneousGroupsKeepTheirGpuTypes) {
