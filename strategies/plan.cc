@@ -129,9 +129,16 @@ void load_token_slices(const ConfigNode& root, Plan& p) {
 void load_offload(const ConfigNode& root, Plan& p) {
   if (!root.has("offload")) return;
   const ConfigNode o = root.child("offload");
-  o.expect_map({"optimizer"});
+  o.expect_map({"optimizer", "parameters"});
   p.where["offload"] = o.loc();
-  p.offload_optimizer = o.child("optimizer").as_choice({"cpu", "nvme"});
+  if (!o.has("optimizer") && !o.has("parameters"))
+    o.fail("expected optimizer (cpu or nvme), parameters (cpu or nvme), or both");
+  if (o.has("optimizer")) p.offload_optimizer = o.child("optimizer").as_choice({"cpu", "nvme"});
+  if (!o.has("parameters")) return;
+  const ConfigNode params = o.child("parameters");
+  p.offload_parameters = params.as_choice({"cpu", "nvme"});
+  if (p.zero < 3)
+    params.fail("the weights leave the GPU only where ZeRO-3 gathers them block by block; valid: zero: 3");
 }
 }  // namespace
 
@@ -236,14 +243,21 @@ void check_dtype(const workloads::ModelGraph& model, const platforms::Cluster& c
 
 // Offloading needs each server's host side in the platform.
 void check_offload(const Plan& p, const platforms::Cluster& cluster) {
-  if (p.offload_optimizer.empty()) return;
-  const bool nvme = p.offload_optimizer == "nvme";
+  if (p.offload_optimizer.empty() && p.offload_parameters.empty()) return;
+  if (!p.offload_parameters.empty() && static_cast<long long>(p.dp) * p.cp < 2)
+    fail_at(p, "offload",
+            "parameters: " + p.offload_parameters +
+                " leaves shards that ZeRO-3 gathers from the other replicas; with dp x cp = 1 there are none; "
+                "valid: dp x cp of 2 or more");
+  const bool nvme = p.offload_optimizer == "nvme" || p.offload_parameters == "nvme";
+  const std::string what =
+      !p.offload_optimizer.empty() ? "optimizer: " + p.offload_optimizer : "parameters: " + p.offload_parameters;
   for (const platforms::ServerGroup& g : cluster.groups) {
     const platforms::HostSpec& h = g.host;
     if (h.memory_bytes > 0 && h.memory_Bps > 0 && h.pcie_Bps > 0 && (!nvme || (h.nvme_bytes > 0 && h.nvme_Bps > 0)))
       continue;
     fail_at(p, "offload",
-            "optimizer: " + p.offload_optimizer + " needs each server's host: {memory, memory_bandwidth, pcie" +
+            what + " needs each server's host: {memory, memory_bandwidth, pcie" +
                 (nvme ? ", nvme, nvme_bandwidth" : "") + "} in platform " + cluster.name +
                 "; valid: give them there, or drop offload");
   }

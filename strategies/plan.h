@@ -81,6 +81,9 @@ struct Plan {
   // `offload: {optimizer: cpu | nvme}` (ZeRO-Offload, ZeRO-Infinity): the optimizer states and
   // step leave the GPU for its server's host (strategies/lowering/offload.h); "" keeps them.
   std::string offload_optimizer;
+  // `offload: {parameters: cpu | nvme}` (ZeRO-Infinity's offload_param, zero: 3): the 16-bit
+  // weight shards live on the host and every ZeRO-3 gather first copies the GPU's shard in.
+  std::string offload_parameters;
 
   std::string file;                        // where it was read from
   std::map<std::string, SourceLoc> where;  // key -> position, for checks against the model

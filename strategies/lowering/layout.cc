@@ -180,8 +180,10 @@ void JobLayout::add_device(LoweredJob& job, int s, int c) {
   const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc);
   const ModelStateBytes expert_state = model_state_per_param(model.dtype, plan.zero, dpe);
   const double dense = params[s] - (plan.ep > 1 ? expert_params[s] : 0), experts = params[s] - dense;
-  device.resident = {{"weights", dense * state.weights + experts * expert_state.weights},
-                     {"gradients", dense * state.gradients + experts * expert_state.gradients}};
+  device.resident = {{"gradients", dense * state.gradients + experts * expert_state.gradients}};
+  if (plan.offload_parameters.empty())  // offloaded, the shards live on the host (lowering/zero3.h)
+    device.resident.insert(device.resident.begin(),
+                           {"weights", dense * state.weights + experts * expert_state.weights});
   if (plan.offload_optimizer.empty())  // offloaded, it lives on the host (lowering/offload.h)
     device.resident.push_back({"optimizer", dense * state.optimizer + experts * expert_state.optimizer});
   for (const sim::MemoryPart& part : runtime->runtime)

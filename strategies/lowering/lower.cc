@@ -58,16 +58,24 @@ void count_flops(LoweredJob& job, const lowering::JobLayout& L) {
 }  // namespace
 
 namespace {
-// The offloaded optimizer of the stage whose GPUs step the most parameters.
+// The offloaded optimizer and parameters of the stage whose GPUs hold the most of them.
 OffloadUse offload_use(const lowering::JobLayout& L) {
   OffloadUse use;
   use.tier = L.plan.offload_optimizer;
+  use.parameters = L.plan.offload_parameters;
+  double most = -1;
   for (int s = 0; s < L.p; ++s) {
     const double stepped = L.plan.zero >= 1 ? L.params[s] / L.dpc : L.params[s];
     const platforms::ServerGroup& server = L.cluster.group_of(L.gpu(s, 0, 0));
-    const OffloadCost cost = offload_cost(use.tier, server, stepped, L.element_bytes);
-    if (cost.host_held_bytes < use.cost.host_held_bytes) continue;
+    const OffloadCost cost =
+        use.tier.empty() ? OffloadCost{} : offload_cost(use.tier, server, stepped, L.element_bytes);
+    const double params = use.parameters.empty() ? 0 : server.gpus_per_server * stepped * L.element_bytes;
+    if (cost.host_held_bytes + cost.nvme_held_bytes + params <= most) continue;
+    most = cost.host_held_bytes + cost.nvme_held_bytes + params;
     use.cost = cost;
+    use.parameter_held_bytes = params;
+    // A gather per block before each forward and each backward of every work item.
+    use.parameter_pcie_bytes = use.parameters.empty() ? 0 : 2.0 * L.m * stepped * L.element_bytes;
     use.host_capacity_bytes = server.host.memory_bytes;
     use.nvme_capacity_bytes = server.host.nvme_bytes;
   }
@@ -98,7 +106,7 @@ LoweredJob lower(const workloads::ModelGraph& model, const platforms::Cluster& c
   lowering::GradientPass(g, L, items, zero3).emit();
   g.finalize();
   count_flops(job, L);
-  if (!plan.offload_optimizer.empty()) job.offload = offload_use(L);
+  if (!plan.offload_optimizer.empty() || !plan.offload_parameters.empty()) job.offload = offload_use(L);
   job.token_slices = L.slices.lengths;
   job.token_slices_chosen = L.slices.chosen;
   return job;

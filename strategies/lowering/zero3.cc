@@ -13,13 +13,38 @@ bool completes_gradients(const Block& blk, BackwardPass pass) {
 
 bool Zero3Stage::applies(const JobLayout& L) { return L.plan.zero >= 3 && (L.dpc > 1 || L.dpe > 1); }
 
-Zero3Stage::Zero3Stage(sim::TaskGraph& g, const JobLayout& L, int s) : g_(g), L_(L) {
+Zero3Stage::Zero3Stage(sim::TaskGraph& g, const JobLayout& L, int s) : g_(g), L_(L), s_(s) {
   participants_ = g.add_participants(L.dev[s]);
   gather_stream_ = g.stream("param-gather");
   gather_label_ = g.label("zero-3 gather weights");
   reduce_label_ = g.label("zero-3 reduce-scatter gradients");
   dense_set_ = g.add_comm_set(L.dp_rings(s));
   if (L.plan.ep > 1) expert_set_ = g.add_comm_set(L.expert_rings(s));
+  if (L.plan.offload_parameters.empty()) return;
+  sim::CommSet in;
+  for (int r = 0; r < L.d; ++r)
+    for (int k = 0; k < L.K; ++k) {
+      const platforms::GpuSlot& gpu = L.cluster.gpus[L.gpu(s, r, k)];
+      in.groups.push_back({gpu.cpu, gpu.host});
+    }
+  fetch_set_ = g.add_comm_set(std::move(in));
+  fetch_label_ = g.label("zero-3 weights from CPU memory");
+  read_label_ = g.label("zero-3 weights read from NVMe");
+}
+
+// Every GPU's shard of a block in from the host: read from NVMe (the server's GPUs sharing
+// its bandwidth), then copied over PCIe; returns the tasks, in order.
+std::vector<sim::TaskId> Zero3Stage::fetch(double shard_bytes, int j) {
+  std::vector<sim::TaskId> out;
+  const sim::DeviceId dev = L_.dev[s_][0];
+  if (L_.plan.offload_parameters == "nvme") {
+    const platforms::ServerGroup& server = L_.cluster.group_of(L_.gpu(s_, 0, 0));
+    const double read_s = shard_bytes * server.gpus_per_server / server.host.nvme_Bps;
+    out.push_back(g_.add_compute(dev, gather_stream_, read_s, read_label_, j));
+  }
+  out.push_back(g_.add_transfer(dev, gather_stream_, fetch_set_, shard_bytes, fetch_label_, j));
+  if (out.size() == 2) g_.depend(out[0], out[1]);
+  return out;
 }
 
 void Zero3Stage::add(const Block& blk, bool gather, int microbatch) {
@@ -31,9 +56,13 @@ void Zero3Stage::add(const Block& blk, bool gather, int microbatch) {
                                            std::tuple<double, int, sim::CommSetId>{experts, L_.dpe, expert_set_}}) {
     if (bytes <= 0 || shards <= 1) continue;
     const auto op = gather ? sim::CollectiveOp::AllGather : sim::CollectiveOp::ReduceScatter;
+    const bool offloaded = gather && !L_.plan.offload_parameters.empty();
+    const std::vector<sim::TaskId> fetched = offloaded ? fetch(bytes / shards, microbatch) : std::vector<sim::TaskId>{};
+    out.ids.insert(out.ids.end(), fetched.begin(), fetched.end());
     const sim::TaskId id = g_.add_collective(participants_, gather ? gather_stream_ : L_.streams.dp, op, set, bytes,
                                              gather ? gather_label_ : reduce_label_, microbatch);
-    const double more = bytes * (shards - 1) / shards;
+    if (!fetched.empty()) g_.depend(fetched.back(), id);
+    const double more = offloaded ? bytes : bytes * (shards - 1) / shards;
     // Gathered weights are held from the gather; the full gradients go with their reduction.
     g_.add_memory(id, gather ? more : 0, gather ? 0 : more);
     out.ids.push_back(id);

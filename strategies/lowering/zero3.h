@@ -3,7 +3,10 @@
 // under the compute) and, after every microbatch's pass that completes the block's
 // gradients, a reduce-scatter of them; dense weights over every replica, the experts'
 // over the replicas holding the same experts. One collective per block and pass stands
-// for every replica class, in the order the stage runs its blocks.
+// for every replica class, in the order the stage runs its blocks. With the parameters
+// offloaded (plan offload parameters, ZeRO-Infinity), each gather first copies every GPU's
+// shard of the block in from its server's CPU memory over PCIe (from NVMe: read first, the
+// server's GPUs sharing the NVMe), and the gathered block is held whole (no shard stays).
 #pragma once
 
 #include <functional>
@@ -36,8 +39,12 @@ class Zero3Stage {
     double bytes = 0;  // what each GPU holds beyond its shard while the block needs it
   };
   void add(const Block& blk, bool gather, int microbatch);
+  std::vector<sim::TaskId> fetch(double shard_bytes, int microbatch);  // offloaded parameters
   sim::TaskGraph& g_;
   const JobLayout& L_;
+  int s_;
+  sim::CommSetId fetch_set_;
+  sim::LabelId fetch_label_, read_label_;
   std::vector<Exchange> gathers_, reductions_;
   sim::ParticipantsId participants_;
   sim::StreamId gather_stream_;

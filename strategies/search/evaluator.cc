@@ -39,7 +39,7 @@ std::string plan_key(const Plan& p) {
   add("cp_comm", p.cp_comm);
   add("overlap", std::string(p.overlap_grad_reduce ? "g" : "") + (p.overlap_param_gather ? "p" : "") +
                      (p.tp_comm_overlap ? "t" : ""));
-  add("offload", p.offload_optimizer);
+  add("offload", p.offload_optimizer + "/" + p.offload_parameters);
   std::string slices = std::to_string(p.token_slice_count) + ":";
   for (int l : p.token_slices) slices += std::to_string(l) + ",";
   add("slices", slices);
@@ -52,7 +52,9 @@ double model_state_lower_bound_bytes(const workloads::ModelGraph& model, const P
   const double params = model.parameter_count() / (static_cast<double>(p.tp) * p.pp);
   if (p.ep > 1) return 0;  // experts shard further; no cheap bound
   const ModelStateBytes state = model_state_per_param(model.dtype, p.zero, static_cast<double>(p.dp) * p.cp);
-  return params * (state.total() - (p.offload_optimizer.empty() ? 0 : state.optimizer));  // offloaded: on the host
+  // Offloaded states are on the host.
+  return params * (state.total() - (p.offload_optimizer.empty() ? 0 : state.optimizer) -
+                   (p.offload_parameters.empty() ? 0 : state.weights));
 }
 
 SimulationEvaluator::~SimulationEvaluator() = default;
@@ -86,7 +88,7 @@ Score SimulationEvaluator::evaluate(const Plan& plan) {
       ++simulations_;
       s.simulated = true;
       s.iteration_time_s = sim.report.iteration_time_s;
-      s.fits = !sim.report.oom && (sim.report.offload.tier.empty() || sim.report.offload.fits());
+      s.fits = !sim.report.oom && (!sim.report.offload.any() || sim.report.offload.fits());
       s.peak_memory_bytes = sim.report.peak_memory_bytes;
       s.capacity_bytes = sim.report.capacity_bytes;
       s.tokens_per_s = plan.global_batch_size * model.tokens_per_sample / s.iteration_time_s;
@@ -101,7 +103,7 @@ Score SimulationEvaluator::evaluate(const Plan& plan) {
       ++simulations_;
       s.simulated = true;
       s.iteration_time_s = r.makespan_s;
-      s.fits = job.offload.tier.empty() || job.offload.fits();  // the host holds an offloaded optimizer
+      s.fits = !job.offload.any() || job.offload.fits();  // the host holds what is offloaded
       double worst = -1;
       const auto memory = sim::memory_profiles(job.graph, r);
       for (size_t d = 0; d < memory.size(); ++d) {

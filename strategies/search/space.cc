@@ -95,6 +95,7 @@ std::string describe(const Plan& p) {
   if (p.zero > 0) s += " zero" + std::to_string(p.zero);
   if (p.sequence_parallel) s += " sp";
   if (!p.offload_optimizer.empty()) s += " offload=" + p.offload_optimizer;
+  if (!p.offload_parameters.empty()) s += " params=" + p.offload_parameters;
   if (!p.stages.empty()) {
     s += " stages=[";
     for (size_t i = 0; i < p.stages.size(); ++i) s += (i ? "," : "") + std::to_string(p.stages[i]);
@@ -118,7 +119,13 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   out << "recompute: " << p.recompute << "\n";
   out << "sequence_parallel: " << (p.sequence_parallel ? "true" : "false") << "\n";
   out << "zero: " << p.zero << "\n";
-  if (!p.offload_optimizer.empty()) out << "offload: {optimizer: " << p.offload_optimizer << "}\n";
+  if (!p.offload_optimizer.empty() || !p.offload_parameters.empty()) {
+    out << "offload: {";
+    if (!p.offload_optimizer.empty()) out << "optimizer: " << p.offload_optimizer;
+    if (!p.offload_parameters.empty())
+      out << (p.offload_optimizer.empty() ? "" : ", ") << "parameters: " << p.offload_parameters;
+    out << "}\n";
+  }
 }
 
 }  // namespace dejavu::strategies::search

@@ -83,10 +83,13 @@ void write_validation_lines(std::ostream& out, const strategies::ValidationBand&
 namespace {
 nlohmann::ordered_json offload_json(const strategies::OffloadUse& o) {
   return {{"optimizer", o.tier},
+          {"parameters", o.parameters},
           {"fits", o.fits()},
-          {"host_memory_bytes_per_server", o.cost.host_held_bytes},
+          {"host_memory_bytes_per_server", o.host_bytes()},
           {"host_memory_capacity_bytes", o.host_capacity_bytes},
-          {"nvme_bytes_per_server", o.cost.nvme_held_bytes},
+          {"nvme_bytes_per_server", o.nvme_bytes()},
+          {"parameter_bytes_per_server", o.parameter_held_bytes},
+          {"parameter_pcie_bytes_per_gpu", o.parameter_pcie_bytes},
           {"nvme_capacity_bytes", o.nvme_capacity_bytes},
           {"pcie_bytes_per_gpu", o.cost.pcie_bytes},
           {"host_traffic_bytes_per_gpu", o.cost.host_traffic_bytes},
@@ -96,6 +99,17 @@ nlohmann::ordered_json offload_json(const strategies::OffloadUse& o) {
 
 void write_offload_line(std::ostream& out, const strategies::OffloadUse& o) {
   char buf[512];
+  if (!o.parameters.empty()) {
+    const bool nvme = o.parameters == "nvme";
+    std::snprintf(buf, sizeof buf,
+                  "  offload            parameters on %s: %s of %s per server%s; per GPU a step %s over PCIe "
+                  "(its shard before every ZeRO-3 gather)\n",
+                  o.parameters.c_str(), units::format_bytes(o.parameter_held_bytes).c_str(),
+                  units::format_bytes(nvme ? o.nvme_capacity_bytes : o.host_capacity_bytes).c_str(),
+                  o.fits() ? "" : " (DOES NOT FIT)", units::format_bytes(o.parameter_pcie_bytes).c_str());
+    out << buf;
+  }
+  if (o.tier.empty()) return;
   std::snprintf(buf, sizeof buf,
                 "  offload            optimizer on %s: %s %s of %s per server%s; per GPU a step %s over PCIe, "
                 "%s of host memory traffic%s, %s\n",
@@ -136,7 +150,7 @@ void write_json(std::ostream& out, const strategies::Report& r, const strategies
                  {"peak_bytes", r.peak_memory_bytes},
                  {"capacity_bytes", r.capacity_bytes},
                  {"shortfall_bytes", r.shortfall_bytes}};
-  if (!r.offload.tier.empty()) j["offload"] = offload_json(r.offload);
+  if (r.offload.any()) j["offload"] = offload_json(r.offload);
   if (!r.token_slices.empty())
     j["token_slices"] = {{"tokens", r.token_slices}, {"chosen_by", r.token_slices_chosen ? "terapipe-dp" : "plan"}};
   j["busiest_link"] = link_json(r.busiest_link);
@@ -256,7 +270,7 @@ void write_summary(std::ostream& out, const strategies::Report& r) {
                   units::format_bytes(r.peak_memory_bytes).c_str(), units::format_bytes(r.capacity_bytes).c_str(),
                   r.fullest_gpu.c_str());
   out << buf;
-  if (!r.offload.tier.empty()) write_offload_line(out, r.offload);
+  if (r.offload.any()) write_offload_line(out, r.offload);
   std::snprintf(buf, sizeof buf, "  busiest link       %s (%s): %s, %.1f%% busy\n", r.busiest_link.name.c_str(),
                 r.busiest_link.direction.c_str(), units::format_bytes(r.busiest_link.bytes).c_str(),
                 100 * r.busiest_link.utilization);

@@ -3,6 +3,8 @@
 // host-memory and NVMe traffic are the hand-counted bytes (strategies/lowering/offload.h).
 #include <gtest/gtest.h>
 
+#include "tests/strategies/lowering/test_clusters.h"
+
 #include <string>
 
 #include "platforms/cluster.h"
@@ -64,6 +66,72 @@ TEST(Offload, NvmeHoldsTheStatesAndStreamsThem) {
   EXPECT_DOUBLE_EQ(o.cost.nvme_traffic_bytes, 24 * shard);   // the states read and written back
   EXPECT_NEAR(o.cost.seconds, 4 * shard / 31.5e9 + 8 * 28 * shard / 409.6e9 + 8 * 24 * shard / 25e9, 1e-12);
   EXPECT_TRUE(o.fits());
+}
+
+TEST(Offload, ParametersComeInOverPcieBeforeEveryGather) {
+  // 4 layers of Q = 1e9 bf16 parameters over dp 2 with ZeRO-3 (lower_test's case), the
+  // weights' shards on the host: before each gather (g = 1 ms) every GPU copies its 1 GB
+  // shard of the layer in over PCIe at 1000 GB/s (h = 1 ms), on the gather stream. One layer
+  // of prefetch hides all but the first: h + g + 4f + 4b + g + step, one h more than with
+  // the shards kept. A step copies 8 shards in (4 layers, forward and backward): 8 GB. The
+  // GPU holds no shard (4 x 1 GB less) but each gathered layer whole (2 GB, not 1).
+  const double F = 4e12, Q = 1e9, g = 1e-3, h = 1e-3;
+  workloads::ModelGraph model;
+  model.name = "equal";
+  model.layers = 4;
+  for (int l = 0; l < 4; ++l) {
+    workloads::Op op;
+    op.name = "layer" + std::to_string(l);
+    op.layer = l;
+    op.fwd_flops = F, op.bwd_flops = 2 * F, op.params = Q, op.weight_bytes = 2 * Q;
+    const int v = model.add_op(op);
+    if (l > 0) model.add_edge(v - 1, v);
+  }
+  platforms::Cluster cluster;  // free_network(2, 1e12) with a host side
+  platforms::ServerGroup server = free_network(2, 1e12).groups[0];
+  server.host = {1e12, 400e9, 1e12, 0, 0};
+  cluster.groups = {server};
+  platforms::build_network(cluster);
+  Plan plan;
+  plan.dp = 2;
+  plan.global_batch_size = 2;
+  plan.zero = 3;
+  const Simulation kept = simulate(model, cluster, plan, "analytic-no-contention");
+  plan.offload_parameters = "cpu";
+  const Simulation off = simulate(model, cluster, plan, "analytic-no-contention");
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  const double f = pm.time_s({sim::OpClass::Gemm, F, 2 * Q, sim::DType::BF16});
+  const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 4 * Q, sim::DType::BF16});
+  const double step = pm.time_s(
+      {sim::OpClass::Optimizer, 0, 4 * Q / 2 * optimizer_bytes_per_param(sim::DType::BF16), sim::DType::BF16});
+  ASSERT_GT(f, g + h);
+  EXPECT_NEAR(off.result.makespan_s, h + g + 4 * f + 4 * b + g + step, 1e-9);
+  EXPECT_NEAR(off.result.makespan_s - kept.result.makespan_s, h, 1e-9);
+  EXPECT_DOUBLE_EQ(off.report.offload.parameter_pcie_bytes, 8e9);
+  EXPECT_DOUBLE_EQ(off.report.offload.parameter_held_bytes, 2 * 4e9);  // two GPUs' 4 GB shards
+  LowerOptions options;
+  for (const char* tier : {"", "cpu"}) {
+    plan.offload_parameters = tier;
+    const LoweredJob job = lower(model, cluster, plan, options);
+    double weights = 0;
+    for (const sim::MemoryPart& part : job.graph.devices()[0].resident)
+      if (part.name == "weights") weights += part.bytes;
+    EXPECT_DOUBLE_EQ(weights, *tier ? 0 : 4e9) << tier;
+    int gathers = 0, fetches = 0;
+    for (const sim::Task& t : job.graph.tasks()) {
+      const std::string& label = job.graph.labels().at(t.label);
+      if (label == "zero-3 gather weights") {
+        ++gathers;
+        EXPECT_DOUBLE_EQ(t.alloc_bytes, *tier ? 2e9 : 1e9);
+      }
+      if (label == "zero-3 weights from CPU memory") {
+        ++fetches;
+        EXPECT_DOUBLE_EQ(t.bytes, 1e9);
+      }
+    }
+    EXPECT_EQ(gathers, 8);
+    EXPECT_EQ(fetches, *tier ? 8 : 0);
+  }
 }
 
 TEST(Offload, APlatformWithoutAHostSideIsRefused) {
