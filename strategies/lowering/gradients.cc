@@ -88,16 +88,26 @@ std::vector<GradientPass::Bucket> GradientPass::bucket_blocks(int s) const {
 
 // Each bucket all-reduced (or reduce-scattered under ZeRO) as soon as its blocks'
 // gradients are complete, under the remaining backward.
-std::vector<sim::TaskId> GradientPass::buckets(int s) {
+std::vector<sim::TaskId> GradientPass::buckets(int s, std::vector<double>* shares) {
   std::vector<sim::TaskId> synced;
-  const auto op = L_.plan.zero >= 1 ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce;
-  for (const Bucket& b : bucket_blocks(s))
-    for (sim::TaskId id : dp_collective(s, op, "dp gradient bucket", b.bytes, b.expert_bytes)) {
+  const bool zero = L_.plan.zero >= 1;
+  const auto op = zero ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce;
+  const double e = L_.element_bytes;
+  for (const Bucket& b : bucket_blocks(s)) {
+    const std::vector<sim::TaskId> ids = dp_collective(s, op, "dp gradient bucket", b.bytes, b.expert_bytes);
+    if (shares)  // the bucket's part of the stepped shard, with its last collective
+      for (size_t i = 0; i < ids.size(); ++i)
+        shares->push_back(
+            i + 1 < ids.size()
+                ? 0
+                : ((b.bytes - b.expert_bytes) / (zero ? L_.dpc : 1) + b.expert_bytes / (zero ? L_.dpe : 1)) / e);
+    for (sim::TaskId id : ids) {
       for (const auto& [vs, bi] : b.blocks)
         for (int c = 0; c < L_.classes_count(); ++c)
           if (items_.grads_ready[c][vs][bi] >= 0) g_.depend(items_.grads_ready[c][vs][bi], id);
       synced.push_back(id);
     }
+  }
   for (sim::TaskId id : items_.last_backwards[s])  // and nothing steps before every backward
     if (!synced.empty()) g_.depend(id, synced.back());
   return synced;
@@ -161,11 +171,12 @@ void GradientPass::emit_stage(int s) {
   const double e = L_.element_bytes, grad_bytes = L_.params[s] * e;
   const double expert_grad_bytes = (plan.ep > 1 ? L_.expert_params[s] : 0) * e;
   std::vector<sim::TaskId> synced = items_.last_backwards[s];
+  std::vector<double> shares;  // with buckets and an offloaded optimizer: each one's part
   double compressed = 0;
   if (L_.pipes > 1) {
     synced = {pair_sync_[s], pair_sync_[L_.schedule->gpu_of(L_.Vp + s, L_.p)]};
   } else if (L_.dpc > 1 && plan.gradient_bucket_bytes(e) > 0) {
-    synced = buckets(s);
+    synced = buckets(s, plan.offload_optimizer.empty() ? nullptr : &shares);
   } else if (!zero3_.empty()) {
     // Reduce-scattered block by block during the backward; the stream runs them in order.
     for (sim::TaskId id : zero3_[s].last_reduction()) synced.push_back(id);
@@ -183,7 +194,7 @@ void GradientPass::emit_stage(int s) {
   std::vector<sim::TaskId> steps;
   for (int c = 0; c < L_.classes_count(); ++c) {
     if (!plan.offload_optimizer.empty()) {
-      steps.push_back(offloaded_step(s, c, stepped, synced));
+      steps.push_back(offloaded_step(s, c, stepped, synced, shares));
       continue;
     }
     const sim::Kernel k{sim::OpClass::Optimizer, 0, stepped * optimizer_bytes_per_param(L_.model.dtype),
@@ -204,9 +215,11 @@ void GradientPass::emit_stage(int s) {
 // An offloaded optimizer (lowering/offload.h): each GPU of class c's stage s sends its shard's
 // gradients to its server's CPU over PCIe, the CPU steps (and streams NVMe), and the updated
 // weights come back; the copies are transfers on the network, sharing the GPU's PCIe link
-// with its NIC. Returns the last task (the weights back).
-sim::TaskId GradientPass::offloaded_step(int s, int c, double stepped, const std::vector<sim::TaskId>& synced) {
-  const double bytes = stepped * L_.element_bytes;
+// with its NIC. With gradient buckets (`shares`, one per reduction in `synced`), each
+// bucket's part goes as soon as it is reduced, under the rest of the backward, as
+// ZeRO-Offload copies them; else all of it after the last. Returns the last task.
+sim::TaskId GradientPass::offloaded_step(int s, int c, double stepped, const std::vector<sim::TaskId>& synced,
+                                         const std::vector<double>& shares) {
   sim::CommSet down, up;
   for (int r : L_.classes[c])
     for (int k = 0; k < L_.K; ++k) {
@@ -218,13 +231,24 @@ sim::TaskId GradientPass::offloaded_step(int s, int c, double stepped, const std
   const sim::DeviceId dev = L_.dev[s][c];
   const OffloadCost cost =
       offload_cost(L_.plan.offload_optimizer, L_.cluster.group_of(L_.gpu(s, 0, 0)), stepped, L_.element_bytes);
-  const sim::TaskId to_cpu =
-      g_.add_transfer(dev, stream, g_.add_comm_set(std::move(down)), bytes, g_.label("gradients to CPU memory"), -1);
+  const sim::CommSetId to_cpu = g_.add_comm_set(std::move(down));
+  const sim::LabelId label = g_.label("gradients to CPU memory");
+  std::vector<sim::TaskId> copies;  // on the stream before the step, in order
+  auto copy = [&](double params, const std::vector<sim::TaskId>& after) {
+    copies.push_back(g_.add_transfer(dev, stream, to_cpu, params * L_.element_bytes, label, -1));
+    for (sim::TaskId a : after) g_.depend(a, copies.back());
+  };
+  if (shares.size() == synced.size() && !synced.empty()) {
+    for (size_t i = 0; i < synced.size(); ++i)
+      if (shares[i] > 0) copy(shares[i], {synced[i]});
+  } else {
+    copy(stepped, synced);
+  }
   const sim::TaskId adam = g_.add_compute(dev, stream, cost.host_seconds, opt_label_, -1);
-  const sim::TaskId back =
-      g_.add_transfer(dev, stream, g_.add_comm_set(std::move(up)), bytes, g_.label("weights from CPU memory"), -1);
-  for (sim::TaskId id : synced) g_.depend(id, to_cpu);
-  g_.depend(to_cpu, adam);
+  for (sim::TaskId id : copies) g_.depend(id, adam);
+  for (sim::TaskId id : synced) g_.depend(id, adam);
+  const sim::TaskId back = g_.add_transfer(dev, stream, g_.add_comm_set(std::move(up)), stepped * L_.element_bytes,
+                                           g_.label("weights from CPU memory"), -1);
   g_.depend(adam, back);
   return back;
 }

@@ -32,8 +32,11 @@ class GradientPass {
     double bytes = 0, expert_bytes = 0;
   };
   std::vector<Bucket> bucket_blocks(int s) const;
-  std::vector<sim::TaskId> buckets(int s);
-  sim::TaskId offloaded_step(int s, int c, double stepped, const std::vector<sim::TaskId>& synced);
+  // The buckets' reductions; `shares` (if given) gets each one's part of a GPU's stepped
+  // shard, in parameters.
+  std::vector<sim::TaskId> buckets(int s, std::vector<double>* shares = nullptr);
+  sim::TaskId offloaded_step(int s, int c, double stepped, const std::vector<sim::TaskId>& synced,
+                             const std::vector<double>& shares);
   void param_gathers(int s);
   std::vector<sim::TaskId> sync_topology(int s, double& compressed);
   void pair_syncs();

@@ -68,14 +68,9 @@ TEST(Offload, NvmeHoldsTheStatesAndStreamsThem) {
   EXPECT_TRUE(o.fits());
 }
 
-TEST(Offload, ParametersComeInOverPcieBeforeEveryGather) {
-  // 4 layers of Q = 1e9 bf16 parameters over dp 2 with ZeRO-3 (lower_test's case), the
-  // weights' shards on the host: before each gather (g = 1 ms) every GPU copies its 1 GB
-  // shard of the layer in over PCIe at 1000 GB/s (h = 1 ms), on the gather stream. One layer
-  // of prefetch hides all but the first: h + g + 4f + 4b + g + step, one h more than with
-  // the shards kept. A step copies 8 shards in (4 layers, forward and backward): 8 GB. The
-  // GPU holds no shard (4 x 1 GB less) but each gathered layer whole (2 GB, not 1).
-  const double F = 4e12, Q = 1e9, g = 1e-3, h = 1e-3;
+// 4 layers of Q = 1e9 bf16 parameters (F forward FLOPs a sample), and two A100s on free
+// links of 1000 GB/s with a host side: PCIe 1000 GB/s, CPU memory 400 GB/s.
+workloads::ModelGraph four_layers(double F, double Q) {
   workloads::ModelGraph model;
   model.name = "equal";
   model.layers = 4;
@@ -87,11 +82,56 @@ TEST(Offload, ParametersComeInOverPcieBeforeEveryGather) {
     const int v = model.add_op(op);
     if (l > 0) model.add_edge(v - 1, v);
   }
+  return model;
+}
+
+platforms::Cluster two_gpus_with_host() {
   platforms::Cluster cluster;  // free_network(2, 1e12) with a host side
   platforms::ServerGroup server = free_network(2, 1e12).groups[0];
   server.host = {1e12, 400e9, 1e12, 0, 0};
   cluster.groups = {server};
   platforms::build_network(cluster);
+  return cluster;
+}
+
+TEST(Offload, BucketsCopyTheirGradientsDownUnderTheBackward) {
+  // ZeRO-2 over dp 2 with the optimizer on the CPUs and a bucket per layer (2 GB): each
+  // bucket's reduce-scatter (r = 1 GB / 1000 GB/s = 1 ms) and the copy of its 1 GB shard
+  // down (h = 1 ms) run under the next layer's backward; only the last layer's are exposed:
+  //   4f + 4b + r + h + Adam + the 4 GB shard back (4h) + the weights' all-gather (4 ms),
+  // where Adam is 2 GPUs x 28 bytes x 2e9 parameters over 400 GB/s. Without buckets one
+  // reduce-scatter and one copy of 4 GB follow the backward: 3r + 3h later.
+  const double F = 4e12, Q = 1e9, r = 1e-3, h = 1e-3, a = 4e-3;
+  const auto model = four_layers(F, Q);
+  const auto cluster = two_gpus_with_host();
+  Plan plan;
+  plan.dp = 2;
+  plan.global_batch_size = 2;
+  plan.zero = 2;
+  plan.offload_optimizer = "cpu";
+  plan.data_parallel.bucket_bytes = 2 * Q;
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  const double f = pm.time_s({sim::OpClass::Gemm, F, 2 * Q, sim::DType::BF16});
+  const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 4 * Q, sim::DType::BF16});
+  const double adam = 2 * 28 * 2e9 / 400e9;
+  ASSERT_GT(b, r + h);
+  const Simulation bucketed = simulate(model, cluster, plan, "analytic-no-contention");
+  EXPECT_NEAR(bucketed.result.makespan_s, 4 * f + 4 * b + r + h + adam + 4 * h + a, 1e-9);
+  plan.data_parallel.bucket_bytes = 0;
+  const Simulation whole = simulate(model, cluster, plan, "analytic-no-contention");
+  EXPECT_NEAR(whole.result.makespan_s - bucketed.result.makespan_s, 3 * r + 3 * h, 1e-9);
+}
+
+TEST(Offload, ParametersComeInOverPcieBeforeEveryGather) {
+  // 4 layers of Q = 1e9 bf16 parameters over dp 2 with ZeRO-3 (lower_test's case), the
+  // weights' shards on the host: before each gather (g = 1 ms) every GPU copies its 1 GB
+  // shard of the layer in over PCIe at 1000 GB/s (h = 1 ms), on the gather stream. One layer
+  // of prefetch hides all but the first: h + g + 4f + 4b + g + step, one h more than with
+  // the shards kept. A step copies 8 shards in (4 layers, forward and backward): 8 GB. The
+  // GPU holds no shard (4 x 1 GB less) but each gathered layer whole (2 GB, not 1).
+  const double F = 4e12, Q = 1e9, g = 1e-3, h = 1e-3;
+  const auto model = four_layers(F, Q);
+  const auto cluster = two_gpus_with_host();
   Plan plan;
   plan.dp = 2;
   plan.global_batch_size = 2;
