@@ -39,17 +39,19 @@ struct GpuRole {
   int cp_rank = 0;
 };
 
-// Where an offloaded optimizer (plan.offload_optimizer) and offloaded parameters
-// (plan.offload_parameters) live, for the fullest stage: what one GPU moves and one server
-// holds, against the server's CPU memory and NVMe.
+// Where an offloaded optimizer (plan.offload_optimizer), offloaded parameters
+// (plan.offload_parameters) and activations (plan.offload_activations) live, for the fullest stage: what one GPU moves
+// and one server holds, against the server's CPU memory and NVMe.
 struct OffloadUse {
   std::string tier;  // the optimizer's: cpu | nvme; empty: kept on the GPU
   OffloadCost cost;
-  std::string parameters;           // cpu | nvme; empty: kept on the GPU
-  double parameter_held_bytes = 0;  // per server, in CPU memory or on NVMe
-  double parameter_pcie_bytes = 0;  // per GPU and step: every ZeRO-3 gather's shard
+  std::string parameters;            // cpu | nvme; empty: kept on the GPU
+  double parameter_held_bytes = 0;   // per server, in CPU memory or on NVMe
+  double parameter_pcie_bytes = 0;   // per GPU and step: every ZeRO-3 gather's shard
+  std::string activations;           // cpu; empty: kept on the GPU
+  double activation_pcie_bytes = 0;  // per GPU and step: every item's, down and back
   double host_capacity_bytes = 0, nvme_capacity_bytes = 0;
-  bool any() const { return !tier.empty() || !parameters.empty(); }
+  bool any() const { return !tier.empty() || !parameters.empty() || !activations.empty(); }
   double host_bytes() const { return cost.host_held_bytes + (parameters == "cpu" ? parameter_held_bytes : 0); }
   double nvme_bytes() const { return cost.nvme_held_bytes + (parameters == "nvme" ? parameter_held_bytes : 0); }
   bool fits() const { return host_bytes() <= host_capacity_bytes && nvme_bytes() <= nvme_capacity_bytes; }

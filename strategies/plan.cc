@@ -129,11 +129,12 @@ void load_token_slices(const ConfigNode& root, Plan& p) {
 void load_offload(const ConfigNode& root, Plan& p) {
   if (!root.has("offload")) return;
   const ConfigNode o = root.child("offload");
-  o.expect_map({"optimizer", "parameters"});
+  o.expect_map({"optimizer", "parameters", "activations"});
   p.where["offload"] = o.loc();
-  if (!o.has("optimizer") && !o.has("parameters"))
-    o.fail("expected optimizer (cpu or nvme), parameters (cpu or nvme), or both");
+  if (!o.has("optimizer") && !o.has("parameters") && !o.has("activations"))
+    o.fail("expected optimizer (cpu or nvme), parameters (cpu or nvme), activations (cpu), or several");
   if (o.has("optimizer")) p.offload_optimizer = o.child("optimizer").as_choice({"cpu", "nvme"});
+  if (o.has("activations")) p.offload_activations = o.child("activations").as_choice({"cpu"});
   if (!o.has("parameters")) return;
   const ConfigNode params = o.child("parameters");
   p.offload_parameters = params.as_choice({"cpu", "nvme"});
@@ -243,7 +244,7 @@ void check_dtype(const workloads::ModelGraph& model, const platforms::Cluster& c
 
 // Offloading needs each server's host side in the platform.
 void check_offload(const Plan& p, const platforms::Cluster& cluster) {
-  if (p.offload_optimizer.empty() && p.offload_parameters.empty()) return;
+  if (p.offload_optimizer.empty() && p.offload_parameters.empty() && p.offload_activations.empty()) return;
   if (!p.offload_parameters.empty() && static_cast<long long>(p.dp) * p.cp < 2)
     fail_at(p, "offload",
             "parameters: " + p.offload_parameters +

@@ -84,6 +84,9 @@ struct Plan {
   // `offload: {parameters: cpu | nvme}` (ZeRO-Infinity's offload_param, zero: 3): the 16-bit
   // weight shards live on the host and every ZeRO-3 gather first copies the GPU's shard in.
   std::string offload_parameters;
+  // `offload: {activations: cpu}`: what each forward keeps for its backward waits in CPU
+  // memory in between (strategies/lowering/activation_offload.h).
+  std::string offload_activations;
 
   std::string file;                        // where it was read from
   std::map<std::string, SourceLoc> where;  // key -> position, for checks against the model

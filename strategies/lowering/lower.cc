@@ -79,6 +79,14 @@ OffloadUse offload_use(const lowering::JobLayout& L) {
     use.host_capacity_bytes = server.host.memory_bytes;
     use.nvme_capacity_bytes = server.host.nvme_bytes;
   }
+  use.activations = L.plan.offload_activations;
+  for (int s = 0; s < L.p && !use.activations.empty(); ++s) {
+    double moved = 0;  // every item of the stage's chunks, down and back
+    for (int j = 0; j < L.m; ++j)
+      for (int vs = s; vs < L.V; vs += L.p)
+        if (L.gpu_stage(vs) == s) moved += 2 * L.work_at(j)[vs].stored_activation_per_sample * L.micro_batch;
+    use.activation_pcie_bytes = std::max(use.activation_pcie_bytes, moved);
+  }
   return use;
 }
 }  // namespace
@@ -106,7 +114,8 @@ LoweredJob lower(const workloads::ModelGraph& model, const platforms::Cluster& c
   lowering::GradientPass(g, L, items, zero3).emit();
   g.finalize();
   count_flops(job, L);
-  if (!plan.offload_optimizer.empty() || !plan.offload_parameters.empty()) job.offload = offload_use(L);
+  if (!plan.offload_optimizer.empty() || !plan.offload_parameters.empty() || !plan.offload_activations.empty())
+    job.offload = offload_use(L);
   job.token_slices = L.slices.lengths;
   job.token_slices_chosen = L.slices.chosen;
   return job;

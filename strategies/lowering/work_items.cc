@@ -1,5 +1,7 @@
 #include "strategies/lowering/work_items.h"
 
+#include "strategies/lowering/activation_offload.h"
+
 #include "strategies/lowering/branches.h"
 #include "strategies/lowering/prices.h"
 #include "strategies/lowering/segment_emitter.h"
@@ -99,7 +101,23 @@ void ClassItems::emit_stage(int s) {
     if (item.backward && item.part != BackwardPart::Weight) last_backward_ = item.microbatch;
     if (item.backward && item.part == BackwardPart::Weight) last_weight_ = item.microbatch;
   }
-  for (const WorkItem& item : order) emit_item(item, s, zero3);
+  ActivationOffload offload(g_, L_, s, c_);
+  std::vector<sim::TaskId> ends;  // each emitted item's last task
+  for (const WorkItem& item : order) {
+    const int vs = L_.schedule->virtual_stage(item.chunk, s, L_.p);
+    const int j = item.microbatch;
+    emit_item(item, s, zero3);
+    if (!offload.on()) continue;
+    if (!item.backward) {
+      offload.after_forward(j, vs, tasks_.f_last[c_][vs][j]);
+      ends.push_back(tasks_.f_last[c_][vs][j]);
+      continue;
+    }
+    const ItemTasks::Grid& first = item.part == BackwardPart::Weight ? tasks_.weight_first : tasks_.b_first;
+    if (item.part != BackwardPart::Weight)
+      offload.before_backward(j, vs, ends.size() >= 2 ? ends[ends.size() - 2] : -1, first[c_][vs][j]);
+    ends.push_back(tasks_.last_backwards[s].empty() ? -1 : tasks_.last_backwards[s].back());
+  }
 }
 
 void ClassItems::emit_item(const WorkItem& item, int s, Zero3Device& zero3) {

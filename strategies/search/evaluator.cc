@@ -39,7 +39,7 @@ std::string plan_key(const Plan& p) {
   add("cp_comm", p.cp_comm);
   add("overlap", std::string(p.overlap_grad_reduce ? "g" : "") + (p.overlap_param_gather ? "p" : "") +
                      (p.tp_comm_overlap ? "t" : ""));
-  add("offload", p.offload_optimizer + "/" + p.offload_parameters);
+  add("offload", p.offload_optimizer + "/" + p.offload_parameters + "/" + p.offload_activations);
   std::string slices = std::to_string(p.token_slice_count) + ":";
   for (int l : p.token_slices) slices += std::to_string(l) + ",";
   add("slices", slices);

@@ -90,6 +90,8 @@ nlohmann::ordered_json offload_json(const strategies::OffloadUse& o) {
           {"nvme_bytes_per_server", o.nvme_bytes()},
           {"parameter_bytes_per_server", o.parameter_held_bytes},
           {"parameter_pcie_bytes_per_gpu", o.parameter_pcie_bytes},
+          {"activations", o.activations},
+          {"activation_pcie_bytes_per_gpu", o.activation_pcie_bytes},
           {"nvme_capacity_bytes", o.nvme_capacity_bytes},
           {"pcie_bytes_per_gpu", o.cost.pcie_bytes},
           {"host_traffic_bytes_per_gpu", o.cost.host_traffic_bytes},
@@ -107,6 +109,13 @@ void write_offload_line(std::ostream& out, const strategies::OffloadUse& o) {
                   o.parameters.c_str(), units::format_bytes(o.parameter_held_bytes).c_str(),
                   units::format_bytes(nvme ? o.nvme_capacity_bytes : o.host_capacity_bytes).c_str(),
                   o.fits() ? "" : " (DOES NOT FIT)", units::format_bytes(o.parameter_pcie_bytes).c_str());
+    out << buf;
+  }
+  if (!o.activations.empty()) {
+    std::snprintf(buf, sizeof buf,
+                  "  offload            activations on %s: per GPU a step %s over PCIe (each forward's, down and "
+                  "back before its backward)\n",
+                  o.activations.c_str(), units::format_bytes(o.activation_pcie_bytes).c_str());
     out << buf;
   }
   if (o.tier.empty()) return;

@@ -174,6 +174,40 @@ TEST(Offload, ParametersComeInOverPcieBeforeEveryGather) {
   }
 }
 
+TEST(Offload, ActivationsWaitInCpuMemoryBetweenForwardAndBackward) {
+  // One stage, one layer keeping A = 1 GB a sample, GPipe over m = 4 microbatches on one of
+  // two_gpus_with_host's GPUs (dp 2). Each forward's A goes down (h = 1 ms, under the next
+  // forward f); the copy back of microbatch j's starts once the item two before its backward
+  // ends, after every copy on the stream before it: backward 0 waits for the last copy
+  // down and its own copy back (2h), the rest arrive under the backward before. Makespan
+  // 4f + 2h + 4b + step, and at most 2 A held (not 4 A).
+  const double F = 4e12, A = 1e9, h = 1e-3;
+  workloads::ModelGraph model;
+  model.name = "one";
+  model.layers = 1;
+  workloads::Op op;
+  op.name = "layer0";
+  op.fwd_flops = F, op.bwd_flops = 2 * F, op.activation_bytes = A;
+  model.add_op(op);
+  const auto cluster = two_gpus_with_host();
+  Plan plan;
+  plan.dp = 2;
+  plan.global_batch_size = 8;
+  plan.schedule = "gpipe";
+  const Simulation kept = simulate(model, cluster, plan, "analytic-no-contention");
+  plan.offload_activations = "cpu";
+  const Simulation off = simulate(model, cluster, plan, "analytic-no-contention");
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  const double f = pm.time_s({sim::OpClass::Gemm, F, 0, sim::DType::BF16});
+  const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 0, sim::DType::BF16});
+  ASSERT_GT(f, h);
+  EXPECT_NEAR(off.result.makespan_s - kept.result.makespan_s, 2 * h, 1e-9);
+  const double step = pm.time_s({sim::OpClass::Optimizer, 0, 0, sim::DType::BF16});
+  EXPECT_NEAR(off.result.makespan_s, 4 * f + 2 * h + 4 * b + step, 1e-9);
+  EXPECT_NEAR(kept.report.peak_memory_bytes - off.report.peak_memory_bytes, 2 * A, 1e-3);
+  EXPECT_DOUBLE_EQ(off.report.offload.activation_pcie_bytes, 2 * 4 * A);
+}
+
 TEST(Offload, APlatformWithoutAHostSideIsRefused) {
   Inputs in;
   const auto plain = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));

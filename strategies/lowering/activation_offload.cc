@@ -1,0 +1,47 @@
+#include "strategies/lowering/activation_offload.h"
+
+namespace dejavu::strategies::lowering {
+
+ActivationOffload::ActivationOffload(sim::TaskGraph& g, const JobLayout& L, int s, int c)
+    : g_(g), L_(L), on_(!L.plan.offload_activations.empty()), s_(s), c_(c) {
+  if (!on_) return;
+  sim::CommSet down, up;
+  for (int r : L.classes[c])
+    for (int k = 0; k < L.K; ++k) {
+      const platforms::GpuSlot& gpu = L.cluster.gpus[L.gpu(s, r, k)];
+      down.groups.push_back({gpu.host, gpu.cpu});
+      up.groups.push_back({gpu.cpu, gpu.host});
+    }
+  down_ = g.add_comm_set(std::move(down));
+  up_ = g.add_comm_set(std::move(up));
+  stream_ = g.stream("offload");
+  down_label_ = g.label("activations to CPU memory");
+  up_label_ = g.label("activations from CPU memory");
+  copied_.assign(L.m * std::max(1, L.v * L.pipes), -1);
+  bytes_.assign(copied_.size(), 0);
+}
+
+void ActivationOffload::after_forward(int j, int vs, sim::TaskId last) {
+  if (!on_ || last < 0) return;
+  const double bytes = L_.work_at(j)[vs].stored_activation_per_sample * L_.micro_batch;
+  if (bytes <= 0) return;
+  const size_t key = static_cast<size_t>(vs / L_.p * L_.m + j);
+  const sim::TaskId id = g_.add_transfer(L_.dev[s_][c_], stream_, down_, bytes, down_label_, j);
+  g_.depend(last, id);
+  g_.add_memory(id, 0, bytes);  // off the GPU once copied
+  copied_.at(key) = id;
+  bytes_.at(key) = bytes;
+}
+
+void ActivationOffload::before_backward(int j, int vs, sim::TaskId ahead, sim::TaskId first) {
+  if (!on_ || first < 0) return;
+  const size_t key = static_cast<size_t>(vs / L_.p * L_.m + j);
+  if (copied_.at(key) < 0) return;
+  const sim::TaskId id = g_.add_transfer(L_.dev[s_][c_], stream_, up_, bytes_[key], up_label_, j);
+  g_.add_memory(id, bytes_[key], 0);  // back on the GPU from the copy's start
+  g_.depend(copied_[key], id);
+  if (ahead >= 0) g_.depend(ahead, id);
+  g_.depend(id, first);
+}
+
+}  // namespace dejavu::strategies::lowering
