@@ -53,9 +53,21 @@ void header(std::ostream& out, const Cluster& c) {
          "<platform version=\"4.1\">\n";
 }
 
-void host(std::ostream& out, const Cluster& c, const GpuSlot& g, const char* indent) {
-  out << indent << "<host id=\"" << xml_escape(c.network.node(g.host).name) << "\" speed=\"1Gf\">"
-      << "<prop id=\"gpu\" value=\"" << xml_escape(g.spec->name) << "\"/></host>\n";
+// A host of the network: a GPU (its type as a property) or a server's host side (`gpu` null).
+void host(std::ostream& out, const Cluster& c, int node, const GpuSlot* gpu, const char* indent) {
+  out << indent << "<host id=\"" << xml_escape(c.network.node(node).name) << "\" speed=\"1Gf\">"
+      << "<prop id=\"" << (gpu ? "gpu" : "role") << "\" value=\"" << (gpu ? xml_escape(gpu->spec->name) : "cpu")
+      << "\"/></host>\n";
+}
+
+// Every host of the network (GPUs and host sides), each with its GPU slot or null.
+std::vector<std::pair<int, const GpuSlot*>> hosts_of(const Cluster& c) {
+  std::vector<const GpuSlot*> gpu_of(static_cast<size_t>(c.network.node_count()), nullptr);
+  for (const GpuSlot& g : c.gpus) gpu_of[static_cast<size_t>(g.host)] = &g;
+  std::vector<std::pair<int, const GpuSlot*>> out;
+  for (int v = 0; v < c.network.node_count(); ++v)
+    if (c.network.node(v).is_host) out.emplace_back(v, gpu_of[static_cast<size_t>(v)]);
+  return out;
 }
 
 void link(std::ostream& out, const sim::Link& l, const char* indent) {
@@ -87,15 +99,17 @@ ExportSummary write_flat(std::ostream& out, const Cluster& c) {
                      "writes one route per GPU pair and stops at " +
                      std::to_string(kMaxFlatExportGpus));
   const sim::Network& net = c.network;
-  ExportSummary s{c.gpu_count(), net.link_count(), 0, 1};
+  ExportSummary s{0, net.link_count(), 0, 1};
+  s.hosts = static_cast<long long>(hosts_of(c).size());
   header(out, c);
   out << "  <zone id=\"" << xml_escape(c.name) << "\" routing=\"Full\">\n";
-  for (const GpuSlot& g : c.gpus) host(out, c, g, "    ");
+  const auto hosts = hosts_of(c);
+  for (const auto& [v, gpu] : hosts) host(out, c, v, gpu, "    ");
   for (const sim::Link& l : net.links()) link(out, l, "    ");
-  for (const GpuSlot& a : c.gpus)
-    for (const GpuSlot& b : c.gpus)
-      if (a.host != b.host) {
-        route(out, net, net.node(a.host).name, net.node(b.host).name, net.route(a.host, b.host), "    ");
+  for (const auto& a : hosts)
+    for (const auto& b : hosts)
+      if (a.first != b.first) {
+        route(out, net, net.node(a.first).name, net.node(b.first).name, net.route(a.first, b.first), "    ");
         ++s.routes;
       }
   out << "  </zone>\n</platform>\n";
@@ -109,7 +123,7 @@ void write_leaf(std::ostream& out, const Cluster& c, const sim::Hierarchy::Leaf&
   const sim::Hierarchy& h = *net.hierarchy();
   ++s.zones;
   out << "    <zone id=\"" << xml_escape(zone) << "\" routing=\"Full\">\n";
-  for (int a : leaf.hosts) host(out, c, *gpu_of[a], "      ");
+  for (int a : leaf.hosts) host(out, c, a, gpu_of[a], "      ");
   std::set<int> inside;
   for (int a : leaf.hosts) {
     for (const sim::Hop& hop : h.up[a]) inside.insert(hop.link);
@@ -169,7 +183,7 @@ ExportSummary write_zoned(std::ostream& out, const Cluster& c) {
   const int leaves = static_cast<int>(h.leaves.size());
   const int per_pod = std::max(1, static_cast<int>(std::ceil(std::cbrt(2.0 * leaves))));
   const int pods = (leaves + per_pod - 1) / per_pod;
-  ExportSummary s{c.gpu_count(), 0, 0, 1};
+  ExportSummary s{static_cast<long long>(hosts_of(c).size()), 0, 0, 1};
   header(out, c);
   out << "  <zone id=\"" << xml_escape(c.name) << "\" routing=\"Full\">\n";
   double uplinks = 0;

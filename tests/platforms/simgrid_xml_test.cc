@@ -81,6 +81,21 @@ TEST(SimGridXml, SimGridLoadsTheExportAndRoutesEveryPairAsDejavuDoes) {
   }
 }
 
+TEST(SimGridXml, AServersHostSideIsAHostRoutedOverItsGpusPcie) {
+  // dgx-a100-40gb-1x8: 8 GPUs and the server's CPU (its host side); SimGrid routes every GPU
+  // pair as dejavu does, and each GPU reaches the CPU over its PCIe link and switch.
+  const Cluster c = load_cluster_file(preset("dgx-a100-40gb-1x8"));
+  ExportSummary s;
+  const Loaded l = export_and_route(c, all_pairs(c.gpu_count()), &s);
+  EXPECT_EQ(s.hosts, 9);
+  EXPECT_EQ(l.hosts, 9);
+  EXPECT_EQ(l.mismatches, 0);
+  const std::vector<sim::Hop> to_cpu = c.network.route(c.gpus[3].host, c.gpus[3].cpu);
+  ASSERT_EQ(to_cpu.size(), 2u);
+  EXPECT_EQ(c.network.link(to_cpu[0].link).name, "server0/gpu3/pcie");
+  EXPECT_EQ(c.network.link(to_cpu[1].link).name, "server0/gpu3/pcie-switch/cpu");
+}
+
 TEST(SimGridXml, LeavesOfSeveralServersRouteAsDejavuDoes) {
   const Cluster c = load_cluster(
       ConfigNode::load_string("servers:\n"
