@@ -16,6 +16,8 @@ Space default_space(const Problem& problem, int max_micro_batch) {
   for (int p = 1; p <= std::min(n, model.layers); ++p)
     if (n % p == 0) s.pp.push_back(p);
   for (int b = 1; b <= max_micro_batch; b *= 2) s.micro_batch.push_back(b);
+  for (int e = 2; e <= n && model.experts > 0; ++e)
+    if (n % e == 0 && model.experts % e == 0) s.ep.push_back(e);
   bool cpu = true, nvme = true;
   for (const auto& g : cluster.groups) {
     cpu = cpu && g.host.memory_bytes > 0 && g.host.memory_Bps > 0 && g.host.pcie_Bps > 0;
@@ -43,12 +45,46 @@ bool make_plan(const Problem& problem, int tp, int pp, int micro_batch, Plan& ou
   return true;
 }
 
+namespace {
+// The space's microbatch sizes, and each replica's whole batch in one microbatch (no
+// accumulation; DLRM-style models take thousands of samples at once).
+std::vector<int> micro_batches(const Problem& problem, const Space& space, int tp, int pp) {
+  std::vector<int> out = space.micro_batch;
+  const long long gpus = problem.cluster->gpu_count();
+  if (gpus % (static_cast<long long>(tp) * pp) != 0) return out;
+  const long long whole = problem.global_batch / (gpus / (static_cast<long long>(tp) * pp));
+  if (whole > 0 && std::find(out.begin(), out.end(), whole) == out.end()) out.push_back(static_cast<int>(whole));
+  return out;
+}
+
+// Every recomputation, ZeRO stage, sequence parallelism and offload of `base`.
+void add_variants(const Space& space, const Plan& base, const std::string& schedule, int v, std::vector<Plan>& out) {
+  for (const std::string& rc : space.recompute)
+    for (int z : space.zero) {
+      if (z > 0 && base.dp == 1) continue;  // nothing to shard over
+      for (bool sp : space.sequence_parallel) {
+        if (sp && base.tp == 1) continue;
+        for (const std::string& offload : space.offload) {
+          Plan p = base;
+          p.schedule = schedule;
+          p.virtual_stages = v;
+          p.recompute = rc;
+          p.zero = z;
+          p.sequence_parallel = sp;
+          p.offload_optimizer = offload;
+          out.push_back(p);
+        }
+      }
+    }
+}
+}  // namespace
+
 std::vector<Plan> enumerate(const Problem& problem, const Space& space) {
   std::vector<Plan> out;
   const int layers = problem.model->layers;
   for (int tp : space.tp)
     for (int pp : space.pp)
-      for (int mb : space.micro_batch) {
+      for (int mb : micro_batches(problem, space, tp, pp)) {
         Plan base;
         if (!make_plan(problem, tp, pp, mb, base)) continue;
         const int m = base.microbatches();
@@ -66,23 +102,11 @@ std::vector<Plan> enumerate(const Problem& problem, const Space& space) {
           }
         }
         for (const auto& [schedule, v] : schedules)
-          for (const std::string& rc : space.recompute)
-            for (int z : space.zero) {
-              if (z > 0 && base.dp == 1) continue;  // nothing to shard over
-              for (bool sp : space.sequence_parallel) {
-                if (sp && tp == 1) continue;
-                for (const std::string& offload : space.offload) {
-                  Plan p = base;
-                  p.schedule = schedule;
-                  p.virtual_stages = v;
-                  p.recompute = rc;
-                  p.zero = z;
-                  p.sequence_parallel = sp;
-                  p.offload_optimizer = offload;
-                  out.push_back(p);
-                }
-              }
-            }
+          for (int ep : space.ep) {
+            if (base.dp % ep != 0) continue;
+            base.ep = ep;
+            add_variants(space, base, schedule, v, out);
+          }
       }
   return out;
 }
@@ -94,6 +118,7 @@ std::string describe(const Plan& p) {
   if (p.recompute != "none") s += " rc=" + p.recompute;
   if (p.zero > 0) s += " zero" + std::to_string(p.zero);
   if (p.sequence_parallel) s += " sp";
+  if (p.ep > 1) s += " ep" + std::to_string(p.ep);
   if (!p.offload_optimizer.empty()) s += " offload=" + p.offload_optimizer;
   if (!p.offload_parameters.empty()) s += " params=" + p.offload_parameters;
   if (!p.stages.empty()) {
@@ -108,6 +133,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   out << "# " << comment << "\n";
   out << "name: " << p.name << "\n";
   out << "tp: " << p.tp << "\npp: " << p.pp << "\ndp: " << p.dp << "\n";
+  if (p.ep > 1) out << "ep: " << p.ep << "\n";
   out << "micro_batch_size: " << p.micro_batch_size << "\nglobal_batch_size: " << p.global_batch_size << "\n";
   out << "schedule: " << p.schedule << "\n";
   if (p.virtual_stages > 1) out << "virtual_stages: " << p.virtual_stages << "\n";

@@ -1,8 +1,10 @@
 // The plans a search may choose: tensor, pipeline and data-parallel degrees whose product
-// is the cluster's GPU count, microbatch size, pipeline schedule (and model chunks),
+// is the cluster's GPU count, expert parallelism (models with experts or embedding tables),
+// microbatch size (powers of two up to a cap, and each replica's whole batch at once),
+// pipeline schedule (and model chunks),
 // recomputation, ZeRO stage, sequence parallelism and, where every server has a host side,
 // optimizer offload (to CPU memory, and NVMe when given). Gradient sync stays a plain ring
-// all-reduce without buckets, and expert/context parallelism stay off: those are a user's
+// all-reduce without buckets, and context parallelism stays off: those are a user's
 // choices to compare by hand (`dejavu simulate`), not knobs the searchers turn.
 #pragma once
 
@@ -18,6 +20,7 @@ namespace dejavu::strategies::search {
 struct Space {
   std::vector<int> tp;           // divisors of the heads, at most a server's GPUs
   std::vector<int> pp;           // at most the layers
+  std::vector<int> ep = {1};     // with experts: divisors of the GPU count that divide them
   std::vector<int> micro_batch;  // powers of two up to max_micro_batch
   std::vector<std::string> schedules = {"1f1b", "gpipe", "interleaved-1f1b", "zb-h1"};
   std::vector<int> chunks = {2};  // virtual_stages tried with interleaved-1f1b

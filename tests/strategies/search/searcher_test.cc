@@ -3,10 +3,12 @@
 // budgets hold, and no plan that does not fit is ever the answer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
 
+#include "strategies/search/evaluator.h"
 #include "strategies/search/partition.h"
 #include "strategies/search/searchers.h"
 #include "strategies/search/space.h"
@@ -126,6 +128,29 @@ double brute_force(const PartitionProblem& pr) {
   };
   rec(0, pr.layers());
   return best;
+}
+
+TEST(Space, DlrmsShardedPlanIsInTheSpaceAndBeatsEveryReplicatedOne) {
+  // DLRM on 8 A100s, batch 16384: the space holds expert parallelism over the tables (ep 8)
+  // and each GPU's whole 2048-sample batch; that plan is the one `simulate` prices for
+  // strategies/presets/dp8-ep8-mb2048.yaml, and every plan keeping ep 1 (embeddings
+  // replicated) is at least 5x slower.
+  const Inputs in = load("dgx-a100-1x8", "dlrm-criteo", 16384);
+  const Problem problem = in.problem();
+  const Space space = default_space(problem);
+  EXPECT_NE(std::find(space.ep.begin(), space.ep.end(), 8), space.ep.end());
+  SimulationEvaluator eval(problem, "ring");
+  double replicated = 1e300, sharded = -1;
+  for (const Plan& p : enumerate(problem, space)) {
+    if (p.ep == 8 && p.micro_batch_size == 2048 && p.zero == 0 && p.recompute == "none")
+      sharded = eval.evaluate(p).iteration_time_s;
+    if (p.ep != 1) continue;
+    const Score sc = eval.evaluate(p);
+    if (sc.valid && sc.fits) replicated = std::min(replicated, sc.iteration_time_s);
+  }
+  const Plan preset = load_plan_file(src("strategies/presets/dp8-ep8-mb2048.yaml"));
+  EXPECT_NEAR(sharded, simulate(in.model, in.cluster, preset).report.iteration_time_s, 1e-9);
+  EXPECT_GT(replicated, 5 * sharded);
 }
 
 TEST(AlpaPartition, MatchesBruteForceOnRandomHeterogeneousProblems) {
