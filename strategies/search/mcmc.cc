@@ -1,6 +1,7 @@
 // mcmc: FlexFlow-style Metropolis-Hastings. The state is a whole plan; a proposal changes
-// one knob (tensor or pipeline degree, microbatch, schedule, recomputation, ZeRO, SP) or
-// moves one layer across a stage boundary (the per-layer placement). Energy is the
+// one knob (tensor or pipeline degree, microbatch, schedule, recomputation, ZeRO, SP,
+// expert parallelism, optimizer offload) or moves one layer across a stage boundary (the
+// per-layer placement). Energy is the
 // iteration time; a plan that does not fit pays for its shortfall, so the chain can walk
 // out of it. A proposal worse by a fraction x is accepted with probability
 // exp(-x / kTemperature): with 0.02, 2% worse passes one time in e. Seeded; the evaluator's
@@ -49,7 +50,7 @@ std::vector<int> even_stages(int layers, int stages) {
 // One random change; false if it made no valid plan.
 bool propose(const Problem& problem, const Space& space, const Plan& from, Plan& to, Rng& rng) {
   to = from;
-  const int move = static_cast<int>(rng.below(8));
+  const int move = static_cast<int>(rng.below(10));
   auto regrid = [&](int tp, int pp, int mb) {
     Plan base;
     if (!make_plan(problem, tp, pp, mb, base)) return false;
@@ -64,6 +65,7 @@ bool propose(const Problem& problem, const Space& space, const Plan& from, Plan&
     }
     if (to.dp == 1) to.zero = 0;
     if (to.tp == 1) to.sequence_parallel = false;
+    if (to.dp % to.ep != 0) to.ep = 1;
     return true;
   };
   switch (move) {
@@ -72,7 +74,8 @@ bool propose(const Problem& problem, const Space& space, const Plan& from, Plan&
     case 1:
       return regrid(from.tp, other(space.pp, from.pp, rng), from.micro_batch_size);
     case 2:
-      return regrid(from.tp, from.pp, other(space.micro_batch, from.micro_batch_size, rng));
+      return regrid(from.tp, from.pp,
+                    other(micro_batch_options(problem, space, from.tp, from.pp), from.micro_batch_size, rng));
     case 3: {
       if (from.pp == 1) return false;
       to.schedule = other(space.schedules, from.schedule, rng);
@@ -91,6 +94,12 @@ bool propose(const Problem& problem, const Space& space, const Plan& from, Plan&
     case 6:
       if (from.tp == 1) return false;
       to.sequence_parallel = !from.sequence_parallel;
+      return true;
+    case 7:
+      to.ep = other(space.ep, from.ep, rng);
+      return from.dp % to.ep == 0;
+    case 8:
+      to.offload_optimizer = other(space.offload, from.offload_optimizer, rng);
       return true;
     default: {
       const int n = to.total_stages();

@@ -45,10 +45,9 @@ bool make_plan(const Problem& problem, int tp, int pp, int micro_batch, Plan& ou
   return true;
 }
 
-namespace {
 // The space's microbatch sizes, and each replica's whole batch in one microbatch (no
 // accumulation; DLRM-style models take thousands of samples at once).
-std::vector<int> micro_batches(const Problem& problem, const Space& space, int tp, int pp) {
+std::vector<int> micro_batch_options(const Problem& problem, const Space& space, int tp, int pp) {
   std::vector<int> out = space.micro_batch;
   const long long gpus = problem.cluster->gpu_count();
   if (gpus % (static_cast<long long>(tp) * pp) != 0) return out;
@@ -56,6 +55,8 @@ std::vector<int> micro_batches(const Problem& problem, const Space& space, int t
   if (whole > 0 && std::find(out.begin(), out.end(), whole) == out.end()) out.push_back(static_cast<int>(whole));
   return out;
 }
+
+namespace {
 
 // Every recomputation, ZeRO stage, sequence parallelism and offload of `base`.
 void add_variants(const Space& space, const Plan& base, const std::string& schedule, int v, std::vector<Plan>& out) {
@@ -84,7 +85,7 @@ std::vector<Plan> enumerate(const Problem& problem, const Space& space) {
   const int layers = problem.model->layers;
   for (int tp : space.tp)
     for (int pp : space.pp)
-      for (int mb : micro_batches(problem, space, tp, pp)) {
+      for (int mb : micro_batch_options(problem, space, tp, pp)) {
         Plan base;
         if (!make_plan(problem, tp, pp, mb, base)) continue;
         const int m = base.microbatches();

@@ -37,6 +37,9 @@ Space default_space(const Problem& problem, int max_micro_batch = 16);
 // recomputation, ZeRO 0), or false if the degrees cannot cover the cluster or batch.
 bool make_plan(const Problem& problem, int tp, int pp, int micro_batch, Plan& out);
 
+// The microbatch sizes tried with tp x pp: the space's, and each replica's whole batch.
+std::vector<int> micro_batch_options(const Problem& problem, const Space& space, int tp, int pp);
+
 // Every plan of the space, in a fixed order (degrees, microbatch, schedule, recompute,
 // ZeRO, sequence parallelism). Plans that break a rule (e.g. interleaving with too few
 // microbatches) are left out.
