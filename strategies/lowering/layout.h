@@ -48,8 +48,10 @@ class JobLayout {
   // model (m = microbatches x k); without slicing, every item sees the whole model.
   TokenSlices slices;
   int slice_of(int j) const { return slices.count() > 0 ? j % slices.count() : 0; }
-  const workloads::ModelGraph& model_at(int j) const { return slices.count() > 0 ? slices.models[slice_of(j)] : model; }
-  const std::vector<StageWork>& work_at(int j) const { return slices.count() > 0 ? slices.work[slice_of(j)] : work; }
+  const workloads::ModelGraph& slice_model(int q) const { return slices.count() > 0 ? slices.models[q] : model; }
+  const std::vector<StageWork>& slice_work(int q) const { return slices.count() > 0 ? slices.work[q] : work; }
+  const workloads::ModelGraph& model_at(int j) const { return slice_model(slice_of(j)); }
+  const std::vector<StageWork>& work_at(int j) const { return slice_work(slice_of(j)); }
   int pricings() const { return std::max(1, slices.count()); }  // distinct item prices per stage
 
   int gpu(int s, int r, int k) const { return gpu_index(plan, s, r, k); }

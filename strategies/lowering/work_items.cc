@@ -65,10 +65,10 @@ ClassItems::ClassItems(sim::TaskGraph& g, const JobLayout& L, SegmentLabels& lab
 }
 
 // Fused: each kind of work item priced once, block by block and as a whole; else every
-// segment's time. Slice q's prices (work item j = any with slice_of(j) == q).
+// segment's time. Slice q's prices (those of every work item j with slice_of(j) == q).
 void ClassItems::price(int q, int vs) {
-  const workloads::ModelGraph& model = L_.model_at(q);
-  const auto& blocks = L_.work_at(q)[vs].blocks;
+  const workloads::ModelGraph& model = L_.slice_model(q);
+  const auto& blocks = L_.slice_work(q)[vs].blocks;
   GroupPricer pricer(model, L_.cluster, L_.plan, L_.gpu_stage(vs), L_.classes[c_][0], L_.options.collective_algorithm);
   if (L_.fused) {
     auto& priced = blocks_[q][vs];
