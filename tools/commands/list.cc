@@ -1,12 +1,14 @@
 // `dejavu list`: every registry (GPU types, engines, algorithms, schedules, searchers,
 // workload kinds, sync topologies, compressions, recovery policies, update rules,
 // aggregators, commands) and the shipped presets.
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <set>
 #include <sstream>
 
 #include "platforms/cluster.h"
+#include "platforms/nic_protocol.h"
 #include "sim/collective.h"
 #include "sim/engine.h"
 #include "sim/units.h"
@@ -75,6 +77,13 @@ class ListCommand : public Command {
     std::cout << "GPU types (dense TFLOPS fp32 / tf32 / fp16 / bf16 / fp8 / fp4; memory; GPU-to-GPU link per "
                  "direction):\n";
     for (const auto& g : platforms::gpu_catalog()) print_gpu(g);
+    std::cout << "NIC protocols (nic.protocol; headers a packet, data at a 4096-byte payload):\n";
+    for (const std::string& name : platforms::nic_protocols()) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "  %-16s%.0f bytes, %.2f%%\n", name.c_str(),
+                    platforms::packet_overhead_bytes(name), 100 * platforms::framing_efficiency(name, 4096));
+      std::cout << buf;
+    }
     list_registry("engines", sim::engines());
     list_registry("collective algorithms", sim::collective_algorithms());
     list_registry("pipeline schedules", strategies::schedules());
