@@ -5,15 +5,8 @@ namespace dejavu::strategies::lowering {
 ActivationOffload::ActivationOffload(sim::TaskGraph& g, const JobLayout& L, int s, int c)
     : g_(g), L_(L), on_(!L.plan.offload_activations.empty()), s_(s), c_(c) {
   if (!on_) return;
-  sim::CommSet down, up;
-  for (int r : L.classes[c])
-    for (int k = 0; k < L.K; ++k) {
-      const platforms::GpuSlot& gpu = L.cluster.gpus[L.gpu(s, r, k)];
-      down.groups.push_back({gpu.host, gpu.cpu});
-      up.groups.push_back({gpu.cpu, gpu.host});
-    }
-  down_ = g.add_comm_set(std::move(down));
-  up_ = g.add_comm_set(std::move(up));
+  down_ = g.add_comm_set(L.host_copies(s, L.classes[c], true));
+  up_ = g.add_comm_set(L.host_copies(s, L.classes[c], false));
   stream_ = g.stream("offload");
   down_label_ = g.label("activations to CPU memory");
   up_label_ = g.label("activations from CPU memory");

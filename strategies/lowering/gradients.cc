@@ -220,18 +220,11 @@ void GradientPass::emit_stage(int s) {
 // ZeRO-Offload copies them; else all of it after the last. Returns the last task.
 sim::TaskId GradientPass::offloaded_step(int s, int c, double stepped, const std::vector<sim::TaskId>& synced,
                                          const std::vector<double>& shares) {
-  sim::CommSet down, up;
-  for (int r : L_.classes[c])
-    for (int k = 0; k < L_.K; ++k) {
-      const platforms::GpuSlot& gpu = L_.cluster.gpus[L_.gpu(s, r, k)];
-      down.groups.push_back({gpu.host, gpu.cpu});
-      up.groups.push_back({gpu.cpu, gpu.host});
-    }
   const sim::StreamId stream = g_.stream("offload");
   const sim::DeviceId dev = L_.dev[s][c];
   const OffloadCost cost =
       offload_cost(L_.plan.offload_optimizer, L_.cluster.group_of(L_.gpu(s, 0, 0)), stepped, L_.element_bytes);
-  const sim::CommSetId to_cpu = g_.add_comm_set(std::move(down));
+  const sim::CommSetId to_cpu = g_.add_comm_set(L_.host_copies(s, L_.classes[c], true));
   const sim::LabelId label = g_.label("gradients to CPU memory");
   std::vector<sim::TaskId> copies;  // on the stream before the step, in order
   auto copy = [&](double params, const std::vector<sim::TaskId>& after) {
@@ -247,8 +240,8 @@ sim::TaskId GradientPass::offloaded_step(int s, int c, double stepped, const std
   const sim::TaskId adam = g_.add_compute(dev, stream, cost.host_seconds, opt_label_, -1);
   for (sim::TaskId id : copies) g_.depend(id, adam);
   for (sim::TaskId id : synced) g_.depend(id, adam);
-  const sim::TaskId back = g_.add_transfer(dev, stream, g_.add_comm_set(std::move(up)), stepped * L_.element_bytes,
-                                           g_.label("weights from CPU memory"), -1);
+  const sim::TaskId back = g_.add_transfer(dev, stream, g_.add_comm_set(L_.host_copies(s, L_.classes[c], false)),
+                                           stepped * L_.element_bytes, g_.label("weights from CPU memory"), -1);
   g_.depend(adam, back);
   return back;
 }

@@ -78,6 +78,16 @@ std::vector<std::vector<int>> JobLayout::fold_replicas() const {
   return out;
 }
 
+sim::CommSet JobLayout::host_copies(int s, const std::vector<int>& replicas, bool to_host) const {
+  sim::CommSet set;
+  for (int r : replicas)
+    for (int k = 0; k < K; ++k) {
+      const platforms::GpuSlot& slot = cluster.gpus[gpu(s, r, k)];
+      set.groups.push_back(to_host ? std::vector<int>{slot.host, slot.cpu} : std::vector<int>{slot.cpu, slot.host});
+    }
+  return set;
+}
+
 sim::CommSet JobLayout::dp_rings(int s) const {
   sim::CommSet set;
   for (int k = 0; k < t; ++k) {

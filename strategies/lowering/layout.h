@@ -64,6 +64,9 @@ class JobLayout {
   // The data-parallel rings of GPU stage s (one per tensor rank, over every replica and
   // context rank), and the experts' (over the replicas holding the same experts).
   sim::CommSet dp_rings(int s) const;
+  // Copies between each GPU of GPU stage s in `replicas` (every tensor and context rank) and
+  // its server's host side: GPU -> CPU memory, or back.
+  sim::CommSet host_copies(int s, const std::vector<int>& replicas, bool to_host) const;
   sim::CommSet expert_rings(int s) const;
 
   // Filled by add_devices: [stage][class] simulated device, its own participant set, its

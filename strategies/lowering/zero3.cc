@@ -21,13 +21,9 @@ Zero3Stage::Zero3Stage(sim::TaskGraph& g, const JobLayout& L, int s) : g_(g), L_
   dense_set_ = g.add_comm_set(L.dp_rings(s));
   if (L.plan.ep > 1) expert_set_ = g.add_comm_set(L.expert_rings(s));
   if (L.plan.offload_parameters.empty()) return;
-  sim::CommSet in;
-  for (int r = 0; r < L.d; ++r)
-    for (int k = 0; k < L.K; ++k) {
-      const platforms::GpuSlot& gpu = L.cluster.gpus[L.gpu(s, r, k)];
-      in.groups.push_back({gpu.cpu, gpu.host});
-    }
-  fetch_set_ = g.add_comm_set(std::move(in));
+  std::vector<int> replicas(L.d);
+  for (int r = 0; r < L.d; ++r) replicas[r] = r;
+  fetch_set_ = g.add_comm_set(L.host_copies(s, replicas, false));
   fetch_label_ = g.label("zero-3 weights from CPU memory");
   read_label_ = g.label("zero-3 weights read from NVMe");
 }
