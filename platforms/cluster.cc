@@ -19,6 +19,11 @@ int Cluster::server_count() const {
   return n;
 }
 
+int Cluster::servers_per_unit() const {
+  if (fabric.kind == "rail-optimized" && fabric.servers_per_leaf <= 0) return std::max(1, server_count());
+  return std::max(1, fabric.servers_per_leaf);
+}
+
 namespace {
 
 // The NIC attachment points of one server, in NIC order: each GPU (per_gpu) or the

@@ -125,6 +125,9 @@ struct Cluster {
 
   int gpu_count() const { return static_cast<int>(gpus.size()); }
   int server_count() const;
+  // The servers that share leaf switches (a leaf of a fat-tree, a scalable unit of rails):
+  // server s is in unit s / servers_per_unit(). Traffic inside a unit never crosses a spine.
+  int servers_per_unit() const;
 };
 
 // Builds gpus and network from groups and fabric.

@@ -112,6 +112,35 @@ void TaskGraph::add_memory(TaskId id, double alloc_bytes, double free_bytes) {
   tasks_.at(id).free_bytes += free_bytes;
 }
 
+TaskId TaskGraph::append(const TaskGraph& other, const std::string& prefix) {
+  const auto dev0 = static_cast<int32_t>(devices_.size()), sets0 = static_cast<int32_t>(comm_sets_.size()),
+             parts0 = static_cast<int32_t>(participant_sets_.size());
+  const auto task0 = static_cast<TaskId>(tasks_.size());
+  for (Device d : other.devices_) {
+    d.name = prefix + d.name;
+    devices_.push_back(std::move(d));
+  }
+  std::vector<int16_t> streams;
+  for (const std::string& name : other.stream_names_) streams.push_back(static_cast<int16_t>(stream(name).value));
+  std::vector<int32_t> labels;
+  for (const std::string& text : other.labels_) labels.push_back(label(text));
+  comm_sets_.insert(comm_sets_.end(), other.comm_sets_.begin(), other.comm_sets_.end());
+  for (std::vector<int> set : other.participant_sets_) {
+    for (int& d : set) d += dev0;
+    participant_sets_.push_back(std::move(set));
+  }
+  for (Task t : other.tasks_) {
+    if (t.device >= 0) t.device += dev0;
+    if (t.participants >= 0) t.participants += parts0;
+    if (t.comm_set >= 0) t.comm_set += sets0;
+    if (t.label >= 0) t.label = labels[t.label];
+    t.stream = streams.at(t.stream);
+    tasks_.push_back(t);
+  }
+  for (auto [a, b] : other.edges_) edges_.emplace_back(a + task0, b + task0);
+  return task0;
+}
+
 void TaskGraph::depend(TaskId before, TaskId after) {
   if (before == after) throw ModelError("a task cannot depend on itself");
   edges_.emplace_back(before, after);

@@ -95,6 +95,10 @@ class TaskGraph {
   void depend(TaskId before, TaskId after);  // `after` starts only once `before` is done
   void add_memory(TaskId id, double alloc_bytes, double free_bytes);
   Device& device(int id) { return devices_.at(id); }
+  // Copies every part of `other` in after this graph's (its devices named `prefix` + their
+  // name, its streams and labels merged by name): several jobs in one run. Returns the id
+  // here of `other`'s task 0; its task i is that + i. Call before finalize().
+  TaskId append(const TaskGraph& other, const std::string& prefix);
 
   // Builds the successor lists; call once after the last task or edge is added.
   void finalize();

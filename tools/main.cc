@@ -9,6 +9,7 @@
 
 #include "sim/engine.h"
 #include "strategies/builtins.h"
+#include "strategies/cluster/placement.h"
 #include "strategies/search/searcher.h"
 #include "strategies/training/builtins.h"
 #include "tools/commands/command.h"
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   strategies::register_builtins();
   strategies::search::register_searchers();
   strategies::register_training();
+  strategies::cluster::register_placement_policies();
   tools::register_commands();
 
   CLI::App app{"dejavu: a discrete-event simulator of distributed deep-learning training"};

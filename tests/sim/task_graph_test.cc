@@ -41,5 +41,38 @@ TEST(TaskGraph, PartsGetConsecutiveIdsAndTasksKeepTheirTag) {
   EXPECT_THROW(g.depend(t, t), std::exception);
 }
 
+TEST(TaskGraph, AppendedGraphKeepsItsPartsUnderNewIds) {
+  TaskGraph job;
+  const DeviceId a = job.add_device("a", {4}), b = job.add_device("b", {5});
+  const TaskId t = job.add_compute(b, job.stream("compute"), 1.0, job.label("fwd"), 3);
+  const TaskId u = job.add_collective(job.add_participants({a, b}), job.stream("dp"), CollectiveOp::AllGather,
+                                      job.add_comm_set(CommSet{{{4, 5}}}), 8, job.label("ag"), -1);
+  job.depend(t, u);
+  job.finalize();
+
+  TaskGraph g;
+  g.add_device("x", {0});
+  const TaskId first = g.add_compute(DeviceId(0), g.stream("dp"), 2.0, g.label("ag"), -1);
+  g.add_comm_set(CommSet{{{0, 1}}});
+  EXPECT_EQ(g.append(job, "j/"), first + 1);
+  EXPECT_EQ(g.append(job, "k/"), first + 3);
+  g.finalize();
+  ASSERT_EQ(g.size(), 5u);
+  EXPECT_EQ(g.devices()[2].name, "j/b");
+  EXPECT_EQ(g.devices()[4].name, "k/b");
+  EXPECT_EQ(g.devices()[4].hosts, (std::vector<int>{5}));
+  const Task &t2 = g.task(first + 3), &u2 = g.task(first + 4);
+  EXPECT_EQ(t2.device, 4);
+  EXPECT_EQ(t2.tag, 3);
+  EXPECT_EQ(g.stream_names()[t2.stream], "compute");
+  EXPECT_EQ(g.stream_names()[u2.stream], "dp");  // merged by name with g's own
+  EXPECT_EQ(g.labels()[u2.label], "ag");
+  EXPECT_EQ(g.devices_of(u2), (std::vector<int>{3, 4}));
+  EXPECT_EQ(g.comm_set(u2.comm_set).groups, (std::vector<std::vector<int>>{{4, 5}}));
+  EXPECT_EQ(g.indegree()[first + 4], 1);
+  EXPECT_EQ(g.successors()[g.succ_begin()[first + 3]], first + 4);
+  EXPECT_EQ(g.indegree()[first + 2], 1);  // the first copy's edge too
+}
+
 }  // namespace
 }  // namespace dejavu::sim

@@ -18,6 +18,7 @@
 #include "strategies/search/searcher.h"
 #include "strategies/training/aggregators/aggregator.h"
 #include "strategies/training/rules/update_rule.h"
+#include "strategies/cluster/placement.h"
 #include "tools/commands/command.h"
 #include "workloads/generator.h"
 
@@ -90,6 +91,7 @@ class ListCommand : public Command {
     list_registry("data-parallel sync topologies", strategies::sync_topologies());
     list_registry("gradient compressions", strategies::compressors());
     list_registry("recovery policies", strategies::recovery_policies());
+    list_registry("placement policies (cluster)", strategies::cluster::placement_policies());
     list_registry("update rules (converge)", strategies::convergence::update_rules());
     list_registry("aggregators (converge)", strategies::convergence::aggregators());
     list_registry("plan searchers", strategies::search::searchers());

@@ -66,19 +66,23 @@ void add_calibrations(CLI::App& cmd, std::vector<std::string>& calibrations) {
   cmd.add_option("--calibration", calibrations, "calibration YAML for a GPU type (repeatable; see dejavu calibrate)");
 }
 
+void add_engine_options(CLI::App& cmd, sim::EngineOptions& options) {
+  cmd.add_option("--collective-algorithm", options.collective_algorithm, "collective algorithm");
+  cmd.add_option("--collectives", options.fidelity, "collective fidelity on network engines")
+      ->check(CLI::IsMember({"closed", "flow", "step"}));
+  cmd.add_option("--network-model", options.network_model,
+                 "simgrid: exact (links mean their YAML), lv08 or smpi (SimGrid's calibrated)")
+      ->check(CLI::IsMember({"exact", "lv08", "smpi"}));
+  cmd.add_option("--sharing", options.sharing, "simgrid: max-min or fair-bottleneck")
+      ->check(CLI::IsMember({"max-min", "fair-bottleneck"}));
+}
+
 void add_simulation_inputs(CLI::App& cmd, SimulationInputs& in, bool with_engine) {
   cmd.add_option("--platform", in.platform, "cluster YAML")->required();
   cmd.add_option("--workload", in.workload, "model YAML, or trace:<prefix> for Chakra files <prefix>.<rank>.et")
       ->required();
   cmd.add_option("--plan", in.plan, "parallelization plan YAML (not for trace: workloads)");
-  cmd.add_option("--collective-algorithm", in.options.collective_algorithm, "collective algorithm");
-  cmd.add_option("--collectives", in.options.fidelity, "collective fidelity on network engines")
-      ->check(CLI::IsMember({"closed", "flow", "step"}));
-  cmd.add_option("--network-model", in.options.network_model,
-                 "simgrid: exact (links mean their YAML), lv08 or smpi (SimGrid's calibrated)")
-      ->check(CLI::IsMember({"exact", "lv08", "smpi"}));
-  cmd.add_option("--sharing", in.options.sharing, "simgrid: max-min or fair-bottleneck")
-      ->check(CLI::IsMember({"max-min", "fair-bottleneck"}));
+  add_engine_options(cmd, in.options);
   cmd.add_flag("--quiet", in.quiet, "print no summary");
   add_calibrations(cmd, in.calibrations);
   if (with_engine) cmd.add_option("--engine", in.engine, "engine (see `dejavu list`)");

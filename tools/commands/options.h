@@ -33,6 +33,8 @@ struct SimulationInputs {
   bool quiet = false;
 };
 void add_simulation_inputs(CLI::App& cmd, SimulationInputs& in, bool with_engine);
+// --collective-algorithm, --collectives, --network-model, --sharing.
+void add_engine_options(CLI::App& cmd, sim::EngineOptions& options);
 void add_calibrations(CLI::App& cmd, std::vector<std::string>& calibrations);
 
 struct LoadedInputs {

@@ -10,6 +10,7 @@
 #include "sim/config_node.h"
 #include "sim/engine.h"
 #include "strategies/builtins.h"
+#include "strategies/cluster/placement.h"
 #include "strategies/search/rerank.h"
 #include "strategies/search/searcher.h"
 #include "strategies/training/builtins.h"
@@ -82,6 +83,7 @@ void ensure_registered() {
   strategies::register_builtins();
   strategies::search::register_searchers();
   strategies::register_training();
+  strategies::cluster::register_placement_policies();
   done = true;
 }
 

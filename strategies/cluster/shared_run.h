@@ -1,0 +1,63 @@
+// Several jobs at once on one cluster: each job's step alone on the platform, then all of
+// them together in one engine run on the shared network, each job repeating its step so
+// that all keep running over a common window, and what each lost to the others.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/engine.h"
+#include "strategies/cluster/jobs.h"
+
+namespace dejavu::strategies::cluster {
+
+struct SharedRunOptions {
+  std::string engine = "analytic";
+  sim::EngineOptions options;
+  std::string policy = "first-fit";  // places the jobs the file does not place
+  uint64_t seed = 1;                 // for a random policy
+  // The job with the longest step runs this many steps together; the others as many as fit
+  // in that time (at most kMaxRepeats each).
+  int steps = 3;
+};
+inline constexpr int kMaxRepeats = 200;
+
+struct JobRun {
+  std::string name, workload, plan;
+  std::vector<int> gpus;  // rank order
+  double alone_s = 0;     // a step with the cluster to itself
+  double together_s = 0;  // a step beside the others: the mean of its steps inside the window
+  // Time its transfers and collectives took a step (summed over tasks), alone and together.
+  double comm_alone_s = 0, comm_together_s = 0;
+  int steps_run = 0;       // steps it ran together
+  int steps_measured = 0;  // of them, ended before the first job finished all of its own
+  double peak_memory_bytes = 0, capacity_bytes = 0;  // its fullest GPU, alone
+  double slowdown() const { return alone_s > 0 ? together_s / alone_s : 1; }
+  double comm_slowdown() const { return comm_alone_s > 0 ? comm_together_s / comm_alone_s : 1; }
+};
+
+// A link direction more than one job's traffic crosses, and each one's bytes a step.
+struct ContestedLink {
+  std::string name;  // "leaf0 -> spine"
+  std::vector<std::pair<std::string, double>> bytes_per_step;
+  double total() const;
+};
+
+struct SharedRun {
+  std::string engine, platform, jobs_name;
+  std::vector<JobRun> jobs;
+  std::vector<ContestedLink> contested;  // the most loaded first, at most 10
+  double window_s = 0;                   // until the first job finished its steps together
+  uint64_t activities = 0;               // engine events of the run together
+};
+
+// Places the jobs the file does not (options.policy, in file order), then runs them alone
+// and together. Throws ConfigError when the free GPUs cannot hold a job.
+SharedRun run_shared(const JobsFile& jobs, const platforms::Cluster& cluster, const SharedRunOptions& options);
+
+// The GPUs of each job: the file's, else the policy's among those left free.
+std::vector<std::vector<int>> place_jobs(const JobsFile& jobs, const platforms::Cluster& cluster,
+                                         const std::string& policy, uint64_t seed);
+
+}  // namespace dejavu::strategies::cluster
