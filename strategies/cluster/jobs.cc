@@ -66,8 +66,8 @@ JobSpec load_job(const ConfigNode& job, size_t index, const std::string& dir, co
   spec.name = job.get_string("name", "job" + std::to_string(index));
   if (spec.name.empty()) job.child("name").fail("an empty name; give the job a name");
   const ConfigNode workload = job.child("workload"), plan = job.child("plan");
-  spec.model = workload.is_map() ? workloads::load_workload(workload)
-                                 : workloads::load_workload_file(beside(workload, dir));
+  spec.model =
+      workload.is_map() ? workloads::load_workload(workload) : workloads::load_workload_file(beside(workload, dir));
   spec.plan = plan.is_map() ? load_plan(plan) : load_plan_file(beside(plan, dir));
   if (job.has("servers") || job.has("gpus")) spec.gpus = listed_gpus(job, cluster);
   check_plan(job, spec, cluster);

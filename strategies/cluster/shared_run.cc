@@ -88,7 +88,8 @@ std::vector<ContestedLink> contested_links(const sim::Network& net, const std::v
   for (size_t d = 0; d < 2 * static_cast<size_t>(net.link_count()); ++d) {
     ContestedLink c;
     for (size_t j = 0; j < jobs.size(); ++j)
-      if (d < link_bytes[j].size() && link_bytes[j][d] > 0) c.bytes_per_step.emplace_back(jobs[j].name, link_bytes[j][d]);
+      if (d < link_bytes[j].size() && link_bytes[j][d] > 0)
+        c.bytes_per_step.emplace_back(jobs[j].name, link_bytes[j][d]);
     if (c.bytes_per_step.size() < 2) continue;
     const sim::Link& l = net.link(static_cast<int>(d / 2));
     const bool forward = d % 2 == 0;
@@ -141,7 +142,8 @@ SharedRun run_shared(const JobsFile& jobs, const platforms::Cluster& cluster, co
   const sim::Result together = sim::engines().make(o.engine)->run(merged, cluster.network, o.options);
   run.activities = together.activities;
   run.window_s = std::numeric_limits<double>::infinity();
-  for (const auto& rep : repeats) run.window_s = std::min(run.window_s, end_of(together, rep.back().first, rep.back().second));
+  for (const auto& rep : repeats)
+    run.window_s = std::min(run.window_s, end_of(together, rep.back().first, rep.back().second));
   for (size_t j = 0; j < jobs.jobs.size(); ++j) {
     JobRun& r = run.jobs[j];
     double begin = 0, sum = 0, comm = 0;

@@ -30,8 +30,8 @@ struct JobRun {
   double together_s = 0;  // a step beside the others: the mean of its steps inside the window
   // Time its transfers and collectives took a step (summed over tasks), alone and together.
   double comm_alone_s = 0, comm_together_s = 0;
-  int steps_run = 0;       // steps it ran together
-  int steps_measured = 0;  // of them, ended before the first job finished all of its own
+  int steps_run = 0;                                 // steps it ran together
+  int steps_measured = 0;                            // of them, ended before the first job finished all of its own
   double peak_memory_bytes = 0, capacity_bytes = 0;  // its fullest GPU, alone
   double slowdown() const { return alone_s > 0 ? together_s / alone_s : 1; }
   double comm_slowdown() const { return comm_alone_s > 0 ? comm_together_s / comm_alone_s : 1; }

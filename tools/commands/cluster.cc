@@ -24,7 +24,8 @@ class ClusterCommand : public Command {
     cmd.add_option("--policy", o_.policy, "placement policy for the jobs the file does not place (see `dejavu list`)")
         ->check(CLI::IsMember(strategies::cluster::placement_policies().names()));
     cmd.add_option("--seed", seed_, "seed for the random policy")->check(whole_in(0, limits::kMaxSeed));
-    cmd.add_option("--steps", o_.steps, "steps the job with the longest step runs together (the others: as many as fit)")
+    cmd.add_option("--steps", o_.steps,
+                   "steps the job with the longest step runs together (the others: as many as fit)")
         ->check(whole_in(1, 100));
     cmd.add_option("--engine", o_.engine, "engine (see `dejavu list`)");
     cmd.add_option("--json", json_, "write the jobs' steps alone and together as JSON");

@@ -52,8 +52,8 @@ void write_cluster_summary(std::ostream& out, const strategies::cluster::SharedR
                 "step alone", "together", "slowdown", "comm alone", "together", "slowdown");
   out << line;
   for (const auto& j : run.jobs) {
-    std::snprintf(line, sizeof line, "  %-12s %5zu  %-18s %10s %10s %8s %10s %10s %8s\n", j.name.c_str(),
-                  j.gpus.size(), describe_gpus(cluster, j.gpus).c_str(), units::format_time(j.alone_s).c_str(),
+    std::snprintf(line, sizeof line, "  %-12s %5zu  %-18s %10s %10s %8s %10s %10s %8s\n", j.name.c_str(), j.gpus.size(),
+                  describe_gpus(cluster, j.gpus).c_str(), units::format_time(j.alone_s).c_str(),
                   units::format_time(j.together_s).c_str(), ratio(j.slowdown()).c_str(),
                   units::format_time(j.comm_alone_s).c_str(), units::format_time(j.comm_together_s).c_str(),
                   ratio(j.comm_slowdown()).c_str());
@@ -75,10 +75,8 @@ void write_cluster_summary(std::ostream& out, const strategies::cluster::SharedR
 }
 
 void write_cluster_json(std::ostream& out, const strategies::cluster::SharedRun& run) {
-  nlohmann::ordered_json j = {{"jobs_file", run.jobs_name},
-                              {"platform", run.platform},
-                              {"engine", run.engine},
-                              {"window_s", run.window_s}};
+  nlohmann::ordered_json j = {
+      {"jobs_file", run.jobs_name}, {"platform", run.platform}, {"engine", run.engine}, {"window_s", run.window_s}};
   j["jobs"] = nlohmann::ordered_json::array();
   for (const auto& r : run.jobs)
     j["jobs"].push_back({{"name", r.name},

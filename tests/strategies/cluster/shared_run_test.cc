@@ -16,13 +16,13 @@ namespace {
 std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
 
 platforms::Cluster four_servers(double oversubscription) {
-  return platforms::load_cluster(ConfigNode::load_string(
-      "servers:\n  - count: 4\n    gpu: A100-SXM-80GB\n    gpus_per_server: 1\n"
-      "    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 0 us}\n"
-      "    nic: {bandwidth: 100 Gbps, latency: 0 us}\n"
-      "network: {kind: fat-tree, latency: 0 us, servers_per_leaf: 2, oversubscription: " +
-          std::to_string(oversubscription) + "}\n",
-      "four.yaml"));
+  return platforms::load_cluster(
+      ConfigNode::load_string("servers:\n  - count: 4\n    gpu: A100-SXM-80GB\n    gpus_per_server: 1\n"
+                              "    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 0 us}\n"
+                              "    nic: {bandwidth: 100 Gbps, latency: 0 us}\n"
+                              "network: {kind: fat-tree, latency: 0 us, servers_per_leaf: 2, oversubscription: " +
+                                  std::to_string(oversubscription) + "}\n",
+                              "four.yaml"));
 }
 
 JobsFile two_jobs(std::vector<int> a, std::vector<int> b) {
@@ -76,7 +76,9 @@ TEST_P(Engines, UnderOneLeafEachOrWithoutOversubscriptionNeitherSlows) {
       EXPECT_NEAR(j.comm_together_s, j.comm_alone_s, 1e-9 * j.comm_alone_s);
       EXPECT_NEAR(j.together_s, j.alone_s, 1e-9 * j.alone_s);
     }
-    if (oversubscription == 2.0) EXPECT_TRUE(run.contested.empty());
+    if (oversubscription == 2.0) {
+      EXPECT_TRUE(run.contested.empty());
+    }
   }
 }
 
@@ -104,8 +106,8 @@ TEST(SharedRun, ShorterStepsRepeatOverTheLongestJobsSteps) {
   EXPECT_LT((run.jobs[0].steps_run - 1) * a, run.window_s);
   EXPECT_NEAR(run.window_s, 3 * run.jobs[1].alone_s, 1e-9 * run.window_s);
   EXPECT_NEAR(run.jobs[0].together_s, run.jobs[0].alone_s, 1e-9 * run.jobs[0].alone_s);
-  EXPECT_EQ(run.jobs[0].steps_measured, std::min(run.jobs[0].steps_run,
-                                                 static_cast<int>(run.window_s / run.jobs[0].alone_s + 1e-9)));
+  EXPECT_EQ(run.jobs[0].steps_measured,
+            std::min(run.jobs[0].steps_run, static_cast<int>(run.window_s / run.jobs[0].alone_s + 1e-9)));
 }
 
 TEST(SharedRun, AJobTheFreeGpusCannotHoldIsRefusedNamingIt) {
