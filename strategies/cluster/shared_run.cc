@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "strategies/cluster/placement.h"
 #include "strategies/simulate.h"
@@ -82,16 +83,14 @@ double end_of(const sim::Result& r, sim::TaskId first, size_t count) {
 }
 
 // Link directions two or more jobs load when alone, the most loaded first.
-std::vector<ContestedLink> contested_links(const sim::Network& net, const std::vector<JobRun>& jobs,
-                                           const std::vector<std::vector<double>>& link_bytes) {
+std::vector<ContestedLink> contested_links(const sim::Network& net, const std::vector<const AloneRun*>& jobs) {
+  std::map<int, ContestedLink> by_direction;
+  for (const AloneRun* a : jobs)
+    for (const auto& [d, bytes] : a->link_bytes) by_direction[d].bytes_per_step.emplace_back(a->run.name, bytes);
   std::vector<ContestedLink> out;
-  for (size_t d = 0; d < 2 * static_cast<size_t>(net.link_count()); ++d) {
-    ContestedLink c;
-    for (size_t j = 0; j < jobs.size(); ++j)
-      if (d < link_bytes[j].size() && link_bytes[j][d] > 0)
-        c.bytes_per_step.emplace_back(jobs[j].name, link_bytes[j][d]);
+  for (auto& [d, c] : by_direction) {
     if (c.bytes_per_step.size() < 2) continue;
-    const sim::Link& l = net.link(static_cast<int>(d / 2));
+    const sim::Link& l = net.link(d / 2);
     const bool forward = d % 2 == 0;
     c.name = net.node(forward ? l.a : l.b).name + " -> " + net.node(forward ? l.b : l.a).name;
     out.push_back(std::move(c));
@@ -103,40 +102,42 @@ std::vector<ContestedLink> contested_links(const sim::Network& net, const std::v
 
 }  // namespace
 
-SharedRun run_shared(const JobsFile& jobs, const platforms::Cluster& cluster, const SharedRunOptions& o) {
+AloneRun run_alone(const workloads::ModelGraph& model, const Plan& plan, const std::string& name,
+                   const std::vector<int>& gpus, const platforms::Cluster& cluster, const SharedRunOptions& o) {
+  const Simulation s = simulate(model, job_cluster(cluster, gpus), plan, o.engine, o.options);
+  AloneRun a;
+  a.run.name = name;
+  a.run.workload = model.name;
+  a.run.plan = plan.name;
+  a.run.gpus = gpus;
+  a.run.alone_s = s.result.makespan_s;
+  a.run.comm_alone_s = comm_time(s.job.graph, s.result, 0);
+  a.run.peak_memory_bytes = s.report.peak_memory_bytes;
+  a.run.capacity_bytes = s.report.capacity_bytes;
+  for (size_t d = 0; d < s.result.link_bytes.size(); ++d)
+    if (s.result.link_bytes[d] > 0) a.link_bytes.emplace_back(static_cast<int>(d), s.result.link_bytes[d]);
+  a.graph = s.job.graph;
+  return a;
+}
+
+SharedRun run_together(const std::vector<const AloneRun*>& jobs, const platforms::Cluster& cluster,
+                       const SharedRunOptions& o) {
   SharedRun run;
   run.engine = o.engine;
   run.platform = cluster.name;
-  run.jobs_name = jobs.name;
-  const std::vector<std::vector<int>> gpus = place_jobs(jobs, cluster, o.policy, o.seed);
-  std::vector<Simulation> alone;
-  std::vector<std::vector<double>> link_bytes;
   double longest = 0;
-  for (size_t j = 0; j < jobs.jobs.size(); ++j) {
-    const JobSpec& spec = jobs.jobs[j];
-    alone.push_back(simulate(spec.model, job_cluster(cluster, gpus[j]), spec.plan, o.engine, o.options));
-    const Simulation& s = alone.back();
-    JobRun r;
-    r.name = spec.name;
-    r.workload = spec.model.name;
-    r.plan = spec.plan.name;
-    r.gpus = gpus[j];
-    r.alone_s = s.result.makespan_s;
-    r.comm_alone_s = comm_time(s.job.graph, s.result, 0);
-    r.peak_memory_bytes = s.report.peak_memory_bytes;
-    r.capacity_bytes = s.report.capacity_bytes;
-    run.jobs.push_back(r);
-    link_bytes.push_back(s.result.link_bytes);
-    longest = std::max(longest, r.alone_s);
+  for (const AloneRun* a : jobs) {
+    run.jobs.push_back(a->run);
+    longest = std::max(longest, a->run.alone_s);
   }
-  run.contested = contested_links(cluster.network, run.jobs, link_bytes);
+  run.contested = contested_links(cluster.network, jobs);
   sim::TaskGraph merged;
   std::vector<std::vector<std::pair<sim::TaskId, size_t>>> repeats;
-  for (size_t j = 0; j < jobs.jobs.size(); ++j) {
+  for (size_t j = 0; j < jobs.size(); ++j) {
     const double per = run.jobs[j].alone_s;
     const double want = per > 0 ? std::ceil(o.steps * longest / per - 1e-9) : o.steps;
-    run.jobs[j].steps_run = static_cast<int>(std::clamp(want, static_cast<double>(o.steps), double{kMaxRepeats}));
-    repeats.push_back(append_repeats(merged, alone[j].job.graph, run.jobs[j].name + "/", run.jobs[j].steps_run));
+    run.jobs[j].steps_run = static_cast<int>(std::clamp(want, static_cast<double>(o.steps), double{o.max_repeats}));
+    repeats.push_back(append_repeats(merged, jobs[j]->graph, run.jobs[j].name + "/", run.jobs[j].steps_run));
   }
   merged.finalize();
   const sim::Result together = sim::engines().make(o.engine)->run(merged, cluster.network, o.options);
@@ -144,20 +145,32 @@ SharedRun run_shared(const JobsFile& jobs, const platforms::Cluster& cluster, co
   run.window_s = std::numeric_limits<double>::infinity();
   for (const auto& rep : repeats)
     run.window_s = std::min(run.window_s, end_of(together, rep.back().first, rep.back().second));
-  for (size_t j = 0; j < jobs.jobs.size(); ++j) {
+  for (size_t j = 0; j < jobs.size(); ++j) {
     JobRun& r = run.jobs[j];
     double begin = 0, sum = 0, comm = 0;
     for (const auto& [first, count] : repeats[j]) {
       const double end = end_of(together, first, count);
       if (end > run.window_s * (1 + 1e-12) && r.steps_measured > 0) break;
       sum += end - begin;
-      comm += comm_time(alone[j].job.graph, together, first);
+      comm += comm_time(jobs[j]->graph, together, first);
       ++r.steps_measured;
       begin = end;
     }
     r.together_s = sum / r.steps_measured;
     r.comm_together_s = comm / r.steps_measured;
   }
+  return run;
+}
+
+SharedRun run_shared(const JobsFile& jobs, const platforms::Cluster& cluster, const SharedRunOptions& o) {
+  const std::vector<std::vector<int>> gpus = place_jobs(jobs, cluster, o.policy, o.seed);
+  std::vector<AloneRun> alone;
+  for (size_t j = 0; j < jobs.jobs.size(); ++j)
+    alone.push_back(run_alone(jobs.jobs[j].model, jobs.jobs[j].plan, jobs.jobs[j].name, gpus[j], cluster, o));
+  std::vector<const AloneRun*> all;
+  for (const AloneRun& a : alone) all.push_back(&a);
+  SharedRun run = run_together(all, cluster, o);
+  run.jobs_name = jobs.name;
   return run;
 }
 

@@ -18,10 +18,10 @@ struct SharedRunOptions {
   std::string policy = "first-fit";  // places the jobs the file does not place
   uint64_t seed = 1;                 // for a random policy
   // The job with the longest step runs this many steps together; the others as many as fit
-  // in that time (at most kMaxRepeats each).
+  // in that time (at most max_repeats each).
   int steps = 3;
+  int max_repeats = 200;
 };
-inline constexpr int kMaxRepeats = 200;
 
 struct JobRun {
   std::string name, workload, plan;
@@ -51,6 +51,21 @@ struct SharedRun {
   double window_s = 0;                   // until the first job finished its steps together
   uint64_t activities = 0;               // engine events of the run together
 };
+
+// A job's step alone on its GPUs of the cluster: its JobRun's alone fields, its step's task
+// graph (to repeat beside others) and the link directions it loads (index 2*link (a->b),
+// 2*link+1 (b->a)) with their bytes a step.
+struct AloneRun {
+  JobRun run;
+  sim::TaskGraph graph;
+  std::vector<std::pair<int, double>> link_bytes;
+};
+AloneRun run_alone(const workloads::ModelGraph& model, const Plan& plan, const std::string& name,
+                   const std::vector<int>& gpus, const platforms::Cluster& cluster, const SharedRunOptions& options);
+
+// The jobs' steps together in one engine run; their JobRuns with both sides filled.
+SharedRun run_together(const std::vector<const AloneRun*>& jobs, const platforms::Cluster& cluster,
+                       const SharedRunOptions& options);
 
 // Places the jobs the file does not (options.policy, in file order), then runs them alone
 // and together. Throws ConfigError when the free GPUs cannot hold a job.
