@@ -1,5 +1,6 @@
 // `dejavu cluster`: several jobs on one platform at once (a jobs file), each one's step
-// alone and beside the others on one engine run over the shared network.
+// alone and beside the others on one engine run over the shared network; or a trace of
+// arrivals scheduled over time, per placement policy, with the scenario's failures.
 #include <iostream>
 
 #include "sim/limits.h"
@@ -9,7 +10,10 @@
 #include "tools/commands/options.h"
 #include "tools/output_file.h"
 #include "tools/platform_input.h"
+#include "sim/units.h"
+#include "strategies/cluster/scheduler.h"
 #include "tools/report/cluster.h"
+#include "tools/report/schedule.h"
 
 namespace dejavu::tools {
 
@@ -19,10 +23,16 @@ class ClusterCommand : public Command {
  public:
   void add_options(CLI::App& cmd) override {
     cmd.add_option("--platform", platform_, "cluster YAML")->required();
-    cmd.add_option("--jobs", jobs_, "jobs YAML: each job's workload, plan and (optionally) servers or GPUs")
-        ->required();
-    cmd.add_option("--policy", o_.policy, "placement policy for the jobs the file does not place (see `dejavu list`)")
+    auto* jobs =
+        cmd.add_option("--jobs", jobs_, "jobs YAML: each job's workload, plan and (optionally) servers or GPUs");
+    auto* trace = cmd.add_option("--trace", trace_, "job trace CSV: arrivals scheduled over time (docs/CLUSTER.md)");
+    jobs->excludes(trace);
+    cmd.add_option("--policy", policies_,
+                   "placement policy (see `dejavu list`); with --trace, repeat it to compare policies")
         ->check(CLI::IsMember(strategies::cluster::placement_policies().names()));
+    cmd.add_option("--faults", faults_, "with --trace: fault scenario YAML (failures and the recovery policy)");
+    cmd.add_option("--repair", repair_, "with --trace: a failed GPU's time out of service (default 4 h)");
+    cmd.add_option("--report", html_, "with --trace: write an HTML page with the policies' distributions");
     cmd.add_option("--seed", seed_, "seed for the random policy")->check(whole_in(0, limits::kMaxSeed));
     cmd.add_option("--steps", o_.steps,
                    "steps the job with the longest step runs together (the others: as many as fit)")
@@ -35,11 +45,51 @@ class ClusterCommand : public Command {
   }
 
   int run() override {
-    OutputSet out;
-    out.add("--json", json_);
+    if (jobs_.empty() == trace_.empty())
+      throw ConfigError(SourceLoc{"--jobs", 0, 0}, "", "give a jobs file (--jobs) or a trace (--trace)");
     check_engine(o_.engine);
     o_.seed = static_cast<uint64_t>(seed_);
+    if (!policies_.empty()) o_.policy = policies_.front();
     const platforms::Cluster cluster = load_platform(platform_, calibrations_);
+    return trace_.empty() ? run_jobs(cluster) : run_trace(cluster);
+  }
+
+ private:
+  int run_trace(const platforms::Cluster& cluster) {
+    OutputSet out;
+    out.add("--json", json_);
+    out.add("--report", html_);
+    const strategies::cluster::Trace trace = strategies::cluster::load_trace_file(trace_, cluster);
+    strategies::FaultScenario scenario;
+    strategies::cluster::ScheduleOptions so;
+    if (!faults_.empty()) {
+      scenario = strategies::load_fault_scenario_file(faults_, cluster);
+      so.faults = &scenario;
+    }
+    if (!repair_.empty())
+      so.repair_s = quantity_option("--repair", repair_, units::Dimension::Time, 0, limits::kMaxTime);
+    so.seed = o_.seed;
+    so.run.engine = o_.engine;
+    so.run.options = o_.options;
+    std::vector<strategies::cluster::ScheduleResult> runs;
+    for (const std::string& policy : policies_.empty() ? std::vector<std::string>{"first-fit"} : policies_) {
+      so.policy = policy;
+      runs.push_back(strategies::cluster::run_schedule(trace, cluster, so));
+    }
+    if (!json_.empty()) out.write(json_, [&](std::ostream& o) { report::write_schedule_json(o, runs); });
+    if (!html_.empty()) out.write(html_, [&](std::ostream& o) { report::write_schedule_html(o, runs); });
+    out.commit();
+    if (!quiet_) report::write_schedule_summary(std::cout, runs);
+    return 0;
+  }
+
+  int run_jobs(const platforms::Cluster& cluster) {
+    for (const auto& [option, value] : {std::pair{"--faults", faults_}, {"--repair", repair_}, {"--report", html_}})
+      if (!value.empty()) throw ConfigError(SourceLoc{option, 0, 0}, "", "is for --trace; a jobs file runs one step");
+    if (policies_.size() > 1)
+      throw ConfigError(SourceLoc{"--policy", 0, 0}, "", "one policy places a jobs file; several compare on --trace");
+    OutputSet out;
+    out.add("--json", json_);
     const strategies::cluster::JobsFile jobs = strategies::cluster::load_jobs_file(jobs_, cluster);
     const strategies::cluster::SharedRun run = strategies::cluster::run_shared(jobs, cluster, o_);
     if (!json_.empty()) out.write(json_, [&](std::ostream& o) { report::write_cluster_json(o, run); });
@@ -48,8 +98,8 @@ class ClusterCommand : public Command {
     return 0;
   }
 
- private:
-  std::string platform_, jobs_, json_;
+  std::string platform_, jobs_, trace_, json_, faults_, repair_, html_;
+  std::vector<std::string> policies_;
   std::vector<std::string> calibrations_;
   strategies::cluster::SharedRunOptions o_;
   long long seed_ = 1;
