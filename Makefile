@@ -94,6 +94,7 @@ bench: build
 	$(BUILD)/bench/simgrid_benchmark
 	$(BUILD)/bench/search_benchmark
 	$(BUILD)/bench/scale_benchmark
+	$(BUILD)/bench/cluster_benchmark
 
 clean:
 	rm -rf $(BUILD)

@@ -1,6 +1,7 @@
 #include "sim/analytic_engine.h"
 
 #include <algorithm>
+#include <numeric>
 #include <cmath>
 #include <map>
 #include <queue>
@@ -197,6 +198,9 @@ class AnalyticRun {
     r_.end_s.assign(g.size(), -1.0);
     if (contention_) {
       flows_.assign(2 * net.link_count(), 0);
+      owner_.assign(2 * net.link_count(), -1);
+      demand_.assign(2 * net.link_count(), 0.0);
+      r_.link_peak_demand_Bps.assign(2 * net.link_count(), 0.0);
       busy_since_.assign(2 * net.link_count(), 0.0);
       r_.link_busy_s.assign(2 * net.link_count(), 0.0);
       r_.link_peak_flows.assign(2 * net.link_count(), 0.0);
@@ -213,7 +217,7 @@ class AnalyticRun {
   }
 
   Result run() {
-    if (start(sched_.initial(), 0.0)) reshare(0.0);
+    if (start(sched_.initial(), 0.0)) reshare(0.0, true);
     std::vector<TaskId> startable;
     while (!events_.empty()) {
       if (next_edge_ < edges_.size() && edges_[next_edge_] < std::get<0>(events_.top())) {
@@ -314,7 +318,7 @@ class AnalyticRun {
       r_.end_s[id] = -1;
       leave(id, now);
     }
-    reshare(now);
+    reshare(now, true);
   }
 
   // A communication task enters the links; true if it shares one with a task in flight or
@@ -326,10 +330,15 @@ class AnalyticRun {
     active_.push_back(id);
     bool shared = false;
     for (const auto& [l, n] : shape_[id]->flows) {
+      changed_.push_back(l);
       shared = shared || flows_[l] > 0 || scale_[l] != 1;
       if (flows_[l] == 0) busy_since_[l] = now;
       flows_[l] += n;
       r_.link_peak_flows[l] = std::max(r_.link_peak_flows[l], static_cast<double>(flows_[l]));
+    }
+    for (const auto& [l, u] : shape_[id]->demand) {
+      demand_[l] += u;
+      r_.link_peak_demand_Bps[l] = std::max(r_.link_peak_demand_Bps[l], demand_[l]);
     }
     return shared;
   }
@@ -339,7 +348,9 @@ class AnalyticRun {
     if (!contention_ || g_.task(id).kind == TaskKind::Compute) return false;
     active_.erase(std::find(active_.begin(), active_.end(), id));
     bool shared = false;
+    for (const auto& [l, u] : shape_[id]->demand) demand_[l] -= u;
     for (const auto& [l, n] : shape_[id]->flows) {
+      changed_.push_back(l);
       flows_[l] -= n;
       shared = shared || flows_[l] > 0;
       if (flows_[l] == 0) r_.link_busy_s[l] += now - busy_since_[l];
@@ -347,17 +358,47 @@ class AnalyticRun {
     return shared;
   }
 
-  // Re-shares the links among the tasks in flight; re-posts the finish of each whose rate moved.
-  void reshare(double now) {
+  // The tasks in flight that share links, directly or through others, with the links the
+  // tasks that joined or left since the last re-share crossed (`changed_`); every task in
+  // flight after a link window's edge. Max-min fair rates are those of each such group alone.
+  std::vector<TaskId> affected(bool all) {
+    if (all) return active_;
+    std::vector<size_t> root(active_.size());
+    std::iota(root.begin(), root.end(), 0);
+    const auto find = [&](size_t x) {
+      while (root[x] != x) x = root[x] = root[root[x]];
+      return x;
+    };
+    for (size_t i = 0; i < active_.size(); ++i)
+      for (const auto& [l, u] : shape_[active_[i]]->demand) {
+        if (owner_[l] < 0) owner_[l] = static_cast<int>(i);
+        root[find(i)] = find(static_cast<size_t>(owner_[l]));
+      }
+    std::vector<char> hit(active_.size(), 0);
+    for (int l : changed_)
+      if (owner_[l] >= 0) hit[find(static_cast<size_t>(owner_[l]))] = 1;
+    std::vector<TaskId> out;
+    for (size_t i = 0; i < active_.size(); ++i)
+      if (hit[find(i)]) out.push_back(active_[i]);
+    for (TaskId id : active_)
+      for (const auto& [l, u] : shape_[id]->demand) owner_[l] = -1;
+    return out;
+  }
+
+  // Re-shares the links among the tasks in flight that the last joins and leaves touched;
+  // re-posts the finish of each whose rate moved.
+  void reshare(double now, bool all = false) {
+    const std::vector<TaskId> group = affected(all);
+    changed_.clear();
     std::vector<const LinkDemand*> demands;
-    for (TaskId id : active_) {
+    for (TaskId id : group) {
       remaining_[id] = std::max(0.0, remaining_[id] - (now - since_[id]) * rate_[id]);
       since_[id] = now;
       demands.push_back(&shape_[id]->demand);
     }
     const std::vector<double> rates = fair_rates(net_, demands, scale_);
-    for (size_t i = 0; i < active_.size(); ++i) {
-      const TaskId id = active_[i];
+    for (size_t i = 0; i < group.size(); ++i) {
+      const TaskId id = group[i];
       if (rates[i] == rate_[id]) continue;
       rate_[id] = rates[i];
       events_.emplace(now + remaining_[id] / rates[i], seq_++, id, ++version_[id]);
@@ -382,8 +423,11 @@ class AnalyticRun {
   std::vector<int> flows_;           // flows in flight per link direction (contention on)
   std::vector<double> busy_since_;
   std::vector<TaskId> active_;
-  std::vector<double> scale_;  // bandwidth factor per link direction (link windows, contention on)
-  std::vector<double> edges_;  // when a link window opens or closes (contention on), ascending
+  std::vector<int> changed_;    // link directions tasks joined or left since the last re-share
+  std::vector<int> owner_;      // per link direction, scratch for affected(): -1 between calls
+  std::vector<double> demand_;  // per link direction, the tasks in flight's demands (bytes/s)
+  std::vector<double> scale_;   // bandwidth factor per link direction (link windows, contention on)
+  std::vector<double> edges_;   // when a link window opens or closes (contention on), ascending
   size_t next_edge_ = 0;
 };
 

@@ -50,6 +50,10 @@ struct Result {
   // flight; closed-form collectives, timers there, none).
   std::vector<double> link_busy_s;
   std::vector<double> link_peak_flows;
+  // Per link direction, the most bytes/s the tasks in flight at once would put on it each at
+  // its own speed alone (the analytic engine, links shared; empty otherwise): a link whose
+  // bandwidth is at least this, plus another run's, never slows either.
+  std::vector<double> link_peak_demand_Bps;
   // Events the engine processed: tasks for the analytic engine; SimGrid activities
   // (computations, flows) and timers for the SimGrid engine.
   uint64_t activities = 0;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <unordered_map>
 
 namespace dejavu::sim {
 
@@ -25,9 +24,9 @@ struct LinkState {
 };
 
 // The level every rising task reaches together: `cap`, or where the first link fills.
-double next_level(const std::unordered_map<int, LinkState>& links, double cap) {
+double next_level(const std::vector<LinkState>& links, double cap) {
   double level = cap;
-  for (const auto& [l, s] : links)
+  for (const LinkState& s : links)
     if (s.count > 0 && s.rising > 0) level = std::min(level, std::max(s.left, 0.0) / s.rising);
   return level;
 }
@@ -39,37 +38,59 @@ bool fills_at(const LinkState& s, double level) {
 // Progressive filling: every task's level rises together, task i loading link l with
 // level·u_il, until a link fills or the level reaches `cap`; the tasks crossing a full link
 // (all of them at `cap`) keep that level and the others rise on. Max-min fair levels.
+// Links are numbered densely first (the loop runs over flat arrays, not a hash map).
 std::vector<double> fill(const Network& net, const std::vector<const LinkDemand*>& tasks, double cap,
                          const std::vector<double>& scale) {
   const size_t n = tasks.size();
   std::vector<double> level_of(n, cap);
-  std::vector<char> fixed(n, 0);
-  std::unordered_map<int, LinkState> links;
-  for (const LinkDemand* d : tasks)
-    for (const auto& [l, u] : *d) {
-      LinkState& s = links[l];
-      s.left = net.link(l / 2).bandwidth_Bps * (scale.empty() ? 1.0 : scale[l]);
+  // Scratch kept between calls (the engine calls this at every re-share): a link
+  // direction's dense number (-1 between calls), the links, each task's uses of them.
+  thread_local std::vector<int> local;
+  thread_local std::vector<LinkState> links;
+  thread_local std::vector<std::pair<int, double>> uses;
+  thread_local std::vector<size_t> first;
+  thread_local std::vector<char> fixed, full;
+  if (local.size() < 2 * static_cast<size_t>(net.link_count())) local.assign(2 * net.link_count(), -1);
+  links.clear();
+  uses.clear();
+  first.assign(1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    for (const auto& [l, u] : *tasks[i]) {
+      if (local[l] < 0) {
+        local[l] = static_cast<int>(links.size());
+        links.push_back({net.link(l / 2).bandwidth_Bps * (scale.empty() ? 1.0 : scale[l]), 0, 0});
+      }
+      LinkState& s = links[local[l]];
       s.rising += u;
       ++s.count;
+      uses.emplace_back(local[l], u);
     }
+    first.push_back(uses.size());
+  }
+  for (const LinkDemand* d : tasks)
+    for (const auto& [l, u] : *d) local[l] = -1;
+  fixed.assign(n, 0);
+  full.assign(links.size(), 0);
+  std::vector<size_t> stop;  // rising tasks that cross a link full at this level
   for (size_t rising = n; rising > 0;) {
     const double level = next_level(links, cap);
-    std::vector<size_t> stop;  // rising tasks that cross a link full at this level
+    for (size_t k = 0; k < links.size(); ++k) full[k] = fills_at(links[k], level);
+    stop.clear();
     for (size_t i = 0; i < n; ++i) {
       if (fixed[i]) continue;
-      bool full = level >= cap;
-      for (const auto& [l, u] : *tasks[i]) full = full || fills_at(links[l], level);
-      if (full) stop.push_back(i);
+      bool stops = level >= cap;
+      for (size_t k = first[i]; k < first[i + 1] && !stops; ++k) stops = full[uses[k].first];
+      if (stops) stop.push_back(i);
     }
     if (stop.empty()) break;  // no link binds: cannot happen below the cap
     for (size_t i : stop) {
       fixed[i] = 1;
       level_of[i] = level;
       --rising;
-      for (const auto& [l, u] : *tasks[i]) {
-        LinkState& s = links[l];
-        s.left -= level * u;
-        s.rising -= u;
+      for (size_t k = first[i]; k < first[i + 1]; ++k) {
+        LinkState& s = links[uses[k].first];
+        s.left -= level * uses[k].second;
+        s.rising -= uses[k].second;
         --s.count;
       }
     }

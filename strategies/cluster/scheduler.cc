@@ -8,6 +8,7 @@
 #include <memory>
 #include <numeric>
 #include <queue>
+#include <sstream>
 
 #include "strategies/cluster/placement.h"
 #include "strategies/lowering.h"
@@ -23,8 +24,8 @@ struct Running {
   int job = -1;
   std::vector<int> gpus;
   std::shared_ptr<const AloneRun> alone;
-  double step_s = 0;       // its step now, beside its co-runners
-  double done = 0;         // iterations, fractional
+  double step_s = 0;        // its step now, beside its co-runners
+  double done = 0;          // iterations, fractional
   double since_ckpt_s = 0;  // running time since its last checkpoint
   double paused_until = 0;  // restarting or swapping in a spare: no progress before
 };
@@ -43,9 +44,15 @@ using Failure = std::pair<double, int>;  // time, GPU
 class Scheduler {
  public:
   Scheduler(const Trace& trace, const platforms::Cluster& cluster, const ScheduleOptions& o)
-      : trace_(trace), cluster_(cluster), o_(o), shape_(shape_of(cluster)),
-        placer_(placement_policies().make(o.policy)), rng_(o.seed), states_(trace.jobs.size()),
-        up_(static_cast<size_t>(cluster.gpu_count()), 1), busy_(up_.size(), 0) {
+      : trace_(trace),
+        cluster_(cluster),
+        o_(o),
+        shape_(shape_of(cluster)),
+        placer_(placement_policies().make(o.policy)),
+        rng_(o.seed),
+        states_(trace.jobs.size()),
+        up_(static_cast<size_t>(cluster.gpu_count()), 1),
+        busy_(up_.size(), 0) {
     out_.jobs.resize(trace.jobs.size());
     for (size_t j = 0; j < trace.jobs.size(); ++j) {
       out_.jobs[j].name = trace.jobs[j].name;
@@ -72,6 +79,8 @@ class Scheduler {
   void start(int job, std::vector<int> gpus, double pause_s);
   void fail_job(size_t running, int gpu);
   void update_steps();
+  double ideal_step(int job);
+  bool may_contend(const std::vector<const AloneRun*>& runs) const;
   std::shared_ptr<const AloneRun> alone(int job, const std::vector<int>& gpus);
   void set_checkpoints(int job);
 
@@ -91,6 +100,7 @@ class Scheduler {
   sim::Rng failure_rng_{1};
   std::map<std::pair<int, std::vector<int>>, std::shared_ptr<const AloneRun>> alone_runs_;
   std::map<std::vector<std::pair<int, std::vector<int>>>, std::vector<double>> together_;
+  std::map<std::string, double> ideal_;  // ideal_step()'s, by workload and plan
   ScheduleResult out_;
 };
 
@@ -140,6 +150,26 @@ std::shared_ptr<const AloneRun> Scheduler::alone(int job, const std::vector<int>
   return slot;
 }
 
+// Its step alone where topology-aware packing puts it on the empty cluster; jobs of one
+// workload and plan share it.
+double Scheduler::ideal_step(int job) {
+  const TraceJob& j = trace_.jobs[job];
+  const Plan& p = j.plan;
+  std::ostringstream key;
+  key << j.model.get() << " " << p.name << " " << p.file << " " << p.tp << " " << p.pp << " " << p.dp << " "
+      << p.micro_batch_size << " " << p.global_batch_size << " " << p.recompute << " " << p.sequence_parallel << " "
+      << p.zero;
+  auto [it, fresh] = ideal_.try_emplace(key.str(), 0.0);
+  if (fresh) {
+    sim::Rng unused(0);
+    const std::vector<char> all(up_.size(), 1);
+    const auto packed = placement_policies().make("topology-aware")->place(shape_, all, j.gpus, unused);
+    it->second = run_alone(*j.model, p, j.name, packed, cluster_, o_.run).run.alone_s;
+    ++out_.alone_runs;
+  }
+  return it->second;
+}
+
 // Young's interval for the job's MTBF (the GPUs' over its count), its write its model
 // states over the storage bandwidth; the scenario's interval if it gives one.
 void Scheduler::set_checkpoints(int job) {
@@ -167,8 +197,10 @@ void Scheduler::start(int job, std::vector<int> gpus, double pause_s) {
   if (out.start_s < 0) {
     out.start_s = t_;
     out.alone_step_s = r.step_s;
+    out.ideal_step_s = ideal_step(job);
     const TraceJob& j = trace_.jobs[job];
-    s.iterations = j.iterations > 0 ? static_cast<double>(j.iterations) : std::ceil(j.hours * 3600 / r.step_s - 1e-9);
+    s.iterations =
+        j.iterations > 0 ? static_cast<double>(j.iterations) : std::ceil(j.hours * 3600 / out.ideal_step_s - 1e-9);
     out.iterations = s.iterations;
     set_checkpoints(job);
   }
@@ -272,6 +304,22 @@ bool Scheduler::repair_gpus() {
   return changed;
 }
 
+// Whether some link direction two of the jobs load could be asked for more than its
+// bandwidth at once: else each steps as alone (the engine would give every task its whole
+// demand).
+bool Scheduler::may_contend(const std::vector<const AloneRun*>& runs) const {
+  std::map<int, std::pair<int, double>> links;  // direction -> (jobs, summed peak demand)
+  for (const AloneRun* a : runs)
+    for (size_t k = 0; k < a->link_bytes.size(); ++k) {
+      auto& [jobs, demand] = links[a->link_bytes[k].first];
+      ++jobs;
+      demand += a->peak_demand[k];
+    }
+  for (const auto& [d, use] : links)
+    if (use.first > 1 && use.second > cluster_.network.link(d / 2).bandwidth_Bps * (1 + 1e-9)) return true;
+  return false;
+}
+
 // Jobs whose alone traffic shares a link direction run together (once per such set and
 // placements); the others at their step alone.
 void Scheduler::update_steps() {
@@ -301,8 +349,12 @@ void Scheduler::update_steps() {
     }
     auto& steps = together_[key];
     if (steps.empty()) {
-      for (const JobRun& j : run_together(runs, cluster_, o_.run).jobs) steps.push_back(j.together_s);
-      ++out_.shared_runs;
+      if (may_contend(runs)) {
+        for (const JobRun& j : run_together(runs, cluster_, o_.run).jobs) steps.push_back(j.together_s);
+        ++out_.shared_runs;
+      } else {
+        for (const AloneRun* a : runs) steps.push_back(a->run.alone_s);
+      }
     }
     for (size_t k = 0; k < members.size(); ++k) running_[members[k]].step_s = steps[k];
   }
@@ -319,15 +371,15 @@ ScheduleResult Scheduler::run() {
     changed = start_jobs() || changed;
     if (changed) update_steps();
     if (++out_.events > most_events)
-      throw ModelError("the cluster made no progress in " + std::to_string(most_events) + " events at t = " +
-                       std::to_string(t_) + " s");
+      throw ModelError("the cluster made no progress in " + std::to_string(most_events) +
+                       " events at t = " + std::to_string(t_) + " s");
   }
   double held = 0, useful = 0;
   for (size_t j = 0; j < n; ++j) {
     JobOutcome& job = out_.jobs[j];
     out_.makespan_s = std::max(out_.makespan_s, job.end_s);
     held += job.held_gpu_s;
-    useful += job.iterations * job.alone_step_s * job.gpus;
+    useful += job.iterations * job.ideal_step_s * job.gpus;
     job.interference = states_[j].run_s > 0 ? states_[j].weighted_s / states_[j].run_s : 1;
   }
   out_.gpus = cluster_.gpu_count();

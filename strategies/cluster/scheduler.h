@@ -26,7 +26,14 @@ namespace dejavu::strategies::cluster {
 struct ScheduleOptions {
   std::string policy = "first-fit";
   uint64_t seed = 1;  // the random placement policy
-  SharedRunOptions run{.steps = 2, .max_repeats = 50};
+  // One step of the longest job together, at most 10 of each other one, a task per work item.
+  SharedRunOptions run = [] {
+    SharedRunOptions r;
+    r.steps = 1;
+    r.max_repeats = 10;
+    r.fuse_items = true;
+    return r;
+  }();
   const FaultScenario* faults = nullptr;
   double repair_s = 4 * 3600;  // a failed GPU back in service
 };
@@ -37,13 +44,17 @@ struct JobOutcome {
   double submit_s = 0, start_s = -1, end_s = -1;  // first start; end < 0: never ended
   double iterations = 0;
   double alone_step_s = 0;  // its step with the cluster to itself, on its first GPUs
+  double ideal_step_s = 0;  // the same where topology-aware packing puts it on the empty cluster
+                            // (a trace's `hours` are of this step)
   double interference = 1;  // its mean step over the run / alone (co-runners' traffic)
   int failures = 0;
-  double lost_s = 0;        // time of the steps failures rolled back
-  double held_gpu_s = 0;    // GPU-seconds it held GPUs
+  double lost_s = 0;      // time of the steps failures rolled back
+  double held_gpu_s = 0;  // GPU-seconds it held GPUs
   double queue_s() const { return start_s - submit_s; }
   double jct_s() const { return end_s - submit_s; }
-  double slowdown() const { return jct_s() / (iterations * alone_step_s); }  // against alone, never waiting
+  // Against its ideal: never waiting, never failing, alone, on its packed GPUs.
+  double slowdown() const { return jct_s() / (iterations * ideal_step_s); }
+  double placement() const { return alone_step_s / ideal_step_s; }  // its first GPUs' step over the ideal
 };
 
 struct ScheduleResult {
@@ -52,10 +63,10 @@ struct ScheduleResult {
   std::vector<JobOutcome> jobs;  // in trace order (by submit time)
   double makespan_s = 0;         // the last job's end
   double utilisation = 0;        // GPU-seconds held by jobs / (GPUs x makespan)
-  double goodput = 0;            // GPU-seconds of kept steps, each at its alone time / GPU-seconds held
+  double goodput = 0;            // GPU-seconds of its steps each at its ideal time / GPU-seconds held
   int failures = 0;              // GPU failures (those that hit a job: jobs' failures)
   size_t shared_runs = 0;        // runs of co-running jobs together (distinct states)
-  size_t alone_runs = 0;         // jobs' steps simulated alone (one per placement)
+  size_t alone_runs = 0;         // jobs' steps simulated alone (one per placement, one per ideal)
   size_t events = 0;
 };
 

@@ -6,7 +6,8 @@
 #include <map>
 
 #include "strategies/cluster/placement.h"
-#include "strategies/simulate.h"
+#include "strategies/lowering.h"
+#include "strategies/report.h"
 
 namespace dejavu::strategies::cluster {
 
@@ -104,19 +105,29 @@ std::vector<ContestedLink> contested_links(const sim::Network& net, const std::v
 
 AloneRun run_alone(const workloads::ModelGraph& model, const Plan& plan, const std::string& name,
                    const std::vector<int>& gpus, const platforms::Cluster& cluster, const SharedRunOptions& o) {
-  const Simulation s = simulate(model, job_cluster(cluster, gpus), plan, o.engine, o.options);
+  const platforms::Cluster own = job_cluster(cluster, gpus);
+  LowerOptions lo;
+  lo.collective_algorithm = o.options.collective_algorithm;
+  lo.fuse_items = o.fuse_items;
+  const LoweredJob job = lower(model, own, plan, lo);
+  const sim::Result result = sim::engines().make(o.engine)->run(job.graph, cluster.network, o.options);
+  const Report report = make_report(model, own, plan, job, result);
   AloneRun a;
   a.run.name = name;
   a.run.workload = model.name;
   a.run.plan = plan.name;
   a.run.gpus = gpus;
-  a.run.alone_s = s.result.makespan_s;
-  a.run.comm_alone_s = comm_time(s.job.graph, s.result, 0);
-  a.run.peak_memory_bytes = s.report.peak_memory_bytes;
-  a.run.capacity_bytes = s.report.capacity_bytes;
-  for (size_t d = 0; d < s.result.link_bytes.size(); ++d)
-    if (s.result.link_bytes[d] > 0) a.link_bytes.emplace_back(static_cast<int>(d), s.result.link_bytes[d]);
-  a.graph = s.job.graph;
+  a.run.alone_s = result.makespan_s;
+  a.run.comm_alone_s = comm_time(job.graph, result, 0);
+  a.run.peak_memory_bytes = report.peak_memory_bytes;
+  a.run.capacity_bytes = report.capacity_bytes;
+  for (size_t d = 0; d < result.link_bytes.size(); ++d)
+    if (result.link_bytes[d] > 0) {
+      a.link_bytes.emplace_back(static_cast<int>(d), result.link_bytes[d]);
+      const auto& peak = result.link_peak_demand_Bps;
+      a.peak_demand.push_back(d < peak.size() ? peak[d] : std::numeric_limits<double>::infinity());
+    }
+  a.graph = job.graph;
   return a;
 }
 

@@ -21,6 +21,11 @@ struct SharedRunOptions {
   // in that time (at most max_repeats each).
   int steps = 3;
   int max_repeats = 200;
+  // Each work item one task (LowerOptions::fuse_items): a tenth of the tasks, the same step
+  // alone on the analytic engine; a work item's tensor-parallel collectives are then priced
+  // on their own routes, not beside other jobs' traffic (their data-parallel and pipeline
+  // transfers still are). The scheduler's choice (docs/CLUSTER.md measures what it changes).
+  bool fuse_items = false;
 };
 
 struct JobRun {
@@ -59,6 +64,9 @@ struct AloneRun {
   JobRun run;
   sim::TaskGraph graph;
   std::vector<std::pair<int, double>> link_bytes;
+  // Beside each link direction of link_bytes: the most bytes/s it asks of it at once
+  // (sim::Result::link_peak_demand_Bps; infinity where the engine does not say).
+  std::vector<double> peak_demand;
 };
 AloneRun run_alone(const workloads::ModelGraph& model, const Plan& plan, const std::string& name,
                    const std::vector<int>& gpus, const platforms::Cluster& cluster, const SharedRunOptions& options);

@@ -33,12 +33,15 @@ Plan plan_from_columns(const CsvRow& row, int gpus) {
   p.schedule = "1f1b";
   p.micro_batch_size = row.has("micro_batch") ? static_cast<int>(row.as_int("micro_batch", 1, limits::kMaxBatch)) : 1;
   const long long least = static_cast<long long>(p.dp) * p.micro_batch_size;
-  p.global_batch_size = row.has("global_batch")
-                            ? static_cast<int>(row.as_int("global_batch", least, limits::kMaxBatch))
-                            : static_cast<int>(least);
+  p.global_batch_size = row.has("global_batch") ? static_cast<int>(row.as_int("global_batch", least, limits::kMaxBatch))
+                                                : static_cast<int>(least);
   if (p.global_batch_size % least != 0)
-    row.fail("global_batch", std::to_string(p.global_batch_size) + " is not a multiple of dp x micro_batch = " +
-                                 std::to_string(least));
+    row.fail("global_batch",
+             std::to_string(p.global_batch_size) + " is not a multiple of dp x micro_batch = " + std::to_string(least));
+  if (row.has("recompute")) p.recompute = row.as_choice("recompute", {"none", "selective", "full"});
+  if (row.has("sequence_parallel"))
+    p.sequence_parallel = row.as_choice("sequence_parallel", {"false", "true"}) == "true";
+  if (row.has("zero")) p.zero = static_cast<int>(row.as_int("zero", 0, 3));
   p.name = "tp" + std::to_string(p.tp) + "-pp" + std::to_string(p.pp) + "-dp" + std::to_string(p.dp);
   return p;
 }

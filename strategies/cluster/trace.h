@@ -10,6 +10,7 @@
 // plan       a plan YAML beside the CSV (its tp*cp*pp*dp must be gpus); or, without it:
 // tp, pp     tensor and pipeline degrees (default 1); dp is gpus / (tp*pp), 1F1B
 // micro_batch, global_batch   sequences (defaults 1 and dp x micro_batch)
+// recompute, sequence_parallel, zero   as in a plan (defaults none, false, 0)
 // iterations | hours          its length: steps, or hours of its step alone on the cluster
 #pragma once
 

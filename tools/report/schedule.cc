@@ -61,28 +61,25 @@ void write_schedule_summary(std::ostream& out, const std::vector<ScheduleResult>
       << first.jobs.size() << " jobs (" << first.engine << " engine)\n";
   char line[512];
   std::snprintf(line, sizeof line, "  %-15s %10s %10s %10s %10s %9s %9s %8s %8s %8s %8s\n", "policy", "makespan",
-                "JCT mean", "JCT p90", "queue mean", "slow p90", "interf.", "int. max", "util.", "goodput",
-                "failures");
+                "JCT mean", "JCT p90", "queue mean", "slow p90", "placem.", "interf.", "util.", "goodput", "failures");
   out << line;
   for (const ScheduleResult& r : runs) {
     const auto jct = of(r, [](const JobOutcome& j) { return j.jct_s(); });
     const auto queue = of(r, [](const JobOutcome& j) { return j.queue_s(); });
     const auto slow = of(r, [](const JobOutcome& j) { return j.slowdown(); });
     const auto interference = of(r, [](const JobOutcome& j) { return j.interference; });
+    const auto placement = of(r, [](const JobOutcome& j) { return j.placement(); });
     std::snprintf(line, sizeof line, "  %-15s %10s %10s %10s %10s %9s %9s %8s %8s %8s %8d\n", r.policy.c_str(),
                   units::format_time(r.makespan_s).c_str(), units::format_time(mean(jct)).c_str(),
                   units::format_time(quantile(jct, 0.9)).c_str(), units::format_time(mean(queue)).c_str(),
-                  fixed(quantile(slow, 0.9), "%.2fx").c_str(), fixed(mean(interference), "%.3fx").c_str(),
-                  fixed(interference.empty() ? 1 : *std::max_element(interference.begin(), interference.end()),
-                        "%.2fx")
-                      .c_str(),
-                  fixed(100 * r.utilisation, "%.1f%%").c_str(), fixed(100 * r.goodput, "%.1f%%").c_str(),
-                  r.failures);
+                  fixed(quantile(slow, 0.9), "%.2fx").c_str(), fixed(mean(placement), "%.3fx").c_str(),
+                  fixed(mean(interference), "%.3fx").c_str(), fixed(100 * r.utilisation, "%.1f%%").c_str(),
+                  fixed(100 * r.goodput, "%.1f%%").c_str(), r.failures);
     out << line;
   }
-  out << "  (slow: completion time over the job's steps alone, never queued; interf.: its mean step over its\n"
-         "   step alone, from co-runners' traffic; goodput: GPU time of kept steps, each at its alone time,\n"
-         "   over GPU time held)\n";
+  out << "  (means over jobs. slow: completion time over its ideal run, never queued, alone, packed; placem.:\n"
+         "   its step alone on the GPUs it got over packed; interf.: its mean step over its step alone there,\n"
+         "   from co-runners' traffic; goodput: GPU time its steps take packed over GPU time held)\n";
   for (const ScheduleResult& r : runs)
     out << "  " << r.policy << ": " << r.alone_runs << " jobs' steps simulated alone, " << r.shared_runs
         << " sets of co-running jobs together, " << r.events << " events\n";
@@ -91,16 +88,22 @@ void write_schedule_summary(std::ostream& out, const std::vector<ScheduleResult>
 void write_schedule_json(std::ostream& out, const std::vector<ScheduleResult>& runs) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const ScheduleResult& r : runs) {
-    nlohmann::ordered_json j = {{"policy", r.policy},           {"trace", r.trace},
-                                {"platform", r.platform},       {"engine", r.engine},
-                                {"gpus", r.gpus},               {"makespan_s", r.makespan_s},
-                                {"utilisation", r.utilisation}, {"goodput", r.goodput},
-                                {"failures", r.failures},       {"shared_runs", r.shared_runs},
+    nlohmann::ordered_json j = {{"policy", r.policy},
+                                {"trace", r.trace},
+                                {"platform", r.platform},
+                                {"engine", r.engine},
+                                {"gpus", r.gpus},
+                                {"makespan_s", r.makespan_s},
+                                {"utilisation", r.utilisation},
+                                {"goodput", r.goodput},
+                                {"failures", r.failures},
+                                {"shared_runs", r.shared_runs},
                                 {"alone_runs", r.alone_runs}};
     j["jct_s"] = distribution(of(r, [](const JobOutcome& x) { return x.jct_s(); }));
     j["queue_s"] = distribution(of(r, [](const JobOutcome& x) { return x.queue_s(); }));
     j["slowdown"] = distribution(of(r, [](const JobOutcome& x) { return x.slowdown(); }));
     j["interference"] = distribution(of(r, [](const JobOutcome& x) { return x.interference; }));
+    j["placement"] = distribution(of(r, [](const JobOutcome& x) { return x.placement(); }));
     j["jobs"] = nlohmann::ordered_json::array();
     for (const JobOutcome& x : r.jobs)
       j["jobs"].push_back({{"name", x.name},
@@ -110,6 +113,7 @@ void write_schedule_json(std::ostream& out, const std::vector<ScheduleResult>& r
                            {"end_s", x.end_s},
                            {"iterations", x.iterations},
                            {"step_alone_s", x.alone_step_s},
+                           {"step_ideal_s", x.ideal_step_s},
                            {"interference", x.interference},
                            {"failures", x.failures},
                            {"lost_s", x.lost_s},

@@ -15,18 +15,18 @@ std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) 
 
 platforms::Cluster one_gpu_servers(int n) {
   // Checkpoints cost (model states over 1000 TB/s) about 20 us: nothing next to s.
-  return platforms::load_cluster(ConfigNode::load_string(
-      "servers:\n  - count: " + std::to_string(n) +
-          "\n    gpu: A100-SXM-80GB\n    gpus_per_server: 1\n"
-          "    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 0 us}\n"
-          "    nic: {bandwidth: 100 Gbps, latency: 0 us}\n"
-          "network: {kind: fat-tree, latency: 0 us}\nstorage: {bandwidth: 1000 TB/s}\n",
-      "servers.yaml"));
+  return platforms::load_cluster(
+      ConfigNode::load_string("servers:\n  - count: " + std::to_string(n) +
+                                  "\n    gpu: A100-SXM-80GB\n    gpus_per_server: 1\n"
+                                  "    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 0 us}\n"
+                                  "    nic: {bandwidth: 100 Gbps, latency: 0 us}\n"
+                                  "network: {kind: fat-tree, latency: 0 us}\nstorage: {bandwidth: 1000 TB/s}\n",
+                              "servers.yaml"));
 }
 
 struct Jobs {
-  std::shared_ptr<const workloads::ModelGraph> model =
-      std::make_shared<const workloads::ModelGraph>(workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml")));
+  std::shared_ptr<const workloads::ModelGraph> model = std::make_shared<const workloads::ModelGraph>(
+      workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml")));
   Trace trace;
   void add(const std::string& name, double submit, int gpus, long long iterations) {
     TraceJob j;
@@ -70,7 +70,8 @@ TEST(Scheduler, FirstComeFirstServedWaitsForTheWholeClusterJob) {
 
 FaultScenario failure(const platforms::Cluster& c, const std::string& recovery) {
   return load_fault_scenario(ConfigNode::load_string("events:\n  - {kind: gpu_fail, device: 0, at: 1000 s}\n"
-                                                     "recovery: " + recovery + "\n",
+                                                     "recovery: " +
+                                                         recovery + "\n",
                                                      "f.yaml"),
                              c);
 }
