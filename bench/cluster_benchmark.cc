@@ -24,8 +24,10 @@ void BM_Week1000Jobs1024Gpus(benchmark::State& state, const std::string& policy)
     m = bench::in_child([&] {
       bench::register_all();
       const auto cluster = platforms::load_cluster_file(bench::src("platforms/presets/dgx-a100-128x8-2to1.yaml"));
-      const auto trace = strategies::cluster::load_trace_file(bench::src("strategies/presets/cluster/week.csv"), cluster);
-      const auto faults = strategies::load_fault_scenario_file(bench::src("strategies/presets/faults/mtbf.yaml"), cluster);
+      const auto trace =
+          strategies::cluster::load_trace_file(bench::src("strategies/presets/cluster/week.csv"), cluster);
+      const auto faults =
+          strategies::load_fault_scenario_file(bench::src("strategies/presets/faults/mtbf.yaml"), cluster);
       strategies::cluster::ScheduleOptions o;
       o.policy = policy;
       o.faults = &faults;

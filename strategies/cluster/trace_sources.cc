@@ -21,7 +21,7 @@ struct SizeWeight {
   int gpus;
   double weight;
 };
-constexpr SizeWeight kSizes[] = {{1, 0.45}, {2, 0.08},  {4, 0.12},   {8, 0.20},  {16, 0.07},
+constexpr SizeWeight kSizes[] = {{1, 0.45},  {2, 0.08},   {4, 0.12},   {8, 0.20},   {16, 0.07},
                                  {32, 0.04}, {64, 0.025}, {128, 0.01}, {256, 0.005}};
 
 int draw_size(sim::Rng& rng, int cluster_gpus) {
@@ -128,8 +128,8 @@ void write_trace_csv(std::ostream& out, const std::vector<TraceRow>& rows, const
     char tail[128];
     std::snprintf(tail, sizeof tail, ",%s,%s,%d,%.6g\n", rule->recompute.c_str(),
                   rule->sequence_parallel ? "true" : "false", rule->zero, r.hours);
-    out << r.name << "," << std::setprecision(10) << r.submit_s << "," << r.gpus << "," << workload << ","
-        << rule->tp << "," << rule->pp << "," << rule->micro_batch << ","
+    out << r.name << "," << std::setprecision(10) << r.submit_s << "," << r.gpus << "," << workload << "," << rule->tp
+        << "," << rule->pp << "," << rule->micro_batch << ","
         << static_cast<long long>(dp) * rule->micro_batch * rule->microbatches << tail;
   }
 }

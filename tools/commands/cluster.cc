@@ -1,8 +1,10 @@
 // `dejavu cluster`: several jobs on one platform at once (a jobs file), each one's step
 // alone and beside the others on one engine run over the shared network; or a trace of
 // arrivals scheduled over time, per placement policy, with the scenario's failures.
+#include <filesystem>
 #include <iostream>
 
+#include "sim/config_node.h"
 #include "sim/limits.h"
 #include "strategies/cluster/placement.h"
 #include "strategies/cluster/shared_run.h"
@@ -33,6 +35,8 @@ class ClusterCommand : public Command {
     cmd.add_option("--faults", faults_, "with --trace: fault scenario YAML (failures and the recovery policy)");
     cmd.add_option("--repair", repair_, "with --trace: a failed GPU's time out of service (default 4 h)");
     cmd.add_option("--report", html_, "with --trace: write an HTML page with the policies' distributions");
+    cmd.add_option("--results", results_,
+                   "with --trace: keep each policy's run in this folder as it ends; a rerun takes those back");
     cmd.add_option("--seed", seed_, "seed for the random policy")->check(whole_in(0, limits::kMaxSeed));
     cmd.add_option("--steps", o_.steps,
                    "steps the job with the longest step runs together (the others: as many as fit)")
@@ -72,9 +76,21 @@ class ClusterCommand : public Command {
     so.run.engine = o_.engine;
     so.run.options = o_.options;
     std::vector<strategies::cluster::ScheduleResult> runs;
+    const std::string inputs = trace_ + " | " + platform_ + " | " + faults_ + " | " + repair_ + " | " +
+                               std::to_string(seed_) + " | " + o_.engine + " | " + o_.options.collective_algorithm;
     for (const std::string& policy : policies_.empty() ? std::vector<std::string>{"first-fit"} : policies_) {
       so.policy = policy;
+      const std::string kept = (std::filesystem::path(results_) / (policy + ".json")).string();
+      if (!results_.empty() && std::filesystem::exists(kept)) {
+        runs.push_back(report::read_schedule_result(read_input_file(kept), kept, inputs));
+        continue;
+      }
       runs.push_back(strategies::cluster::run_schedule(trace, cluster, so));
+      if (results_.empty()) continue;
+      OutputSet one;  // kept as soon as it ends: a killed run keeps the policies done
+      one.add_folder("--results", results_, {policy + ".json"});
+      one.write(kept, [&](std::ostream& o) { report::write_schedule_result(o, runs.back(), inputs); });
+      one.commit();
     }
     if (!json_.empty()) out.write(json_, [&](std::ostream& o) { report::write_schedule_json(o, runs); });
     if (!html_.empty()) out.write(html_, [&](std::ostream& o) { report::write_schedule_html(o, runs); });
@@ -84,7 +100,8 @@ class ClusterCommand : public Command {
   }
 
   int run_jobs(const platforms::Cluster& cluster) {
-    for (const auto& [option, value] : {std::pair{"--faults", faults_}, {"--repair", repair_}, {"--report", html_}})
+    for (const auto& [option, value] :
+         {std::pair{"--faults", faults_}, {"--repair", repair_}, {"--report", html_}, {"--results", results_}})
       if (!value.empty()) throw ConfigError(SourceLoc{option, 0, 0}, "", "is for --trace; a jobs file runs one step");
     if (policies_.size() > 1)
       throw ConfigError(SourceLoc{"--policy", 0, 0}, "", "one policy places a jobs file; several compare on --trace");
@@ -98,7 +115,7 @@ class ClusterCommand : public Command {
     return 0;
   }
 
-  std::string platform_, jobs_, trace_, json_, faults_, repair_, html_;
+  std::string platform_, jobs_, trace_, json_, faults_, repair_, html_, results_;
   std::vector<std::string> policies_;
   std::vector<std::string> calibrations_;
   strategies::cluster::SharedRunOptions o_;

@@ -29,7 +29,8 @@ class ClusterTraceCommand : public Command {
     cmd.add_option("--load", s_.load, "synthetic: the jobs' GPU-hours over the cluster's in those days")
         ->check(number_in(1e-3, 100));
     cmd.add_option("--seed", seed_, "synthetic: seed")->check(whole_in(0, limits::kMaxSeed));
-    cmd.add_option("--max-gpus", h_.max_gpus, "helios: drop jobs larger than this")->check(whole_in(1, limits::kMaxGpus));
+    cmd.add_option("--max-gpus", h_.max_gpus, "helios: drop jobs larger than this")
+        ->check(whole_in(1, limits::kMaxGpus));
     cmd.add_option("--max-jobs", h_.max_jobs, "helios: keep the first this many jobs")->check(whole_in(1, 10000000));
   }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "sim/error.h"
 #include "sim/json_text.h"
 #include "sim/units.h"
 #include "tools/report/svg.h"
@@ -85,42 +86,104 @@ void write_schedule_summary(std::ostream& out, const std::vector<ScheduleResult>
         << " sets of co-running jobs together, " << r.events << " events\n";
 }
 
+namespace {
+
+nlohmann::ordered_json run_json(const ScheduleResult& r) {
+  nlohmann::ordered_json j = {{"policy", r.policy},
+                              {"trace", r.trace},
+                              {"platform", r.platform},
+                              {"engine", r.engine},
+                              {"gpus", r.gpus},
+                              {"makespan_s", r.makespan_s},
+                              {"utilisation", r.utilisation},
+                              {"goodput", r.goodput},
+                              {"failures", r.failures},
+                              {"shared_runs", r.shared_runs},
+                              {"alone_runs", r.alone_runs},
+                              {"events", r.events}};
+  j["jct_s"] = distribution(of(r, [](const JobOutcome& x) { return x.jct_s(); }));
+  j["queue_s"] = distribution(of(r, [](const JobOutcome& x) { return x.queue_s(); }));
+  j["slowdown"] = distribution(of(r, [](const JobOutcome& x) { return x.slowdown(); }));
+  j["interference"] = distribution(of(r, [](const JobOutcome& x) { return x.interference; }));
+  j["placement"] = distribution(of(r, [](const JobOutcome& x) { return x.placement(); }));
+  j["jobs"] = nlohmann::ordered_json::array();
+  for (const JobOutcome& x : r.jobs)
+    j["jobs"].push_back({{"name", x.name},
+                         {"gpus", x.gpus},
+                         {"submit_s", x.submit_s},
+                         {"start_s", x.start_s},
+                         {"end_s", x.end_s},
+                         {"iterations", x.iterations},
+                         {"step_alone_s", x.alone_step_s},
+                         {"step_ideal_s", x.ideal_step_s},
+                         {"interference", x.interference},
+                         {"failures", x.failures},
+                         {"lost_s", x.lost_s},
+                         {"gpu_s_held", x.held_gpu_s}});
+  return j;
+}
+
+}  // namespace
+
 void write_schedule_json(std::ostream& out, const std::vector<ScheduleResult>& runs) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  for (const ScheduleResult& r : runs) {
-    nlohmann::ordered_json j = {{"policy", r.policy},
-                                {"trace", r.trace},
-                                {"platform", r.platform},
-                                {"engine", r.engine},
-                                {"gpus", r.gpus},
-                                {"makespan_s", r.makespan_s},
-                                {"utilisation", r.utilisation},
-                                {"goodput", r.goodput},
-                                {"failures", r.failures},
-                                {"shared_runs", r.shared_runs},
-                                {"alone_runs", r.alone_runs}};
-    j["jct_s"] = distribution(of(r, [](const JobOutcome& x) { return x.jct_s(); }));
-    j["queue_s"] = distribution(of(r, [](const JobOutcome& x) { return x.queue_s(); }));
-    j["slowdown"] = distribution(of(r, [](const JobOutcome& x) { return x.slowdown(); }));
-    j["interference"] = distribution(of(r, [](const JobOutcome& x) { return x.interference; }));
-    j["placement"] = distribution(of(r, [](const JobOutcome& x) { return x.placement(); }));
-    j["jobs"] = nlohmann::ordered_json::array();
-    for (const JobOutcome& x : r.jobs)
-      j["jobs"].push_back({{"name", x.name},
-                           {"gpus", x.gpus},
-                           {"submit_s", x.submit_s},
-                           {"start_s", x.start_s},
-                           {"end_s", x.end_s},
-                           {"iterations", x.iterations},
-                           {"step_alone_s", x.alone_step_s},
-                           {"step_ideal_s", x.ideal_step_s},
-                           {"interference", x.interference},
-                           {"failures", x.failures},
-                           {"lost_s", x.lost_s},
-                           {"gpu_s_held", x.held_gpu_s}});
-    all.push_back(j);
-  }
+  for (const ScheduleResult& r : runs) all.push_back(run_json(r));
   out << json_text(all, 2) << "\n";
+}
+
+namespace {
+
+ScheduleResult run_from_json(const nlohmann::json& j) {
+  ScheduleResult r;
+  r.policy = j.at("policy");
+  r.trace = j.at("trace");
+  r.platform = j.at("platform");
+  r.engine = j.at("engine");
+  r.gpus = j.at("gpus");
+  r.makespan_s = j.at("makespan_s");
+  r.utilisation = j.at("utilisation");
+  r.goodput = j.at("goodput");
+  r.failures = j.at("failures");
+  r.shared_runs = j.at("shared_runs");
+  r.alone_runs = j.at("alone_runs");
+  r.events = j.at("events");
+  for (const auto& x : j.at("jobs")) {
+    JobOutcome o;
+    o.name = x.at("name");
+    o.gpus = x.at("gpus");
+    o.submit_s = x.at("submit_s");
+    o.start_s = x.at("start_s");
+    o.end_s = x.at("end_s");
+    o.iterations = x.at("iterations");
+    o.alone_step_s = x.at("step_alone_s");
+    o.ideal_step_s = x.at("step_ideal_s");
+    o.interference = x.at("interference");
+    o.failures = x.at("failures");
+    o.lost_s = x.at("lost_s");
+    o.held_gpu_s = x.at("gpu_s_held");
+    r.jobs.push_back(o);
+  }
+  return r;
+}
+
+}  // namespace
+
+ScheduleResult read_schedule_result(const std::string& text, const std::string& file, const std::string& inputs) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    if (j.at("inputs") != inputs)
+      throw ConfigError(SourceLoc{file, 0, 0}, "inputs",
+                        "a run of other inputs (" + j.at("inputs").get<std::string>() +
+                            "); remove it or keep this run's in another --results folder");
+    return run_from_json(j.at("run"));
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(SourceLoc{file, 0, 0}, "", std::string("not a kept run: ") + e.what() + "; remove it");
+  }
+}
+
+void write_schedule_result(std::ostream& out, const ScheduleResult& run, const std::string& inputs) {
+  nlohmann::ordered_json j = {{"inputs", inputs}, {"run", run_json(run)}};
+  out << json_text(j, 2) << "\n";
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "strategies/cluster/scheduler.h"
@@ -16,5 +17,13 @@ double quantile(std::vector<double> xs, double q);
 void write_schedule_summary(std::ostream& out, const std::vector<strategies::cluster::ScheduleResult>& runs);
 void write_schedule_json(std::ostream& out, const std::vector<strategies::cluster::ScheduleResult>& runs);
 void write_schedule_html(std::ostream& out, const std::vector<strategies::cluster::ScheduleResult>& runs);
+
+// `cluster --results DIR`: a policy's run with the inputs it came from, as JSON, and back;
+// reading throws a ConfigError naming `file` for text that is not such a run or came from
+// other `inputs`.
+void write_schedule_result(std::ostream& out, const strategies::cluster::ScheduleResult& run,
+                           const std::string& inputs);
+strategies::cluster::ScheduleResult read_schedule_result(const std::string& text, const std::string& file,
+                                                         const std::string& inputs);
 
 }  // namespace dejavu::report
