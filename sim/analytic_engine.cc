@@ -218,6 +218,7 @@ class AnalyticRun {
 
   Result run() {
     if (start(sched_.initial(), 0.0)) reshare(0.0, true);
+    changed_.clear();
     std::vector<TaskId> startable;
     while (!events_.empty()) {
       if (next_edge_ < edges_.size() && edges_[next_edge_] < std::get<0>(events_.top())) {
@@ -233,6 +234,7 @@ class AnalyticRun {
       startable.clear();
       sched_.finish(id, startable);
       if (start(startable, now) || shared) reshare(now);
+      changed_.clear();  // what joined or left alone needs no re-share later
     }
     if (!r_.stopped()) sched_.check_all_finished();
     stop_at_fail_stops(g_, net_, faults_, r_);

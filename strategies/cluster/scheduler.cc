@@ -23,6 +23,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 struct Running {
   int job = -1;
   std::vector<int> gpus;
+  Plan plan;  // the trace's, or fewer data-parallel replicas after an elastic shrink
   std::shared_ptr<const AloneRun> alone;
   double step_s = 0;        // its step now, beside its co-runners
   double done = 0;          // iterations, fractional
@@ -56,6 +57,7 @@ class Scheduler {
     out_.jobs.resize(trace.jobs.size());
     for (size_t j = 0; j < trace.jobs.size(); ++j) {
       out_.jobs[j].name = trace.jobs[j].name;
+      out_.jobs[j].plan = trace.jobs[j].plan.name;
       out_.jobs[j].gpus = trace.jobs[j].gpus;
       out_.jobs[j].submit_s = trace.jobs[j].submit_s;
     }
@@ -76,12 +78,13 @@ class Scheduler {
   bool fail_gpus();
   bool repair_gpus();
   bool start_jobs();
-  void start(int job, std::vector<int> gpus, double pause_s);
+  void start(int job, std::vector<int> gpus, double pause_s, const Plan* plan = nullptr);
+  bool shrink(const Running& r, int gpu);
   void fail_job(size_t running, int gpu);
   void update_steps();
   double ideal_step(int job);
   bool may_contend(const std::vector<const AloneRun*>& runs) const;
-  std::shared_ptr<const AloneRun> alone(int job, const std::vector<int>& gpus);
+  std::shared_ptr<const AloneRun> alone(int job, const std::vector<int>& gpus, const Plan& plan);
   void set_checkpoints(int job);
 
   const Trace& trace_;
@@ -140,11 +143,11 @@ void Scheduler::advance(double to) {
   t_ = to;
 }
 
-std::shared_ptr<const AloneRun> Scheduler::alone(int job, const std::vector<int>& gpus) {
-  auto& slot = alone_runs_[{job, gpus}];
+std::shared_ptr<const AloneRun> Scheduler::alone(int job, const std::vector<int>& gpus, const Plan& plan) {
+  auto& slot = alone_runs_[{job, gpus}];  // a plan's GPU count is its GPUs': one plan per key
   if (!slot) {
     const TraceJob& j = trace_.jobs[job];
-    slot = std::make_shared<const AloneRun>(run_alone(*j.model, j.plan, j.name, gpus, cluster_, o_.run));
+    slot = std::make_shared<const AloneRun>(run_alone(*j.model, plan, j.name, gpus, cluster_, o_.run));
     ++out_.alone_runs;
   }
   return slot;
@@ -184,11 +187,12 @@ void Scheduler::set_checkpoints(int job) {
     s.ckpt_interval_s = std::sqrt(2 * s.ckpt_write_s * o_.faults->mtbf_s / j.gpus);
 }
 
-void Scheduler::start(int job, std::vector<int> gpus, double pause_s) {
+void Scheduler::start(int job, std::vector<int> gpus, double pause_s, const Plan* plan) {
   for (int g : gpus) busy_[g] = 1;
   Running r;
   r.job = job;
-  r.alone = alone(job, gpus);
+  r.plan = plan ? *plan : trace_.jobs[job].plan;
+  r.alone = alone(job, gpus, r.plan);
   r.gpus = std::move(gpus);
   r.step_s = r.alone->run.alone_s;
   r.paused_until = t_ + pause_s;
@@ -256,6 +260,7 @@ void Scheduler::fail_job(size_t i, int gpu) {
   for (int g : r.gpus) busy_[g] = 0;
   int spares = std::numeric_limits<int>::max();
   const RecoveryAction action = recovery_policies().make(o_.faults->recovery.policy)->on_failure(spares);
+  if (action == RecoveryAction::Shrink && shrink(r, gpu)) return;
   if (action == RecoveryAction::SwapSpare) {
     std::vector<char> free(up_.size());
     for (size_t g = 0; g < free.size(); ++g) free[g] = up_[g] && !busy_[g];
@@ -270,6 +275,25 @@ void Scheduler::fail_job(size_t i, int gpu) {
   }
   s.restarting = true;
   queue_.push_front(r.job);
+}
+
+// Elastic: the job goes on without the failed GPU's server, with the most data-parallel
+// replicas its other GPUs hold that still divide the global batch, after `restart`. False
+// when not one replica is left.
+bool Scheduler::shrink(const Running& r, int gpu) {
+  std::vector<int> keep;
+  for (int g : r.gpus)
+    if (cluster_.gpus[g].server != cluster_.gpus[gpu].server) keep.push_back(g);
+  Plan p = r.plan;
+  const int per = p.tp * p.pp * p.cp;
+  for (int dp = std::min(p.dp - 1, static_cast<int>(keep.size()) / per); dp >= 1; --dp) {
+    if (p.global_batch_size % (dp * p.micro_batch_size) != 0) continue;
+    p.dp = dp;
+    keep.resize(static_cast<size_t>(dp * per));
+    start(r.job, keep, o_.faults->recovery.restart_s, &p);
+    return true;
+  }
+  return false;
 }
 
 bool Scheduler::fail_gpus() {
@@ -391,15 +415,6 @@ ScheduleResult Scheduler::run() {
 }  // namespace
 
 ScheduleResult run_schedule(const Trace& trace, const platforms::Cluster& cluster, const ScheduleOptions& o) {
-  if (o.faults) {
-    int spares = std::numeric_limits<int>::max();
-    const RecoveryAction a = recovery_policies().make(o.faults->recovery.policy)->on_failure(spares);
-    if (a == RecoveryAction::Shrink)
-      throw ConfigError(SourceLoc{o.faults->file, 0, 0}, "recovery.policy",
-                        o.faults->recovery.policy +
-                            " re-plans one job over fewer servers; in a cluster, valid: checkpoint (the job waits "
-                            "in the queue again) or spares (a free GPU takes the failed one's place)");
-  }
   Scheduler s(trace, cluster, o);
   ScheduleResult r = s.run();
   r.policy = o.policy;

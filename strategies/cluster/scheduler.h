@@ -10,8 +10,10 @@
 // the scenario's, else Young's sqrt(2 C MTBF / GPUs) with C its model states over the
 // cluster's storage bandwidth, each checkpoint costing C) and recovers by the scenario's
 // policy: checkpoint (its GPUs freed, back to the head of the queue, `restart` before it
-// steps again) or spares (a free GPU takes the failed one's place after `swap`, else as
-// checkpoint).
+// steps again), spares (a free GPU takes the failed one's place after `swap`, else as
+// checkpoint) or elastic (it goes on without the failed GPU's server, with the most
+// data-parallel replicas the rest holds that divide its global batch, after `restart`;
+// with none left, as checkpoint).
 #pragma once
 
 #include <string>
@@ -39,7 +41,7 @@ struct ScheduleOptions {
 };
 
 struct JobOutcome {
-  std::string name;
+  std::string name, plan;
   int gpus = 0;
   double submit_s = 0, start_s = -1, end_s = -1;  // first start; end < 0: never ended
   double iterations = 0;
@@ -70,7 +72,6 @@ struct ScheduleResult {
   size_t events = 0;
 };
 
-// Throws ConfigError if the scenario's recovery policy is not one a cluster runs.
 ScheduleResult run_schedule(const Trace& trace, const platforms::Cluster& cluster, const ScheduleOptions& options);
 
 }  // namespace dejavu::strategies::cluster

@@ -7,6 +7,9 @@
 
 #include "sim/csv.h"
 #include "sim/limits.h"
+#include "strategies/cluster/placement.h"
+#include "strategies/search/evaluator.h"
+#include "strategies/search/searcher.h"
 #include "workloads/generator.h"
 
 namespace dejavu::strategies::cluster {
@@ -46,8 +49,34 @@ Plan plan_from_columns(const CsvRow& row, int gpus) {
   return p;
 }
 
+// `plan: search`: the best plan the grid finds for the job's GPUs where topology-aware
+// packing puts them on the empty cluster, for its global batch; jobs of one workload, size
+// and batch share it.
+Plan searched_plan(const CsvRow& row, const TraceJob& j, const platforms::Cluster& cluster,
+                   std::map<std::string, Plan>& searched) {
+  if (!row.has("global_batch")) row.fail("plan", "search needs the job's global_batch column");
+  const auto batch = static_cast<int>(row.as_int("global_batch", 1, limits::kMaxBatch));
+  const std::string key = j.model->name + " " + std::to_string(j.gpus) + " " + std::to_string(batch);
+  if (auto it = searched.find(key); it != searched.end()) return it->second;
+  sim::Rng unused(0);
+  const std::vector<char> all(static_cast<size_t>(cluster.gpu_count()), 1);
+  const std::vector<int> gpus =
+      placement_policies().make("topology-aware")->place(shape_of(cluster), all, j.gpus, unused);
+  const platforms::Cluster own = job_cluster(cluster, gpus);
+  const search::Problem problem{j.model.get(), &own, batch};
+  search::SimulationEvaluator evaluator(problem);
+  const search::SearchResult r = search::searchers().make("grid")->search(problem, evaluator, {});
+  if (!r.best())
+    row.fail("plan", "no plan the grid searches fits " + j.model->name + " on " + std::to_string(j.gpus) +
+                         " GPUs with a global batch of " + std::to_string(batch) + "; give the plan");
+  Plan p = r.best()->plan;
+  p.name = "searched-" + p.name;
+  return searched[key] = p;
+}
+
 TraceJob read_job(const CsvRow& row, const std::string& dir, const platforms::Cluster& cluster,
-                  std::map<std::string, std::shared_ptr<const workloads::ModelGraph>>& models) {
+                  std::map<std::string, std::shared_ptr<const workloads::ModelGraph>>& models,
+                  std::map<std::string, Plan>& searched) {
   TraceJob j;
   j.where = row.loc("name");
   j.name = row.text("name");
@@ -58,7 +87,10 @@ TraceJob read_job(const CsvRow& row, const std::string& dir, const platforms::Cl
   auto& model = models[workload];
   if (!model) model = std::make_shared<const workloads::ModelGraph>(workloads::load_workload_file(workload));
   j.model = model;
-  j.plan = row.has("plan") ? load_plan_file(beside(row, "plan", dir)) : plan_from_columns(row, j.gpus);
+  if (row.has("plan") && row.text("plan") == "search")
+    j.plan = searched_plan(row, j, cluster, searched);
+  else
+    j.plan = row.has("plan") ? load_plan_file(beside(row, "plan", dir)) : plan_from_columns(row, j.gpus);
   if (j.plan.gpus() != j.gpus)
     row.fail("plan", "its tp*cp*pp*dp is " + std::to_string(j.plan.gpus()) + "; the job takes " +
                          std::to_string(j.gpus) + " GPUs");
@@ -79,8 +111,9 @@ Trace load_trace_file(const std::string& path, const platforms::Cluster& cluster
   const std::string dir = fs::path(path).parent_path().string();
   std::map<std::string, std::shared_ptr<const workloads::ModelGraph>> models;
   std::set<std::string> names;
+  std::map<std::string, Plan> searched;
   for (const CsvRow& row : table.rows()) {
-    TraceJob j = read_job(row, dir, cluster, models);
+    TraceJob j = read_job(row, dir, cluster, models, searched);
     if (!names.insert(j.name).second) row.fail("name", "\"" + j.name + "\" is used twice; each job its own name");
     out.jobs.push_back(std::move(j));
   }

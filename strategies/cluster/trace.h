@@ -7,7 +7,9 @@
 // submit_s   when it arrives, seconds from the start
 // gpus       how many GPUs it takes
 // workload   a workload YAML, beside the CSV
-// plan       a plan YAML beside the CSV (its tp*cp*pp*dp must be gpus); or, without it:
+// plan       a plan YAML beside the CSV (its tp*cp*pp*dp must be gpus); or `search`: the
+//            grid searcher's best for its GPUs packed on the empty cluster and its
+//            global_batch (needed); or, without it:
 // tp, pp     tensor and pipeline degrees (default 1); dp is gpus / (tp*pp), 1F1B
 // micro_batch, global_batch   sequences (defaults 1 and dp x micro_batch)
 // recompute, sequence_parallel, zero   as in a plan (defaults none, false, 0)

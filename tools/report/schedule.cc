@@ -109,6 +109,7 @@ nlohmann::ordered_json run_json(const ScheduleResult& r) {
   j["jobs"] = nlohmann::ordered_json::array();
   for (const JobOutcome& x : r.jobs)
     j["jobs"].push_back({{"name", x.name},
+                         {"plan", x.plan},
                          {"gpus", x.gpus},
                          {"submit_s", x.submit_s},
                          {"start_s", x.start_s},
@@ -150,6 +151,7 @@ ScheduleResult run_from_json(const nlohmann::json& j) {
   for (const auto& x : j.at("jobs")) {
     JobOutcome o;
     o.name = x.at("name");
+    o.plan = x.at("plan");
     o.gpus = x.at("gpus");
     o.submit_s = x.at("submit_s");
     o.start_s = x.at("start_s");

@@ -110,14 +110,34 @@ TEST(Scheduler, ASpareGpuTakesTheFailedOnesPlaceAfterTheSwap) {
   EXPECT_NEAR(r.jobs[0].end_s, 1000 + 60 + (20000 * s - 900), 1e-3);  // + ten checkpoint writes of ~20 us
 }
 
-TEST(Scheduler, ElasticRecoveryIsRefusedNamingTheScenario) {
-  const platforms::Cluster c = one_gpu_servers(2);
+TEST(Scheduler, ElasticRecoveryGoesOnWithoutTheFailedServer) {
+  // Two servers of two GPUs: a dp4 job (global batch 4) loses GPU 0 at 1000 s; it goes on
+  // as dp2 on server 1's GPUs after the 600 s restart, from its 900 s checkpoint, each
+  // step then the dp2 step (two microbatches a replica).
+  platforms::Cluster c = platforms::load_cluster(
+      ConfigNode::load_string("servers:\n  - count: 2\n    gpu: A100-SXM-80GB\n    gpus_per_server: 2\n"
+                              "    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 0 us}\n"
+                              "    nic: {bandwidth: 100 Gbps, latency: 0 us}\n"
+                              "network: {kind: fat-tree, latency: 0 us}\nstorage: {bandwidth: 1000 TB/s}\n",
+                              "two.yaml"));
   Jobs j;
-  j.add("a", 0, 1, 10);
-  const FaultScenario f = failure(c, "{policy: elastic}");
+  j.add("a", 0, 4, 5000);
+  j.trace.jobs[0].plan.global_batch_size = 4;
+  Plan dp4 = j.trace.jobs[0].plan, dp2 = dp4;
+  dp2.dp = 2;
+  platforms::Cluster first = c, second = c;
+  first.gpus.resize(4);
+  second.gpus = {c.gpus[2], c.gpus[3]};
+  const double s4 = simulate(*j.model, first, dp4).report.iteration_time_s;
+  const double s2 = simulate(*j.model, second, dp2).report.iteration_time_s;
+  const FaultScenario f = failure(c, "{policy: elastic, interval: 300 s, restart: 600 s}");
   ScheduleOptions o;
   o.faults = &f;
-  EXPECT_THROW(run_schedule(j.trace, c, o), ConfigError);
+  const ScheduleResult r = run_schedule(j.trace, c, o);
+  ASSERT_GT(5000 * s4, 1000);
+  const double done = 900 / s4;  // steps its checkpoint holds
+  EXPECT_NEAR(r.jobs[0].end_s, 1000 + 600 + (5000 - done) * s2, 1e-3);
+  EXPECT_EQ(r.jobs[0].failures, 1);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "sim/config_node.h"
+#include "strategies/cluster/shared_run.h"
 #include "strategies/cluster/trace.h"
 #include "strategies/cluster/trace_sources.h"
 
@@ -94,6 +95,33 @@ TEST(TraceCsv, WrittenFromTheMixReadsBackAsTheMixSays) {
   EXPECT_EQ(t.jobs[2].plan.dp, 12);
   EXPECT_EQ(t.jobs[2].hours, 0.5);
   EXPECT_EQ(t.jobs[0].model, t.jobs[2].model);  // one workload file, loaded once
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TraceCsv, ASearchedPlanIsNoSlowerThanTheMixsOwn) {
+  // GPT-3 13B on two servers, 64 sequences a step: the grid's best against the job mix's
+  // tp 8, dp 2 (sequence parallel, selective recomputation), both on the same packed GPUs.
+  const auto dir = std::filesystem::temp_directory_path() / "dejavu_trace_search_test";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "t.csv").string();
+  std::ofstream(path) << "name,submit_s,gpus,workload,plan,global_batch,hours\n"
+                      << "a,0,16," << src("workloads/presets/gpt3-13b.yaml") << ",search,64,1\n";
+  const platforms::Cluster cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-8x8-2to1.yaml"));
+  const Trace t = load_trace_file(path, cluster);
+  ASSERT_EQ(t.jobs.size(), 1u);
+  const Plan& searched = t.jobs[0].plan;
+  EXPECT_EQ(searched.gpus(), 16);
+  EXPECT_EQ(searched.global_batch_size, 64);
+  Plan mix;
+  mix.tp = 8;
+  mix.dp = 2;
+  mix.global_batch_size = 64;
+  mix.recompute = "selective";
+  mix.sequence_parallel = true;
+  const std::vector<int> packed = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const double a = run_alone(*t.jobs[0].model, searched, "a", packed, cluster, {}).run.alone_s;
+  const double b = run_alone(*t.jobs[0].model, mix, "b", packed, cluster, {}).run.alone_s;
+  EXPECT_LE(a, b * (1 + 1e-9));
   std::filesystem::remove_all(dir);
 }
 
