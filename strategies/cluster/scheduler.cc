@@ -12,6 +12,7 @@
 
 #include "strategies/cluster/placement.h"
 #include "strategies/lowering.h"
+#include "strategies/plan.h"
 #include "strategies/recovery/recovery_policy.h"
 
 namespace dejavu::strategies::cluster {
@@ -287,10 +288,15 @@ bool Scheduler::shrink(const Running& r, int gpu) {
   Plan p = r.plan;
   const int per = p.tp * p.pp * p.cp;
   for (int dp = std::min(p.dp - 1, static_cast<int>(keep.size()) / per); dp >= 1; --dp) {
-    if (p.global_batch_size % (dp * p.micro_batch_size) != 0) continue;
+    if (p.global_batch_size % (dp * p.micro_batch_size) != 0 || dp % p.ep != 0) continue;
     p.dp = dp;
-    keep.resize(static_cast<size_t>(dp * per));
-    start(r.job, keep, o_.faults->recovery.restart_s, &p);
+    std::vector<int> gpus(keep.begin(), keep.begin() + dp * per);
+    try {
+      validate(p, *trace_.jobs[r.job].model, job_cluster(cluster_, gpus));
+    } catch (const ConfigError&) {
+      continue;  // a plan rule this size breaks (pipeline microbatches, ...): fewer replicas
+    }
+    start(r.job, gpus, o_.faults->recovery.restart_s, &p);
     return true;
   }
   return false;

@@ -38,8 +38,9 @@ class ClusterCommand : public Command {
     cmd.add_option("--results", results_,
                    "with --trace: keep each policy's run in this folder as it ends; a rerun takes those back");
     cmd.add_option("--seed", seed_, "seed for the random policy")->check(whole_in(0, limits::kMaxSeed));
-    cmd.add_option("--steps", o_.steps,
-                   "steps the job with the longest step runs together (the others: as many as fit)")
+    cmd.add_option("--steps", steps_,
+                   "steps the job with the longest step runs together, the others as many as fit (default: 3 for "
+                   "--jobs, 1 for --trace)")
         ->check(whole_in(1, 100));
     cmd.add_option("--engine", o_.engine, "engine (see `dejavu list`)");
     cmd.add_option("--json", json_, "write the jobs' steps alone and together as JSON");
@@ -73,6 +74,7 @@ class ClusterCommand : public Command {
     if (!repair_.empty())
       so.repair_s = quantity_option("--repair", repair_, units::Dimension::Time, 0, limits::kMaxTime);
     so.seed = o_.seed;
+    if (steps_ > 0) so.run.steps = steps_;
     so.run.engine = o_.engine;
     so.run.options = o_.options;
     std::vector<strategies::cluster::ScheduleResult> runs;
@@ -100,6 +102,7 @@ class ClusterCommand : public Command {
   }
 
   int run_jobs(const platforms::Cluster& cluster) {
+    if (steps_ > 0) o_.steps = steps_;
     for (const auto& [option, value] :
          {std::pair{"--faults", faults_}, {"--repair", repair_}, {"--report", html_}, {"--results", results_}})
       if (!value.empty()) throw ConfigError(SourceLoc{option, 0, 0}, "", "is for --trace; a jobs file runs one step");
@@ -120,6 +123,7 @@ class ClusterCommand : public Command {
   std::vector<std::string> calibrations_;
   strategies::cluster::SharedRunOptions o_;
   long long seed_ = 1;
+  int steps_ = 0;
   bool quiet_ = false;
 };
 
