@@ -5,7 +5,7 @@
 
 #include "sim/config_node.h"
 #include "sim/limits.h"
-#include "strategies/schedules/schedule.h"
+#include "strategies/cluster/shared_run.h"
 #include "workloads/generator.h"
 
 namespace dejavu::strategies::cluster {
@@ -46,12 +46,7 @@ void check_plan(const ConfigNode& job, const JobSpec& spec, const platforms::Clu
   if (spec.plan.gpus() > cluster.gpu_count())
     where.fail("the plan needs " + std::to_string(spec.plan.gpus()) + " GPUs; the platform has " +
                std::to_string(cluster.gpu_count()));
-  if (!schedules().make(spec.plan.schedule)->flushes() && spec.plan.pp > 1)
-    where.fail("schedule " + spec.plan.schedule +
-               " does not flush: its step is a steady state, not one run beside other jobs; valid: a flushing "
-               "schedule (gpipe, 1f1b, interleaved-1f1b, zb-h1, chimera, terapipe)");
-  if (spec.plan.data_parallel.delay > 0)
-    where.fail("delayed averaging's step is a steady state, not one run beside other jobs; valid: delay 0");
+  if (const std::string why = why_not_shared(spec.plan); !why.empty()) where.fail(why);
   const char* key = job.has("servers") ? "servers" : "gpus";
   if (!spec.gpus.empty() && static_cast<long long>(spec.gpus.size()) != spec.plan.gpus())
     throw ConfigError(job.key_loc(key), job.path() + "." + key,

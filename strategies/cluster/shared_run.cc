@@ -8,6 +8,7 @@
 #include "strategies/cluster/placement.h"
 #include "strategies/lowering.h"
 #include "strategies/report.h"
+#include "strategies/schedules/schedule.h"
 
 namespace dejavu::strategies::cluster {
 
@@ -103,6 +104,16 @@ std::vector<ContestedLink> contested_links(const sim::Network& net, const std::v
 
 }  // namespace
 
+std::string why_not_shared(const Plan& plan) {
+  if (!schedules().make(plan.schedule)->flushes() && plan.pp > 1)
+    return "schedule " + plan.schedule +
+           " does not flush: its step is a steady state, not one run beside other jobs; valid: a flushing schedule "
+           "(gpipe, 1f1b, interleaved-1f1b, zb-h1, chimera, terapipe)";
+  if (plan.data_parallel.delay > 0)
+    return "delayed averaging's step is a steady state, not one run beside other jobs; valid: delay 0";
+  return "";
+}
+
 AloneRun run_alone(const workloads::ModelGraph& model, const Plan& plan, const std::string& name,
                    const std::vector<int>& gpus, const platforms::Cluster& cluster, const SharedRunOptions& o) {
   const platforms::Cluster own = job_cluster(cluster, gpus);
@@ -147,7 +158,8 @@ SharedRun run_together(const std::vector<const AloneRun*>& jobs, const platforms
   for (size_t j = 0; j < jobs.size(); ++j) {
     const double per = run.jobs[j].alone_s;
     const double want = per > 0 ? std::ceil(o.steps * longest / per - 1e-9) : o.steps;
-    run.jobs[j].steps_run = static_cast<int>(std::clamp(want, static_cast<double>(o.steps), double{o.max_repeats}));
+    const double most = std::max(o.steps, o.max_repeats);
+    run.jobs[j].steps_run = static_cast<int>(std::clamp(want, static_cast<double>(o.steps), most));
     repeats.push_back(append_repeats(merged, jobs[j]->graph, run.jobs[j].name + "/", run.jobs[j].steps_run));
   }
   merged.finalize();

@@ -57,6 +57,11 @@ struct SharedRun {
   uint64_t activities = 0;               // engine events of the run together
 };
 
+// Why a plan's step cannot run beside other jobs (its step is a steady state of its own:
+// a schedule that does not flush, delayed averaging), as the rest of an error line; "" if
+// it can.
+std::string why_not_shared(const Plan& plan);
+
 // A job's step alone on its GPUs of the cluster: its JobRun's alone fields, its step's task
 // graph (to repeat beside others) and the link directions it loads (index 2*link (a->b),
 // 2*link+1 (b->a)) with their bytes a step.

@@ -8,6 +8,7 @@
 #include "sim/csv.h"
 #include "sim/limits.h"
 #include "strategies/cluster/placement.h"
+#include "strategies/cluster/shared_run.h"
 #include "strategies/search/evaluator.h"
 #include "strategies/search/searcher.h"
 #include "workloads/generator.h"
@@ -91,6 +92,7 @@ TraceJob read_job(const CsvRow& row, const std::string& dir, const platforms::Cl
     j.plan = searched_plan(row, j, cluster, searched);
   else
     j.plan = row.has("plan") ? load_plan_file(beside(row, "plan", dir)) : plan_from_columns(row, j.gpus);
+  if (const std::string why = why_not_shared(j.plan); !why.empty()) row.fail("plan", why);
   if (j.plan.gpus() != j.gpus)
     row.fail("plan", "its tp*cp*pp*dp is " + std::to_string(j.plan.gpus()) + "; the job takes " +
                          std::to_string(j.gpus) + " GPUs");
