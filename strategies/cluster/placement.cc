@@ -110,6 +110,12 @@ class TopologyAware : public PlacementPolicy {
 
 }  // namespace
 
+std::vector<int> packed_gpus(const platforms::Cluster& cluster, int count) {
+  sim::Rng unused(0);
+  const std::vector<char> all(static_cast<size_t>(cluster.gpu_count()), 1);
+  return TopologyAware().place(shape_of(cluster), all, count, unused);
+}
+
 Registry<PlacementPolicy>& placement_policies() {
   static Registry<PlacementPolicy> r("placement policy");
   return r;

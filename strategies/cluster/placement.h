@@ -35,6 +35,10 @@ class PlacementPolicy {
 Registry<PlacementPolicy>& placement_policies();
 void register_placement_policies();  // first-fit, topology-aware, random; safe to call twice
 
+// Where topology-aware packing puts a job of `count` GPUs on the empty cluster: its ideal
+// GPUs (a trace's `hours` are of its step there; `plan: search` searches there).
+std::vector<int> packed_gpus(const platforms::Cluster& cluster, int count);
+
 // The cluster as a job on `gpus` sees it: those GPUs in that order (its ranks), the
 // groups and fabric as they are, the whole network.
 platforms::Cluster job_cluster(const platforms::Cluster& cluster, const std::vector<int>& gpus);

@@ -70,9 +70,17 @@ class Scheduler {
  private:
   void schedule_failures(const FaultScenario& s);
   double next_event() const;
+  // Its step with its checkpoints' writes spread over it.
+  double effective_step(const Running& r) const {
+    return r.step_s * (1 + states_[r.job].ckpt_write_s / states_[r.job].ckpt_interval_s);
+  }
   double end_of(const Running& r) const {
-    const double eff = r.step_s * (1 + states_[r.job].ckpt_write_s / states_[r.job].ckpt_interval_s);
-    return std::max(t_, r.paused_until) + (states_[r.job].iterations - r.done) * eff;
+    return std::max(t_, r.paused_until) + (states_[r.job].iterations - r.done) * effective_step(r);
+  }
+  std::vector<char> free_gpus() const {  // up and running no job
+    std::vector<char> free(up_.size());
+    for (size_t g = 0; g < free.size(); ++g) free[g] = up_[g] && !busy_[g];
+    return free;
   }
   void advance(double to);
   bool finish_jobs();
@@ -134,8 +142,7 @@ void Scheduler::advance(double to) {
   for (Running& r : running_) {
     JobState& s = states_[r.job];
     const double run = std::max(0.0, to - std::max(t_, r.paused_until));
-    const double eff = r.step_s * (1 + s.ckpt_write_s / s.ckpt_interval_s);
-    r.done = std::min(s.iterations, r.done + run / eff);
+    r.done = std::min(s.iterations, r.done + run / effective_step(r));
     r.since_ckpt_s = std::fmod(r.since_ckpt_s + run, s.ckpt_interval_s);
     s.run_s += run;
     s.weighted_s += run * r.step_s / r.alone->run.alone_s;
@@ -165,10 +172,7 @@ double Scheduler::ideal_step(int job) {
       << p.zero;
   auto [it, fresh] = ideal_.try_emplace(key.str(), 0.0);
   if (fresh) {
-    sim::Rng unused(0);
-    const std::vector<char> all(up_.size(), 1);
-    const auto packed = placement_policies().make("topology-aware")->place(shape_, all, j.gpus, unused);
-    it->second = run_alone(*j.model, p, j.name, packed, cluster_, o_.run).run.alone_s;
+    it->second = run_alone(*j.model, p, j.name, packed_gpus(cluster_, j.gpus), cluster_, o_.run).run.alone_s;
     ++out_.alone_runs;
   }
   return it->second;
@@ -217,11 +221,9 @@ void Scheduler::start(int job, std::vector<int> gpus, double pause_s, const Plan
 // among the free ones that are up; nothing behind it overtakes it.
 bool Scheduler::start_jobs() {
   bool changed = false;
-  std::vector<char> free(up_.size());
   while (!queue_.empty()) {
-    for (size_t g = 0; g < free.size(); ++g) free[g] = up_[g] && !busy_[g];
     const int job = queue_.front();
-    std::vector<int> gpus = placer_->place(shape_, free, trace_.jobs[job].gpus, rng_);
+    std::vector<int> gpus = placer_->place(shape_, free_gpus(), trace_.jobs[job].gpus, rng_);
     if (gpus.empty()) break;
     queue_.pop_front();
     const bool restart = states_[job].restarting;
@@ -253,8 +255,7 @@ void Scheduler::fail_job(size_t i, int gpu) {
   Running r = std::move(running_[i]);
   running_.erase(running_.begin() + static_cast<long>(i));
   JobState& s = states_[r.job];
-  const double eff = r.step_s * (1 + s.ckpt_write_s / s.ckpt_interval_s);
-  const double lost = std::min(r.done, r.since_ckpt_s / eff);
+  const double lost = std::min(r.done, r.since_ckpt_s / effective_step(r));
   s.done = r.done - lost;
   ++out_.jobs[r.job].failures;
   out_.jobs[r.job].lost_s += lost * r.step_s;
@@ -263,9 +264,8 @@ void Scheduler::fail_job(size_t i, int gpu) {
   const RecoveryAction action = recovery_policies().make(o_.faults->recovery.policy)->on_failure(spares);
   if (action == RecoveryAction::Shrink && shrink(r, gpu)) return;
   if (action == RecoveryAction::SwapSpare) {
-    std::vector<char> free(up_.size());
-    for (size_t g = 0; g < free.size(); ++g) free[g] = up_[g] && !busy_[g];
-    for (int g : r.gpus) free[g] = 0;
+    std::vector<char> free = free_gpus();
+    for (int g : r.gpus) free[g] = 0;  // its own, freed above: it keeps them
     const std::vector<int> spare = placer_->place(shape_, free, 1, rng_);
     if (!spare.empty()) {
       std::vector<int> gpus = r.gpus;

@@ -59,11 +59,7 @@ Plan searched_plan(const CsvRow& row, const TraceJob& j, const platforms::Cluste
   const auto batch = static_cast<int>(row.as_int("global_batch", 1, limits::kMaxBatch));
   const std::string key = j.model->name + " " + std::to_string(j.gpus) + " " + std::to_string(batch);
   if (auto it = searched.find(key); it != searched.end()) return it->second;
-  sim::Rng unused(0);
-  const std::vector<char> all(static_cast<size_t>(cluster.gpu_count()), 1);
-  const std::vector<int> gpus =
-      placement_policies().make("topology-aware")->place(shape_of(cluster), all, j.gpus, unused);
-  const platforms::Cluster own = job_cluster(cluster, gpus);
+  const platforms::Cluster own = job_cluster(cluster, packed_gpus(cluster, j.gpus));
   const search::Problem problem{j.model.get(), &own, batch};
   search::SimulationEvaluator evaluator(problem);
   const search::SearchResult r = search::searchers().make("grid")->search(problem, evaluator, {});

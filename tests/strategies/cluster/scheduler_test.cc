@@ -13,11 +13,12 @@ namespace {
 
 std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
 
-platforms::Cluster one_gpu_servers(int n) {
+platforms::Cluster one_gpu_servers(int n, int per_server = 1) {
   // Checkpoints cost (model states over 1000 TB/s) about 20 us: nothing next to s.
   return platforms::load_cluster(
       ConfigNode::load_string("servers:\n  - count: " + std::to_string(n) +
-                                  "\n    gpu: A100-SXM-80GB\n    gpus_per_server: 1\n"
+                                  "\n    gpu: A100-SXM-80GB\n    gpus_per_server: " + std::to_string(per_server) +
+                                  "\n"
                                   "    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 0 us}\n"
                                   "    nic: {bandwidth: 100 Gbps, latency: 0 us}\n"
                                   "network: {kind: fat-tree, latency: 0 us}\nstorage: {bandwidth: 1000 TB/s}\n",
@@ -114,12 +115,7 @@ TEST(Scheduler, ElasticRecoveryGoesOnWithoutTheFailedServer) {
   // Two servers of two GPUs: a dp4 job (global batch 4) loses GPU 0 at 1000 s; it goes on
   // as dp2 on server 1's GPUs after the 600 s restart, from its 900 s checkpoint, each
   // step then the dp2 step (two microbatches a replica).
-  platforms::Cluster c = platforms::load_cluster(
-      ConfigNode::load_string("servers:\n  - count: 2\n    gpu: A100-SXM-80GB\n    gpus_per_server: 2\n"
-                              "    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 0 us}\n"
-                              "    nic: {bandwidth: 100 Gbps, latency: 0 us}\n"
-                              "network: {kind: fat-tree, latency: 0 us}\nstorage: {bandwidth: 1000 TB/s}\n",
-                              "two.yaml"));
+  const platforms::Cluster c = one_gpu_servers(2, 2);
   Jobs j;
   j.add("a", 0, 4, 5000);
   j.trace.jobs[0].plan.global_batch_size = 4;
