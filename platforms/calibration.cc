@@ -1,5 +1,7 @@
 #include "platforms/calibration.h"
 
+#include <Eigen/Dense>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -90,6 +92,20 @@ void read_shape(const CsvRow& c, Measurement& m) {
   m.shape.batch = c.has("batch") ? static_cast<double>(c.as_int("batch", 1, 1LL << 30)) : 1.0;
 }
 
+// The optional head_dim and causal columns of a fused attention row.
+void read_head(const CsvRow& c, Measurement& m) {
+  if (!c.has("head_dim") && !c.has("causal")) return;
+  if (!fused_attention(m.op_class))
+    c.fail(c.has("head_dim") ? "head_dim" : "causal",
+           "a head size and mask are for flash_attention and "
+           "triton_attention rows only");
+  for (const char* col : {"head_dim", "causal"})
+    if (!c.has(col)) c.fail(col, "fused attention by head size needs both head_dim and causal");
+  m.shaped = true;
+  m.head_dim = static_cast<double>(c.as_int("head_dim", 1, 4096));
+  m.causal = c.as_choice("causal", {"false", "true"}) == "true";
+}
+
 // One row as the fit sees it: the compute line's abscissa (FLOPs, or a shaped GEMM's work),
 // the memory line's (bytes), the measured time.
 struct Point {
@@ -162,14 +178,76 @@ OpEfficiency efficiency_of(const ClassFit& fit, OpEfficiency e, double peak, con
   return e;
 }
 
+// Fused attention by head size: time - launch = flops u0 + flops / d u1 + bytes u2 +
+// causal bytes u3, by least squares weighted by 1 / time^2. A column the rows cannot tell
+// apart (every row causal, or none; one head size) is left out, its parameter 0.
+Eigen::VectorXd attention_terms(const Measurement& m) {
+  Eigen::VectorXd x(4);
+  x << m.flops, m.flops / m.head_dim, m.bytes, m.causal ? m.bytes : 0.0;
+  return x;
+}
+
+double attention_predict(const Eigen::VectorXd& u, double launch, const Measurement& m) {
+  return launch + attention_terms(m).dot(u);
+}
+
+double attention_error(const Eigen::VectorXd& u, double launch, const std::vector<Measurement>& rows) {
+  double sum = 0;
+  for (const Measurement& m : rows) sum += std::fabs(attention_predict(u, launch, m) / m.seconds - 1);
+  return rows.empty() ? 0 : sum / rows.size();
+}
+
+void fit_attention(const std::vector<Measurement>& train, const std::vector<Measurement>& held, double peak,
+                   const GpuSpec& gpu, ClassFit& fit) {
+  OpEfficiency& e = fit.efficiency;
+  bool causal = false, plain = false, one_size = true;
+  for (const Measurement& m : train) {
+    (m.causal ? causal : plain) = true;
+    one_size = one_size && m.head_dim == train[0].head_dim;
+  }
+  const bool keep[4] = {true, !one_size, true, causal && plain};
+  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(train.size()), 4);
+  Eigen::VectorXd y(static_cast<Eigen::Index>(train.size()));
+  for (size_t i = 0; i < train.size(); ++i) {
+    const Eigen::VectorXd x = attention_terms(train[i]);
+    for (int j = 0; j < 4; ++j) a(static_cast<Eigen::Index>(i), j) = keep[j] ? x(j) / train[i].seconds : 0;
+    y(static_cast<Eigen::Index>(i)) = (train[i].seconds - e.launch_s) / train[i].seconds;
+  }
+  const Eigen::VectorXd u = a.colPivHouseholderQr().solve(y).cwiseMax(0.0);
+  fit.train_mean_abs_error = attention_error(u, e.launch_s, train);
+  fit.heldout_mean_abs_error = attention_error(u, e.launch_s, held);
+  fit.compute_rows = static_cast<int>(train.size());
+  fit.s_per_flop = u(0);
+  fit.s_per_byte = u(2);
+  e.half_time_s = 0;
+  if (u(0) > 0) e.compute_max = 1 / (u(0) * peak);
+  e.k_fill = u(0) > 0 ? u(1) / u(0) : 0;
+  if (u(2) > 0) e.memory = 1 / (u(2) * gpu.memory_bandwidth_Bps);
+  e = within_model_ranges(e, fit.warnings);
+  e.causal_extra = u(3) * gpu.memory_bandwidth_Bps * e.memory;  // of the passes as kept
+}
+
+ClassFit fit_attention_class(sim::OpClass c, const std::vector<Measurement>& train,
+                             const std::vector<Measurement>& held, double peak, const GpuSpec& gpu) {
+  ClassFit fit;
+  fit.op_class = c;
+  fit.shaped = true;
+  fit.rows = static_cast<int>(train.size() + held.size());
+  fit.held_out = static_cast<int>(held.size());
+  fit.efficiency = Efficiency::defaults_for(gpu).per_class[static_cast<size_t>(c)];
+  fit_attention(train, held, peak, gpu, fit);
+  return fit;
+}
+
 // One op class: its rows split into training and held-out (every fifth), the lines fitted
 // (for shaped GEMMs, for each k_fill, the best on the training rows kept).
 ClassFit fit_class(sim::OpClass c, const std::vector<Measurement>& rows, const GpuSpec& gpu, double fixed_fill) {
   std::vector<Measurement> train, held;
   for (size_t i = 0; i < rows.size(); ++i) (rows.size() >= 5 && i % 5 == 4 ? held : train).push_back(rows[i]);
   const double peak = gpu.peak_flops(train[0].dtype) > 0 ? gpu.peak_flops(train[0].dtype) : gpu.peak_fp32;
-  bool shaped = c == sim::OpClass::Gemm;
+  bool shaped = c == sim::OpClass::Gemm || fused_attention(c);
   for (const Measurement& m : rows) shaped = shaped && m.shaped;
+  if (shaped && fused_attention(c)) return fit_attention_class(c, train, held, peak, gpu);
   ClassFit best;
   const double first = shaped && fixed_fill >= 0 ? fixed_fill : 0;
   const double last = !shaped ? 0 : fixed_fill >= 0 ? fixed_fill : 512;
@@ -211,6 +289,7 @@ std::vector<Measurement> load_measurements(const std::string& path) {
     m.bytes = c.as_double("bytes", 0, 1e18);
     m.seconds = c.as_double("seconds", 1e-12, 1e6);  // a measured kernel time
     read_shape(c, m);
+    read_head(c, m);
     rows.push_back(m);
   }
   if (rows.empty()) throw ConfigError(SourceLoc{path, table.header_line(), 1}, "", "no measurements after the header");
@@ -245,7 +324,7 @@ Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
     const char* name = sim::to_string(static_cast<sim::OpClass>(k));
     if (!root.has(name)) continue;
     const ConfigNode n = root.child(name);
-    n.expect_map({"compute_efficiency", "half_time", "memory_efficiency", "launch", "k_fill"});
+    n.expect_map({"compute_efficiency", "half_time", "memory_efficiency", "launch", "k_fill", "causal_extra"});
     OpEfficiency& e = c.efficiency.per_class[k];
     // Fractions of the datasheet peak; times a kernel cannot take a second of.
     e.compute_max = n.get_double("compute_efficiency", e.compute_max, 1e-3, 1);
@@ -253,6 +332,12 @@ Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
     e.half_time_s = n.get_quantity("half_time", units::Dimension::Time, e.half_time_s, 0, 1);
     e.launch_s = n.get_quantity("launch", units::Dimension::Time, e.launch_s, 0, 1);
     e.k_fill = n.get_double("k_fill", e.k_fill, 0, 1 << 20);  // reduction elements
+    // Fused attention by head size: a causal mask's diagonal tiles, a share of the passes.
+    if (n.has("causal_extra")) {
+      if (!fused_attention(static_cast<sim::OpClass>(k)))
+        n.child("causal_extra").fail("causal_extra is for flash_attention and triton_attention only");
+      e.causal_extra = n.get_double("causal_extra", 0, 0, 100);
+    }
   }
   return c;
 }
@@ -273,10 +358,15 @@ void write_calibration(std::ostream& out, const std::string& gpu, const std::vec
     out << buf;
     std::snprintf(buf, sizeof buf,
                   "%s: {compute_efficiency: %.6g, half_time: %.6g s, memory_efficiency: %.6g, launch: %.6g s, "
-                  "k_fill: %.6g}\n",
+                  "k_fill: %.6g",
                   sim::to_string(f.op_class), std::min(1.0, f.efficiency.compute_max), f.efficiency.half_time_s,
                   std::min(1.0, f.efficiency.memory), f.efficiency.launch_s, f.efficiency.k_fill);
     out << buf;
+    if (f.efficiency.causal_extra >= 0) {
+      std::snprintf(buf, sizeof buf, ", causal_extra: %.6g", f.efficiency.causal_extra);
+      out << buf;
+    }
+    out << "}\n";
   }
 }
 

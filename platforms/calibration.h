@@ -7,6 +7,11 @@
 // @ B[k, n], k the reduction. When every GEMM row has one, the GEMM fit is by shape (the
 // shaped model of perf_model.h: the pipeline fill k_fill is chosen from 0 to 512 in steps
 // of 16 by the training rows' error, the two lines fitted for each).
+// A fused attention row (flash_attention, triton_attention) may give its head size and mask
+// in optional columns head_dim and causal (true/false); when every row of its class does,
+// the class is fitted by head size (perf_model.h): weighted least squares of the time on
+// flops, flops / head_dim, bytes and causal x bytes (launch at its default), giving e_max,
+// k_fill, e_mem and causal_extra.
 // op_class: gemm (or matmul, conv), attention, elementwise (or softmax, dropout, gelu),
 // norm (or layernorm, rmsnorm), embedding, optimizer, flash_attention, triton_attention. flops and
 // bytes are the kernel's work and its device-memory traffic (a GEMM m x k x n: 2mkn flops, (mk + kn + mn) x
@@ -43,8 +48,10 @@ struct Measurement {
   sim::DType dtype = sim::DType::BF16;
   double seconds = 0;
   int line = 0;
-  bool shaped = false;  // a GEMM with its shape given
+  bool shaped = false;  // a GEMM with its shape given, or fused attention its head size
   sim::GemmShape shape;
+  double head_dim = 0;  // fused attention: one head's size
+  bool causal = false;  // fused attention: under a causal mask
 };
 
 // Throws ConfigError naming the file, line and column for a missing column, an unknown op

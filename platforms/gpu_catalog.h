@@ -24,6 +24,7 @@ constexpr double kNcclBuffersBytes = 1.45 * 1073741824.0;
 struct MeasuredKernel {
   sim::OpClass op_class = sim::OpClass::Gemm;
   double compute_max = 0.8, half_time_s = 5e-6, memory = 0.8, launch_s = 2e-6, k_fill = 0;
+  double causal_extra = -1;  // fused attention priced by head size when >= 0 (perf_model.h)
 };
 
 struct GpuSpec {

@@ -18,6 +18,19 @@
 // depth: a narrow reduction (a row-parallel layer's h / tp) runs below e_max. A product
 // with fewer 64 x 64 output tiles than the GPU has SMs leaves SMs idle. Per-GPU defaults
 // are fitted to public GEMM measurements (Efficiency::defaults_for).
+//
+// A fused attention kernel (FlashAttention, Triton) whose head size d is known is priced by
+// it when its class was fitted that way (causal_extra >= 0):
+//
+//   time = launch + (t_half + flops (1 + k_fill / d) / peak) / e_max
+//               + bytes (1 + causal_extra [causal]) / (hbm_bw e_mem)
+//
+// Each score costs the tile products' 2d terms plus k_fill more (the softmax's exponentials
+// and rescaling, which do not shrink with d: a 64-wide head runs further below peak than a
+// 128-wide one); the passes over Q, K, V, O and their gradients add to the matrix work
+// rather than hide under it (they happen between a tile's products), and a causal mask
+// makes them longer by causal_extra (the diagonal tiles computed whole and masked, scaling
+// with tokens like the passes do).
 #pragma once
 
 #include <array>
@@ -32,7 +45,9 @@ struct OpEfficiency {
   double half_time_s = 5e-6;  // t_half
   double memory = 0.8;        // e_mem
   double launch_s = 2e-6;     // per kernel
-  double k_fill = 0;          // a shaped GEMM's pipeline fill, in reduction elements
+  double k_fill = 0;          // a shaped GEMM's pipeline fill, in reduction elements; fused
+                              // attention by head size: a score's softmax, in head-size terms
+  double causal_extra = -1;   // fused attention: < 0 a roofline; >= 0 priced by head size
 };
 
 // The output tile whose count, against the GPU's SMs, gives a shaped GEMM's occupancy.
@@ -53,6 +68,9 @@ struct Efficiency {
   static Efficiency defaults_for(const GpuSpec& gpu);
 };
 
+// FlashAttention or Triton attention: one fused kernel.
+bool fused_attention(sim::OpClass c);
+
 class PerfModel {
  public:
   explicit PerfModel(const GpuSpec& gpu);
@@ -64,6 +82,7 @@ class PerfModel {
  private:
   double kernel_s(const sim::Kernel& k) const;
   double product_s(const sim::GemmShape& p, const OpEfficiency& e, double peak, sim::DType dtype) const;
+  double attention_s(const sim::Kernel& k, const OpEfficiency& e) const;
   double peak_of(sim::DType dtype) const;
 
   GpuSpec gpu_;

@@ -43,6 +43,10 @@ struct Kernel {
   // An fp8 or fp4 GEMM's quantisation: bytes the casts of its inputs move (read 16-bit, write
   // narrow), priced as an element-wise kernel beside it.
   double cast_bytes = 0;
+  // A fused attention kernel's head size and mask (0: unknown): with them it is priced by
+  // head size (perf_model.h).
+  double head_dim = 0;
+  bool causal = false;
 };
 
 // fp8 and fp4 are GEMM precisions, as Transformer Engine runs them: GEMM inputs are cast to

@@ -4,9 +4,13 @@
 Reads ../shared/validation/public/attention_throughput.csv and keeps the forward + backward
 rows of one source and one implementation (rows without a value are skipped):
 
-  python3 tools/public_attention.py ATTENTION_CSV SOURCE IMPLEMENTATION OP_CLASS [--causal] > OUT.csv
+  python3 tools/public_attention.py ATTENTION_CSV SOURCE IMPLEMENTATION OP_CLASS [--causal] [--roofline] > OUT.csv
 
---causal keeps the causal rows only (what a decoder's training step runs).
+--causal keeps the causal rows only (what a decoder's training step runs); --roofline leaves
+out the head_dim and causal columns, so `dejavu calibrate` fits the class as a roofline, and
+counts bytes as the benchmark does (Q, K, V, O and their gradients once): the Triton kernel
+runs its 128-wide heads slower than its 64-wide ones, which the fit by head size cannot
+express, so it stays a roofline.
 
 The benchmarks (the FlashAttention README figures) run hidden 2048 with batch = 16k / seq_len.
 flops follow their convention: forward 4·b·s²·hidden, halved when causal, forward + backward
@@ -16,7 +20,7 @@ once, 2 bytes each.
   platforms/calibration/flash_attention_a100.csv:  fa2_readme_a100 "FlashAttention-2" flash_attention
   platforms/calibration/flash_attention_h100.csv:  fa2_readme_h100 "FlashAttention-2" flash_attention
   platforms/calibration/triton_attention_a100.csv: fa2_readme_a100 "FlashAttention Triton" triton_attention
-                                                   --causal
+                                                   --causal --roofline
 """
 import csv
 import sys
@@ -39,20 +43,22 @@ def rows(path, source, implementation, causal_only):
 
 def main(argv):
     causal_only = "--causal" in argv
-    argv = [a for a in argv if a != "--causal"]
+    roofline = "--roofline" in argv
+    argv = [a for a in argv if a not in ("--causal", "--roofline")]
     if len(argv) != 5:
         sys.exit(__doc__)
     path, source, implementation, op_class = argv[1:]
     out = csv.writer(sys.stdout, lineterminator="\n")
-    out.writerow(["op_class", "flops", "bytes", "dtype", "seconds"])
+    out.writerow(["op_class", "flops", "bytes", "dtype", "seconds"] + ([] if roofline else ["head_dim", "causal"]))
     n = 0
     for r in rows(path, source, implementation, causal_only):
         s = int(r["seq_len"])
         b = TOKENS // s
         flops = 4 * b * s * s * HIDDEN * (0.5 if r["causal"] == "True" else 1) * 3.5
-        bytes_ = 8 * b * s * HIDDEN * 2
+        bytes_ = (8 if roofline else 3 * 4) * b * s * HIDDEN * 2
         seconds = flops / (float(r["tflops"]) * 1e12)
-        out.writerow([op_class, f"{flops:.6g}", f"{bytes_:.6g}", "bf16", f"{seconds:.6g}"])
+        head = [] if roofline else [r["head_dim"], r["causal"].lower()]
+        out.writerow([op_class, f"{flops:.6g}", f"{bytes_:.6g}", "bf16", f"{seconds:.6g}"] + head)
         n += 1
     if n == 0:
         sys.exit(f"no fwd+bwd rows of {source} / {implementation} in {path}")

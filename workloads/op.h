@@ -44,6 +44,7 @@ struct Op {
   double model_fwd_flops = -1;
   // Attention whose queries see only earlier keys (decoders): what TeraPipe's token slices need.
   bool causal = false;
+  double head_dim = 0;  // attention: the size of one head (hidden / heads)
   double model_flops() const { return model_fwd_flops >= 0 ? model_fwd_flops : fwd_flops; }
   // Mixture of experts: an expert's weights are sharded over the expert-parallel group, and
   // tokens travel by all-to-all (bytes per sample): after the router's forward (dispatch)

@@ -132,6 +132,7 @@ Op attention_op(std::string name, int layer, double s, double h, double a, doubl
   attn.activation_split = true;
   attn.model_fwd_flops = attn.fwd_flops;
   attn.causal = causal;
+  attn.head_dim = h / a;
   if (kind == AttentionKind::Unfused) return attn;
   attn = flash_attention(attn, s, h, a, kv, e, causal);
   if (kind == AttentionKind::Triton) attn.op_class = sim::OpClass::TritonAttention;

@@ -52,6 +52,8 @@ sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, c
   const double t = split ? plan.tp : 1, b = plan.micro_batch_size / static_cast<double>(plan.cp);
   sim::Kernel k;
   k.op_class = op.op_class;
+  k.head_dim = op.head_dim;
+  k.causal = op.causal;
   k.dtype = op.op_class == sim::OpClass::Gemm ? m.dtype : sim::storage_of(m.dtype);
   const double weights = op.weight_bytes / (op.expert ? plan.ep : 1);  // a GPU's share of the experts
   sim::GemmShape product;

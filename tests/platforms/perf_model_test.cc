@@ -112,4 +112,24 @@ TEST(GpuCatalog, MeasuredKernelsReplaceTheDefaultsClassByClass) {
   EXPECT_EQ(Efficiency::defaults_for(gpu_spec("L40S")).per_class[gemm].compute_max, none.per_class[gemm].compute_max);
 }
 
+TEST(PerfModel, FusedAttentionByHeadSizeHandWorked) {
+  // e_max 0.5, a score's softmax 32 head-size terms, passes at half of HBM, doubled under a
+  // causal mask, no launch. A100: 312 TFLOP/s bf16, 2039 GB/s. 1 TFLOP over heads of 64:
+  // 1e12 x 1.5 / 156e12 = 9.615 ms; of 128: 1e12 x 1.25 / 156e12 = 8.013 ms. 1 GB of
+  // passes: 1e9 / 1019.5e9 = 0.981 ms, 1.962 ms causal.
+  Efficiency eff = Efficiency::defaults();
+  eff.per_class[static_cast<size_t>(sim::OpClass::FlashAttention)] = {0.5, 0, 0.5, 0, 32, 1};
+  const PerfModel pm(gpu_spec("A100-SXM-80GB"), eff);
+  sim::Kernel k{sim::OpClass::FlashAttention, 1e12, 1e9, sim::DType::BF16};
+  k.head_dim = 64;
+  EXPECT_NEAR(pm.time_s(k), 9.615e-3 + 0.981e-3, 2e-6);
+  k.head_dim = 128;
+  EXPECT_NEAR(pm.time_s(k), 8.013e-3 + 0.981e-3, 2e-6);
+  k.causal = true;
+  EXPECT_NEAR(pm.time_s(k), 8.013e-3 + 1.962e-3, 2e-6);
+  // Without a head size (a kernel from elsewhere), the roofline: max, not sum.
+  k.head_dim = 0;
+  EXPECT_NEAR(pm.time_s(k), 1e12 / 156e12, 1e-6);
+}
+
 }  // namespace dejavu::platforms

@@ -28,6 +28,11 @@ void write_fit_table(std::ostream& out, const std::vector<platforms::ClassFit>& 
                   f.shaped ? std::to_string(static_cast<int>(f.efficiency.k_fill)).c_str() : "-",
                   100 * f.train_mean_abs_error, 100 * f.heldout_mean_abs_error, f.held_out);
     out << buf;
+    if (f.efficiency.causal_extra < 0) continue;
+    std::snprintf(buf, sizeof buf,
+                  "    by head size: a score's softmax costs %.1f head-size terms; a causal mask's passes x%.3f\n",
+                  f.efficiency.k_fill, 1 + f.efficiency.causal_extra);
+    out << buf;
   }
 }
 
@@ -35,7 +40,8 @@ class CalibrateCommand : public Command {
  public:
   void add_options(CLI::App& cmd) override {
     cmd.add_option("--gpu", gpu_, "GPU type measured (see dejavu list)")->required();
-    auto* m = cmd.add_option("--measurements", measurements_, "CSV: op_class,flops,bytes,dtype,seconds[,m,n,k,batch]");
+    auto* m = cmd.add_option("--measurements", measurements_,
+                             "CSV: op_class,flops,bytes,dtype,seconds[,m,n,k,batch][,head_dim,causal]");
     auto* s = cmd.add_option("--suite", suite_,
                              "a public validation suite (strategies/validation/public/): fit the step efficiency of "
                              "its framework on --gpu to the suite's fit rows");
