@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench/bench_common.h"
+#include "strategies/search/gpu_orders.h"
 #include "strategies/search/partition.h"
 #include "strategies/search/searchers.h"
 #include "strategies/search/space.h"
@@ -46,11 +47,11 @@ int main() {
     const search::Problem problem{&model, &cluster, c.batch};
     std::vector<search::SearchResult> results;
     double best = 0;
+    const search::GpuOrderProblems orders(problem);  // a mixed cluster: every order of its GPU types
     for (const std::string& name : search::searchers().names()) {
-      search::SimulationEvaluator evaluator(problem);
       search::SearchOptions options;
       options.seed = 1;
-      results.push_back(search::searchers().make(name)->search(problem, evaluator, options));
+      results.push_back(orders.search(*search::searchers().make(name), options, 0));
       if (results.back().best() && (best == 0 || results.back().best()->score.iteration_time_s < best))
         best = results.back().best()->score.iteration_time_s;
     }

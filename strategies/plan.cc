@@ -1,5 +1,7 @@
 #include "strategies/plan.h"
 
+#include "platforms/gpu_order.h"
+
 #include <algorithm>
 #include <set>
 
@@ -143,6 +145,23 @@ void load_offload(const ConfigNode& root, Plan& p) {
 }
 }  // namespace
 
+namespace {
+// gpu_order: GPU types of the catalog, each once.
+void load_gpu_order(const ConfigNode& root, Plan& p) {
+  if (!root.has("gpu_order")) return;
+  const ConfigNode n = root.child("gpu_order");
+  p.where["gpu_order"] = n.loc();
+  for (const ConfigNode& t : n.items()) {
+    const std::string type = t.as_string();
+    if (!platforms::has_gpu(type)) t.fail("unknown GPU \"" + type + "\"; valid: " + platforms::gpu_names());
+    if (std::find(p.gpu_order.begin(), p.gpu_order.end(), type) != p.gpu_order.end())
+      t.fail(type + " is listed twice; valid: each GPU type once");
+    p.gpu_order.push_back(type);
+  }
+  if (p.gpu_order.empty()) n.fail("an empty list; valid: the cluster's GPU types in the order ranks take them");
+}
+}  // namespace
+
 Plan load_plan(const ConfigNode& root) {
   root.expect_map({"name",
                    "tp",
@@ -166,7 +185,8 @@ Plan load_plan(const ConfigNode& root) {
                    "overlap_param_gather",
                    "tp_comm_overlap",
                    "offload",
-                   "token_slices"});
+                   "token_slices",
+                   "gpu_order"});
   Plan p;
   p.file = root.file();
   p.where[""] = root.loc();
@@ -215,6 +235,7 @@ Plan load_plan(const ConfigNode& root) {
   load_megatron_switches(root, p);
   load_offload(root, p);
   load_token_slices(root, p);
+  load_gpu_order(root, p);
   const long long per_step = static_cast<long long>(p.micro_batch_size) * p.dp;  // no int overflow
   if (p.global_batch_size % per_step != 0)
     gb.fail(std::to_string(p.global_batch_size) + " is not a multiple of micro_batch_size x dp = " +
@@ -225,6 +246,15 @@ Plan load_plan(const ConfigNode& root) {
 Plan load_plan_file(const std::string& path) { return load_plan(ConfigNode::load_file(path)); }
 
 namespace {
+void check_gpu_order(const Plan& p, const platforms::Cluster& cluster) {
+  const std::vector<std::string> types = platforms::gpu_types(cluster);
+  std::string valid;
+  for (const std::string& t : types) valid += (valid.empty() ? "" : ", ") + t;
+  for (const std::string& t : p.gpu_order)
+    if (std::find(types.begin(), types.end(), t) == types.end())
+      fail_at(p, "gpu_order", "platform " + cluster.name + " has no " + t + "; valid: its GPU types, " + valid);
+}
+
 // Every GPU type of the cluster runs the model's GEMMs and keeps its tensors in its dtype.
 void check_dtype(const workloads::ModelGraph& model, const platforms::Cluster& cluster) {
   std::set<std::string> seen;
@@ -296,6 +326,7 @@ void check_token_slices(const Plan& p, const workloads::ModelGraph& model) {
 
 void validate(const Plan& p, const workloads::ModelGraph& model, const platforms::Cluster& cluster) {
   check_dtype(model, cluster);
+  check_gpu_order(p, cluster);
   check_token_slices(p, model);
   check_offload(p, cluster);
   if (model.heads > 0 && model.heads % p.tp != 0)

@@ -87,6 +87,10 @@ struct Plan {
   // `offload: {activations: cpu}`: what each forward keeps for its backward waits in CPU
   // memory in between (strategies/lowering/activation_offload.h).
   std::string offload_activations;
+  // `gpu_order: [H100-SXM-80GB, A100-SXM-80GB]`: the cluster's servers taken in this order of
+  // GPU types (platforms/gpu_order.h), so ranks, and with them the first pipeline stages, go to
+  // the first type listed; empty: as the platform file lists them.
+  std::vector<std::string> gpu_order;
 
   std::string file;                        // where it was read from
   std::map<std::string, SourceLoc> where;  // key -> position, for checks against the model

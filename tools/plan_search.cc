@@ -10,6 +10,8 @@
 
 #include "sim/units.h"
 #include "strategies/simulate.h"
+#include "platforms/gpu_order.h"
+#include "strategies/search/gpu_orders.h"
 #include "strategies/search/rerank.h"
 #include "strategies/search/space.h"
 #include "workloads/generator.h"
@@ -84,12 +86,11 @@ SearchRun run_search(const SearchArgs& a) {
   // --- same problem, same cost model, a fresh cache per searcher so their times compare;
   // one price per plan on the ranking engine, shared by the searchers (they find the same plans).
   // (The copies of model and cluster live in this frame; results hold plans only.)
-  const search::PriceFn price = search::rank_engine_price(problem);
+  // Every searcher over every order of the cluster's GPU types (strategies/search/gpu_orders.h).
+  const search::GpuOrderProblems orders(problem);
   for (const std::string& name : algos) {
-    search::SimulationEvaluator evaluator(problem);
     if (bar) options.progress = [&](const search::Progress& p) { draw_bar(name, p); };
-    run.results.push_back(
-        search::search_ranked(*search::searchers().make(name), problem, evaluator, options, a.rerank, price));
+    run.results.push_back(orders.search(*search::searchers().make(name), options, a.rerank));
     if (bar) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
   }
   if (!a.verify.empty()) {
@@ -99,7 +100,9 @@ SearchRun run_search(const SearchArgs& a) {
         VerifiedPlan v;
         v.engine = a.verify;
         try {
-          v.iteration_time_s = strategies::simulate(model, cluster, c.plan, a.verify).report.iteration_time_s;
+          v.iteration_time_s =
+              strategies::simulate(model, platforms::ordered_by_gpu(cluster, c.plan.gpu_order), c.plan, a.verify)
+                  .report.iteration_time_s;
         } catch (const Error& e) {
           v.error = e.what();
         }
@@ -174,6 +177,7 @@ nlohmann::json plan_json(const strategies::Plan& p) {
                       {"sequence_parallel", p.sequence_parallel},
                       {"zero", p.zero}};
   if (!p.stages.empty()) j["stages"] = p.stages;
+  if (!p.gpu_order.empty()) j["gpu_order"] = p.gpu_order;
   return j;
 }
 nlohmann::json candidate_json(const search::Candidate& c) {

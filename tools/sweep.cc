@@ -1,5 +1,7 @@
 #include "tools/sweep.h"
 
+#include "platforms/gpu_order.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -288,7 +290,8 @@ std::string run_point(const SweepSpec& spec, const SweepPoint& point) {
         workloads::load_workload(ConfigNode(docs["workload"].second, spec.workload, ""));
     // The point's plan, simulated on the sweep's engine, into the record.
     auto record = [&](const strategies::Plan& plan) {
-      const strategies::Simulation s = strategies::simulate(model, cluster, plan, spec.engine);
+      const strategies::Simulation s =
+          strategies::simulate(model, platforms::ordered_by_gpu(cluster, plan.gpu_order), plan, spec.engine);
       j["status"] = "ok";
       j["iteration_time_s"] = s.report.iteration_time_s;
       j["tflops_per_gpu"] = s.report.tflops_per_gpu;

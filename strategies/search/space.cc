@@ -122,6 +122,11 @@ std::string describe(const Plan& p) {
   if (p.ep > 1) s += " ep" + std::to_string(p.ep);
   if (!p.offload_optimizer.empty()) s += " offload=" + p.offload_optimizer;
   if (!p.offload_parameters.empty()) s += " params=" + p.offload_parameters;
+  if (!p.gpu_order.empty()) {
+    s += " order=";
+    for (size_t i = 0; i < p.gpu_order.size(); ++i)
+      s += (i ? "," : "") + p.gpu_order[i].substr(0, p.gpu_order[i].find('-'));
+  }
   if (!p.stages.empty()) {
     s += " stages=[";
     for (size_t i = 0; i < p.stages.size(); ++i) s += (i ? "," : "") + std::to_string(p.stages[i]);
@@ -152,6 +157,11 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
     if (!p.offload_parameters.empty())
       out << (p.offload_optimizer.empty() ? "" : ", ") << "parameters: " << p.offload_parameters;
     out << "}\n";
+  }
+  if (!p.gpu_order.empty()) {
+    out << "gpu_order: [";
+    for (size_t i = 0; i < p.gpu_order.size(); ++i) out << (i ? ", " : "") << p.gpu_order[i];
+    out << "]\n";
   }
 }
 

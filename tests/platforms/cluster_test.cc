@@ -1,5 +1,7 @@
 #include "platforms/cluster.h"
 
+#include "platforms/gpu_order.h"
+
 #include <gtest/gtest.h>
 
 #include "sim/link_sharing.h"
@@ -83,6 +85,30 @@ TEST(Cluster, HeterogeneousGroupsKeepTheirGpuTypes) {
       ++found;
     }
   EXPECT_EQ(found, 1);
+}
+
+TEST(Cluster, OrderedByGpuPutsTheListedTypeFirst) {
+  const Cluster c = load_cluster_file(preset("mixed-a100-h100-2x8"));
+  EXPECT_EQ(gpu_types(c), (std::vector<std::string>{"A100-SXM-80GB", "H100-SXM-80GB"}));
+  const Cluster h = ordered_by_gpu(c, {"H100-SXM-80GB"});
+  ASSERT_EQ(h.gpu_count(), 16);
+  // Ranks 0-7 are the H100 server's GPUs now, named server0; its 400 Gb/s NICs moved with it.
+  EXPECT_EQ(h.gpus[0].spec->name, "H100-SXM-80GB");
+  EXPECT_EQ(h.gpus[8].spec->name, "A100-SXM-80GB");
+  EXPECT_EQ(h.network.node(h.gpus[0].host).name, "server0/gpu0");
+  EXPECT_EQ(h.group_of(0).nic.bandwidth_Bps, 50e9);
+  EXPECT_EQ(h.group_of(8).nic.bandwidth_Bps, 25e9);
+  // An empty list, or the order the file already has, keeps the cluster as it is.
+  for (const std::vector<std::string>& same :
+       {std::vector<std::string>{}, std::vector<std::string>{"A100-SXM-80GB", "H100-SXM-80GB"}}) {
+    const Cluster k = ordered_by_gpu(c, same);
+    EXPECT_EQ(k.gpus[0].spec->name, "A100-SXM-80GB");
+    EXPECT_EQ(k.network.node_count(), c.network.node_count());
+  }
+  // Back again: the same cluster as loaded, node for node.
+  const Cluster back = ordered_by_gpu(h, {"A100-SXM-80GB"});
+  ASSERT_EQ(back.network.node_count(), c.network.node_count());
+  for (int n = 0; n < c.network.node_count(); ++n) EXPECT_EQ(back.network.node(n).name, c.network.node(n).name);
 }
 
 TEST(Cluster, SharedNicServersRouteThroughTheServerSwitch) {

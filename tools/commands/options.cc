@@ -1,5 +1,7 @@
 #include "tools/commands/options.h"
 
+#include "platforms/gpu_order.h"
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -97,8 +99,10 @@ void check_engine(const std::string& engine) {
 LoadedInputs load_inputs(const SimulationInputs& in) {
   if (in.plan.empty()) throw ConfigError(SourceLoc{"--plan", 0, 0}, "", "missing; a plan YAML is required");
   check_engine(in.engine);
-  return {load_platform(in.platform, in.calibrations), workloads::load_workload_file(in.workload),
-          strategies::load_plan_file(in.plan)};
+  strategies::Plan plan = strategies::load_plan_file(in.plan);
+  // The plan's gpu_order places it on the servers before anything sees their node ids.
+  return {platforms::ordered_by_gpu(load_platform(in.platform, in.calibrations), plan.gpu_order),
+          workloads::load_workload_file(in.workload), std::move(plan)};
 }
 
 }  // namespace dejavu::tools

@@ -6,6 +6,7 @@
 
 #include <sstream>
 
+#include "platforms/gpu_order.h"
 #include "platforms/cluster.h"
 #include "sim/config_node.h"
 #include "sim/engine.h"
@@ -138,9 +139,10 @@ PYBIND11_MODULE(dejavu, m) {
   m.def(
       "simulate",
       [](py::object platform, py::object workload, py::object plan, const std::string& engine) {
-        const platforms::Cluster cluster = platforms::load_cluster(config(platform, "platform"));
-        const workloads::ModelGraph model = workloads::load_workload(config(workload, "workload"));
         const strategies::Plan p = strategies::load_plan(config(plan, "plan"));
+        const platforms::Cluster cluster =
+            platforms::ordered_by_gpu(platforms::load_cluster(config(platform, "platform")), p.gpu_order);
+        const workloads::ModelGraph model = workloads::load_workload(config(workload, "workload"));
         return Result{strategies::simulate(model, cluster, p, engine)};
       },
       py::arg("platform"), py::arg("workload"), py::arg("plan"), py::arg("engine") = "analytic",

@@ -1,0 +1,64 @@
+#include "strategies/search/gpu_orders.h"
+
+#include <algorithm>
+
+#include "platforms/gpu_order.h"
+#include "strategies/search/evaluator.h"
+
+namespace dejavu::strategies::search {
+
+std::vector<std::vector<std::string>> gpu_orders(const platforms::Cluster& cluster) {
+  std::vector<std::string> types = platforms::gpu_types(cluster);
+  if (types.size() < 2) return {{}};
+  std::sort(types.begin(), types.end());
+  std::vector<std::vector<std::string>> out;
+  do out.push_back(types);
+  while (std::next_permutation(types.begin(), types.end()));
+  return out;
+}
+
+SearchResult merge_orders(const std::vector<SearchResult>& per_order, int top) {
+  if (per_order.size() == 1) return per_order.front();
+  SearchResult out;
+  const SearchResult* winner = &per_order.front();
+  for (const SearchResult& r : per_order) {
+    out.algorithm = r.algorithm;
+    out.evaluations += r.evaluations;
+    out.simulations += r.simulations;
+    out.wall_s += r.wall_s;
+    out.budget_exhausted = out.budget_exhausted || r.budget_exhausted;
+    out.ranked_on = r.ranked_on;
+    out.top.insert(out.top.end(), r.top.begin(), r.top.end());
+    if (r.best() && (!winner->best() || r.best()->score.cost() < winner->best()->score.cost())) winner = &r;
+  }
+  // Stable: between equal times the earlier order (by name) stays first.
+  std::stable_sort(out.top.begin(), out.top.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.score.cost() < b.score.cost(); });
+  if (static_cast<int>(out.top.size()) > top) out.top.resize(static_cast<size_t>(top));
+  out.note =
+      winner->note + (winner->note.empty() ? "" : "; ") + "best of " + std::to_string(per_order.size()) + " GPU orders";
+  out.ranking = winner->ranking;
+  return out;
+}
+
+GpuOrderProblems::GpuOrderProblems(const Problem& problem) : orders_(gpu_orders(*problem.cluster)) {
+  for (const std::vector<std::string>& order : orders_) {
+    clusters_.push_back(platforms::ordered_by_gpu(*problem.cluster, order));
+    problems_.push_back(problem);
+    problems_.back().cluster = &clusters_.back();
+    prices_.push_back(rank_engine_price(problems_.back()));
+  }
+}
+
+SearchResult GpuOrderProblems::search(const Searcher& searcher, SearchOptions options, long rerank) const {
+  if (options.budget_s > 0) options.budget_s /= static_cast<double>(orders_.size());
+  std::vector<SearchResult> per_order;
+  for (size_t i = 0; i < orders_.size(); ++i) {
+    SimulationEvaluator evaluator(problems_[i]);
+    per_order.push_back(search_ranked(searcher, problems_[i], evaluator, options, rerank, prices_[i]));
+    for (Candidate& c : per_order.back().top) c.plan.gpu_order = orders_[i];
+  }
+  return merge_orders(per_order, options.top);
+}
+
+}  // namespace dejavu::strategies::search

@@ -1,0 +1,48 @@
+// A mixed cluster searched in every order of its GPU types (platforms/gpu_order.h): ranks
+// fill servers in order, so the order decides which GPU type takes the first pipeline stages
+// and how replicas pair up. Each order is searched on the cluster so ordered; the best plans of
+// all orders, each carrying its `gpu_order`, make the result. The orders are the permutations
+// of the types sorted by name, so the result does not depend on how the platform file listed
+// its servers.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "platforms/cluster.h"
+#include "strategies/search/rerank.h"
+#include "strategies/search/searcher.h"
+
+namespace dejavu::strategies::search {
+
+// One empty order (the file's) for a cluster of one GPU type; else every permutation of its
+// types, in lexicographic order of the sorted names.
+std::vector<std::vector<std::string>> gpu_orders(const platforms::Cluster& cluster);
+
+// One searcher's results over the orders (each result's plans already carry their order):
+// the best `top` distinct plans of all, counts and wall time summed, budget exhausted if any
+// order's was, notes and ranking of the order whose best plan won.
+SearchResult merge_orders(const std::vector<SearchResult>& per_order, int top);
+
+// A problem once per order of its cluster's GPU types: the cluster so ordered, and a price on
+// the ranking engine per order, shared by every searcher run here (they find the same plans).
+class GpuOrderProblems {
+ public:
+  explicit GpuOrderProblems(const Problem& problem);
+  GpuOrderProblems(const GpuOrderProblems&) = delete;  // its problems point into it
+  GpuOrderProblems& operator=(const GpuOrderProblems&) = delete;
+  // The searcher on every order (a fresh evaluator each, the budget shared among them), the
+  // plans of each carrying its order, merged. `rerank` as search_ranked takes it.
+  SearchResult search(const Searcher& searcher, SearchOptions options, long rerank) const;
+  size_t size() const { return orders_.size(); }
+
+ private:
+  std::vector<std::vector<std::string>> orders_;
+  std::deque<platforms::Cluster> clusters_;
+  std::deque<Problem> problems_;
+  std::vector<PriceFn> prices_;
+};
+
+}  // namespace dejavu::strategies::search
