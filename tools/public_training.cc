@@ -141,9 +141,11 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& c
   const workloads::ModelGraph model = model_of(r, dtype);
   const platforms::Cluster cluster = cluster_of(r, platforms, calibrations, step_efficiency);
   strategies::Simulation s = strategies::simulate(model, cluster, plan);
-  // Unstated recomputation: none if the run fits without it, else full (as a user would).
-  if (r.text("recompute") == "unknown" && s.report.oom) {
-    plan.recompute = "full";
+  // Unstated recomputation: none if the run fits without it, else selective (Megatron's and
+  // NeMo's recommended default since Korthikanti et al. 2022), else full.
+  for (const char* next : {"selective", "full"}) {
+    if (r.text("recompute") != "unknown" || !s.report.oom) break;
+    plan.recompute = next;
     s = strategies::simulate(model, cluster, plan);
   }
   PublicRun run;
