@@ -22,6 +22,8 @@ void register_searchers() {
         [] { return std::make_unique<McmcSearcher>(); });
   r.add("diff", "DARTS-style differentiable stage partitioning (softmax per layer, gradient descent)",
         [] { return std::make_unique<DifferentiableSearcher>(); });
+  r.add("bo", "Bayesian optimisation over the knobs: a Gaussian process, expected improvement (seeded)",
+        [] { return std::make_unique<BayesSearcher>(); });
 }
 
 Tracker::Tracker(std::string algorithm, Evaluator& evaluator, const SearchOptions& options)

@@ -1,4 +1,4 @@
-// The four searchers behind the registry (searcher.h). Each explains itself where defined.
+// The searchers behind the registry (searcher.h). Each explains itself where defined.
 #pragma once
 
 #include "strategies/search/searcher.h"
@@ -26,6 +26,13 @@ class McmcSearcher : public Searcher {
 class DifferentiableSearcher : public Searcher {
  public:
   static constexpr int kDefaultSteps = 300;
+  SearchResult search(const Problem& problem, Evaluator& evaluator, const SearchOptions& options) const override;
+};
+
+class BayesSearcher : public Searcher {
+ public:
+  static constexpr long kDefaultIterations = 160;
+  static constexpr long kInitial = 8;  // plans drawn at random before the model chooses
   SearchResult search(const Problem& problem, Evaluator& evaluator, const SearchOptions& options) const override;
 };
 
