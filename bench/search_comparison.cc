@@ -35,6 +35,7 @@ int main() {
       {"Llama-3 70B, 64 H100 (rail), batch 256", "h100-rail-8x8", "llama3-70b", 256},
       {"GPT-3 175B, 1024 A100, batch 1536", "dgx-a100-128x8", "gpt3-175b", 1536},
       {"GPT-3 13B, 8 A100 + 8 H100 (mixed), batch 128", "mixed-a100-h100-2x8", "gpt3-13b", 128},
+      {"Llama-3 8B at 64K tokens, 8 H100, batch 8", "dgx-h100-1x8", "llama3-8b-64k", 8},
       {"DLRM (Criteo), 8 A100, batch 16384", "dgx-a100-1x8", "dlrm-criteo", 16384},
   };
   std::printf("| problem | searcher | best plan | iteration | vs best | wall | evaluations |\n");

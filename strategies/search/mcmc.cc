@@ -1,7 +1,8 @@
 // mcmc: FlexFlow-style Metropolis-Hastings. The state is a whole plan; a proposal changes
 // one knob (tensor or pipeline degree, microbatch, schedule, recomputation, ZeRO, SP,
-// expert parallelism, optimizer offload) or moves one layer across a stage boundary (the
-// per-layer placement). Energy is the
+// expert parallelism, optimizer offload; on long sequences context parallelism and how its
+// ranks share keys and values) or moves one layer across a stage boundary (the per-layer
+// placement). Energy is the
 // iteration time; a plan that does not fit pays for its shortfall, so the chain can walk
 // out of it. A proposal worse by a fraction x is accepted with probability
 // exp(-x / kTemperature): with 0.02, 2% worse passes one time in e. Seeded; the evaluator's
@@ -50,12 +51,15 @@ std::vector<int> even_stages(int layers, int stages) {
 // One random change; false if it made no valid plan.
 bool propose(const Problem& problem, const Space& space, const Plan& from, Plan& to, Rng& rng) {
   to = from;
-  const int move = static_cast<int>(rng.below(10));
-  auto regrid = [&](int tp, int pp, int mb) {
+  // Context parallelism's two moves only where the space has it (long sequences), so the
+  // draws elsewhere are what they were before it was searched.
+  const int move = static_cast<int>(rng.below(space.cp.size() > 1 ? 12 : 10));
+  auto regrid = [&](int tp, int pp, int mb, int cp) {
     Plan base;
-    if (!make_plan(problem, tp, pp, mb, base)) return false;
+    if (!make_plan(problem, tp, pp, mb, base, cp)) return false;
     to.tp = tp;
     to.pp = pp;
+    to.cp = cp;
     to.dp = base.dp;
     to.micro_batch_size = mb;
     to.stages.clear();
@@ -70,12 +74,13 @@ bool propose(const Problem& problem, const Space& space, const Plan& from, Plan&
   };
   switch (move) {
     case 0:
-      return regrid(other(space.tp, from.tp, rng), from.pp, from.micro_batch_size);
+      return regrid(other(space.tp, from.tp, rng), from.pp, from.micro_batch_size, from.cp);
     case 1:
-      return regrid(from.tp, other(space.pp, from.pp, rng), from.micro_batch_size);
+      return regrid(from.tp, other(space.pp, from.pp, rng), from.micro_batch_size, from.cp);
     case 2:
       return regrid(from.tp, from.pp,
-                    other(micro_batch_options(problem, space, from.tp, from.pp), from.micro_batch_size, rng));
+                    other(micro_batch_options(problem, space, from.tp, from.pp, from.cp), from.micro_batch_size, rng),
+                    from.cp);
     case 3: {
       if (from.pp == 1) return false;
       to.schedule = other(space.schedules, from.schedule, rng);
@@ -100,6 +105,12 @@ bool propose(const Problem& problem, const Space& space, const Plan& from, Plan&
       return from.dp % to.ep == 0;
     case 8:
       to.offload_optimizer = other(space.offload, from.offload_optimizer, rng);
+      return true;
+    case 10:
+      return regrid(from.tp, from.pp, from.micro_batch_size, other(space.cp, from.cp, rng));
+    case 11:
+      if (from.cp == 1) return false;
+      to.cp_comm = other(space.cp_comm, from.cp_comm, rng);
       return true;
     default: {
       const int n = to.total_stages();

@@ -16,6 +16,11 @@ Space default_space(const Problem& problem, int max_micro_batch) {
   for (int p = 1; p <= std::min(n, model.layers); ++p)
     if (n % p == 0) s.pp.push_back(p);
   for (int b = 1; b <= max_micro_batch; b *= 2) s.micro_batch.push_back(b);
+  // Context parallelism for long sequences (kLongContext tokens and more): each sequence
+  // split over cp GPUs, in 2cp chunks (the causal mask's load balance), at most a server's.
+  const long long seq = static_cast<long long>(model.tokens_per_sample);
+  for (int c = 2; c <= per_server && model.heads > 0 && seq >= kLongContext; ++c)
+    if (n % c == 0 && seq % (2 * c) == 0) s.cp.push_back(c);
   for (int e = 2; e <= n && model.experts > 0; ++e)
     if (n % e == 0 && model.experts % e == 0) s.ep.push_back(e);
   bool cpu = true, nvme = true;
@@ -28,10 +33,10 @@ Space default_space(const Problem& problem, int max_micro_batch) {
   return s;
 }
 
-bool make_plan(const Problem& problem, int tp, int pp, int micro_batch, Plan& out) {
+bool make_plan(const Problem& problem, int tp, int pp, int micro_batch, Plan& out, int cp) {
   const int n = problem.cluster->gpu_count();
-  if (n % (tp * pp) != 0) return false;
-  const int dp = n / (tp * pp);
+  if (n % (tp * pp * cp) != 0) return false;
+  const int dp = n / (tp * pp * cp);
   if (problem.global_batch % (micro_batch * dp) != 0) return false;
   if (pp > problem.model->layers) return false;
   if (problem.model->heads > 0 && problem.model->heads % tp != 0) return false;
@@ -39,6 +44,7 @@ bool make_plan(const Problem& problem, int tp, int pp, int micro_batch, Plan& ou
   out.name = "searched";
   out.tp = tp;
   out.pp = pp;
+  out.cp = cp;
   out.dp = dp;
   out.micro_batch_size = micro_batch;
   out.global_batch_size = problem.global_batch;
@@ -47,11 +53,11 @@ bool make_plan(const Problem& problem, int tp, int pp, int micro_batch, Plan& ou
 
 // The space's microbatch sizes, and each replica's whole batch in one microbatch (no
 // accumulation; DLRM-style models take thousands of samples at once).
-std::vector<int> micro_batch_options(const Problem& problem, const Space& space, int tp, int pp) {
+std::vector<int> micro_batch_options(const Problem& problem, const Space& space, int tp, int pp, int cp) {
   std::vector<int> out = space.micro_batch;
-  const long long gpus = problem.cluster->gpu_count();
-  if (gpus % (static_cast<long long>(tp) * pp) != 0) return out;
-  const long long whole = problem.global_batch / (gpus / (static_cast<long long>(tp) * pp));
+  const long long gpus = problem.cluster->gpu_count(), inner = static_cast<long long>(tp) * pp * cp;
+  if (gpus % inner != 0) return out;
+  const long long whole = problem.global_batch / (gpus / inner);
   if (whole > 0 && std::find(out.begin(), out.end(), whole) == out.end()) out.push_back(static_cast<int>(whole));
   return out;
 }
@@ -80,35 +86,45 @@ void add_variants(const Space& space, const Plan& base, const std::string& sched
 }
 }  // namespace
 
+namespace {
+// The schedules (and model chunks) tried with pp stages and m microbatches a replica.
+std::vector<std::pair<std::string, int>> schedules_of(const Space& space, int pp, int m, int layers) {
+  if (pp == 1) return {{"1f1b", 1}};  // one stage: every schedule is the same
+  std::vector<std::pair<std::string, int>> out;
+  for (const std::string& name : space.schedules) {
+    if (name != "interleaved-1f1b") {
+      out.push_back({name, 1});
+      continue;
+    }
+    for (int v : space.chunks)
+      if (v > 1 && pp * v <= layers && m % pp == 0) out.push_back({name, v});
+  }
+  return out;
+}
+
+// How context ranks share keys and values: none to share with cp 1.
+std::vector<std::string> cp_comms(const Space& space, int cp) {
+  return cp > 1 ? space.cp_comm : std::vector<std::string>{"all-gather"};
+}
+}  // namespace
+
 std::vector<Plan> enumerate(const Problem& problem, const Space& space) {
   std::vector<Plan> out;
-  const int layers = problem.model->layers;
   for (int tp : space.tp)
-    for (int pp : space.pp)
-      for (int mb : micro_batch_options(problem, space, tp, pp)) {
-        Plan base;
-        if (!make_plan(problem, tp, pp, mb, base)) continue;
-        const int m = base.microbatches();
-        std::vector<std::pair<std::string, int>> schedules;
-        if (pp == 1) {
-          schedules.push_back({"1f1b", 1});  // one stage: every schedule is the same
-        } else {
-          for (const std::string& name : space.schedules) {
-            if (name != "interleaved-1f1b") {
-              schedules.push_back({name, 1});
-              continue;
-            }
-            for (int v : space.chunks)
-              if (v > 1 && pp * v <= layers && m % pp == 0) schedules.push_back({name, v});
-          }
+    for (int cp : space.cp)
+      for (int pp : space.pp)
+        for (int mb : micro_batch_options(problem, space, tp, pp, cp)) {
+          Plan base;
+          if (!make_plan(problem, tp, pp, mb, base, cp)) continue;
+          for (const auto& [schedule, v] : schedules_of(space, pp, base.microbatches(), problem.model->layers))
+            for (int ep : space.ep)
+              for (const std::string& comm : cp_comms(space, cp)) {
+                if (base.dp % ep != 0) continue;
+                base.ep = ep;
+                base.cp_comm = comm;
+                add_variants(space, base, schedule, v, out);
+              }
         }
-        for (const auto& [schedule, v] : schedules)
-          for (int ep : space.ep) {
-            if (base.dp % ep != 0) continue;
-            base.ep = ep;
-            add_variants(space, base, schedule, v, out);
-          }
-      }
   return out;
 }
 
@@ -120,6 +136,7 @@ std::string describe(const Plan& p) {
   if (p.zero > 0) s += " zero" + std::to_string(p.zero);
   if (p.sequence_parallel) s += " sp";
   if (p.ep > 1) s += " ep" + std::to_string(p.ep);
+  if (p.cp > 1) s += " cp" + std::to_string(p.cp) + (p.cp_comm == "ring" ? "/ring" : "");
   if (!p.offload_optimizer.empty()) s += " offload=" + p.offload_optimizer;
   if (!p.offload_parameters.empty()) s += " params=" + p.offload_parameters;
   if (!p.gpu_order.empty()) {
@@ -140,6 +157,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   out << "name: " << p.name << "\n";
   out << "tp: " << p.tp << "\npp: " << p.pp << "\ndp: " << p.dp << "\n";
   if (p.ep > 1) out << "ep: " << p.ep << "\n";
+  if (p.cp > 1) out << "cp: " << p.cp << "\ncp_comm: " << p.cp_comm << "\n";
   out << "micro_batch_size: " << p.micro_batch_size << "\nglobal_batch_size: " << p.global_batch_size << "\n";
   out << "schedule: " << p.schedule << "\n";
   if (p.virtual_stages > 1) out << "virtual_stages: " << p.virtual_stages << "\n";

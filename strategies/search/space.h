@@ -2,10 +2,11 @@
 // is the cluster's GPU count, expert parallelism (models with experts or embedding tables),
 // microbatch size (powers of two up to a cap, and each replica's whole batch at once),
 // pipeline schedule (and model chunks),
-// recomputation, ZeRO stage, sequence parallelism and, where every server has a host side,
-// optimizer offload (to CPU memory, and NVMe when given). Gradient sync stays a plain ring
-// all-reduce without buckets, and context parallelism stays off: those are a user's
-// choices to compare by hand (`dejavu simulate`), not knobs the searchers turn.
+// recomputation, ZeRO stage, sequence parallelism, where every server has a host side
+// optimizer offload (to CPU memory, and NVMe when given), and for sequences of kLongContext
+// tokens or more context parallelism (cp up to a server's GPUs, its keys and values gathered
+// or passed around a ring). Gradient sync stays a plain ring all-reduce without buckets: a
+// user's choice to compare by hand (`dejavu simulate`), not a knob the searchers turn.
 #pragma once
 
 #include <ostream>
@@ -18,10 +19,12 @@
 namespace dejavu::strategies::search {
 
 struct Space {
-  std::vector<int> tp;           // divisors of the heads, at most a server's GPUs
-  std::vector<int> pp;           // at most the layers
-  std::vector<int> ep = {1};     // with experts: divisors of the GPU count that divide them
-  std::vector<int> micro_batch;  // powers of two up to max_micro_batch
+  std::vector<int> tp;        // divisors of the heads, at most a server's GPUs
+  std::vector<int> pp;        // at most the layers
+  std::vector<int> ep = {1};  // with experts: divisors of the GPU count that divide them
+  std::vector<int> cp = {1};  // long sequences: divisors of the GPU count up to a server's
+  std::vector<std::string> cp_comm = {"all-gather", "ring"};  // tried with cp > 1
+  std::vector<int> micro_batch;                               // powers of two up to max_micro_batch
   std::vector<std::string> schedules = {"1f1b", "gpipe", "interleaved-1f1b", "zb-h1"};
   std::vector<int> chunks = {2};  // virtual_stages tried with interleaved-1f1b
   std::vector<std::string> recompute = {"none", "selective", "full"};
@@ -30,15 +33,19 @@ struct Space {
   std::vector<std::string> offload = {""};  // plan.offload_optimizer: "" (none), cpu, nvme
 };
 
+// Sequences this long (tokens) or longer are split by context parallelism in the space.
+constexpr int kLongContext = 16384;
+
 // The default space for a problem; `max_micro_batch` caps the microbatch size.
 Space default_space(const Problem& problem, int max_micro_batch = 16);
 
 // A plan with the problem's global batch and the given degrees (schedule 1f1b, no
-// recomputation, ZeRO 0), or false if the degrees cannot cover the cluster or batch.
-bool make_plan(const Problem& problem, int tp, int pp, int micro_batch, Plan& out);
+// recomputation, ZeRO 0; dp what the cluster's GPUs leave), or false if the degrees cannot
+// cover the cluster or batch.
+bool make_plan(const Problem& problem, int tp, int pp, int micro_batch, Plan& out, int cp = 1);
 
 // The microbatch sizes tried with tp x pp: the space's, and each replica's whole batch.
-std::vector<int> micro_batch_options(const Problem& problem, const Space& space, int tp, int pp);
+std::vector<int> micro_batch_options(const Problem& problem, const Space& space, int tp, int pp, int cp = 1);
 
 // Every plan of the space, in a fixed order (degrees, microbatch, schedule, recompute,
 // ZeRO, sequence parallelism). Plans that break a rule (e.g. interleaving with too few

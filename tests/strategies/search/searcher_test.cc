@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <set>
 #include <functional>
 #include <random>
 
@@ -149,6 +151,36 @@ double brute_force(const PartitionProblem& pr) {
   };
   rec(0, pr.layers());
   return best;
+}
+
+// Llama 3 8B at 32,768 tokens on one DGX H100, batch 8: the space splits sequences by
+// context parallelism (cp 2, 4, 8: each divides the sequence into 2cp chunks), both ways of
+// sharing keys and values, and at 8,192 tokens it does not. Among the plans without tensor
+// or pipeline parallelism, the fastest splits the context (data parallelism alone runs
+// each 32K-token sequence's attention on one GPU).
+TEST(Space, LongSequencesAreSplitByContextParallelism) {
+  Inputs in = load("dgx-h100-1x8", "llama3-8b", 8);
+  const Space short_space = default_space(in.problem());
+  EXPECT_EQ(short_space.cp, std::vector<int>{1});
+  std::ifstream file(src("workloads/presets/llama3-8b.yaml"));
+  std::string yaml((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const size_t at = yaml.find("seq_len: 8192");
+  ASSERT_NE(at, std::string::npos);
+  yaml.replace(at, 13, "seq_len: 32768");
+  in.model = workloads::load_workload(ConfigNode::load_string(yaml, "llama3-8b-32k.yaml"));
+  const Space space = default_space(in.problem());
+  EXPECT_EQ(space.cp, (std::vector<int>{1, 2, 4, 8}));
+  SimulationEvaluator evaluator(in.problem());
+  double best_cp = INFINITY, best_flat = INFINITY;
+  std::set<std::string> comms;
+  for (const Plan& p : enumerate(in.problem(), space)) {
+    EXPECT_EQ(p.tp * p.cp * p.pp * p.dp, 8) << describe(p);
+    if (p.cp > 1) comms.insert(p.cp_comm);
+    if (p.tp != 1 || p.pp != 1) continue;  // enough of the space to tell
+    (p.cp > 1 ? best_cp : best_flat) = std::min(p.cp > 1 ? best_cp : best_flat, evaluator.evaluate(p).cost());
+  }
+  EXPECT_EQ(comms, (std::set<std::string>{"all-gather", "ring"}));
+  EXPECT_LT(best_cp, best_flat);
 }
 
 TEST(Space, DlrmsShardedPlanIsInTheSpaceAndBeatsEveryReplicatedOne) {
