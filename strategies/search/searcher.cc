@@ -24,6 +24,8 @@ void register_searchers() {
         [] { return std::make_unique<DifferentiableSearcher>(); });
   r.add("bo", "Bayesian optimisation over the knobs: a Gaussian process, expected improvement (seeded)",
         [] { return std::make_unique<BayesSearcher>(); });
+  r.add("rl", "REINFORCE: a softmax policy per knob, learned from sampled plans' times (seeded)",
+        [] { return std::make_unique<ReinforceSearcher>(); });
 }
 
 Tracker::Tracker(std::string algorithm, Evaluator& evaluator, const SearchOptions& options)

@@ -58,7 +58,7 @@ class Searcher {
 };
 
 Registry<Searcher>& searchers();
-void register_searchers();  // grid, dp, mcmc, diff, bo
+void register_searchers();  // grid, dp, mcmc, diff, bo, rl
 
 // Shared bookkeeping: the best k fitting plans seen, the budget clock, progress and counts.
 class Tracker {

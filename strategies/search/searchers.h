@@ -36,6 +36,13 @@ class BayesSearcher : public Searcher {
   SearchResult search(const Problem& problem, Evaluator& evaluator, const SearchOptions& options) const override;
 };
 
+class ReinforceSearcher : public Searcher {
+ public:
+  static constexpr long kDefaultIterations = 800;
+  static constexpr int kBatch = 16;  // plans sampled per policy update
+  SearchResult search(const Problem& problem, Evaluator& evaluator, const SearchOptions& options) const override;
+};
+
 // The mesh configurations the stage partitioners (dp, diff) work on: every plan of the
 // space (degrees, microbatch, schedule, recompute, ZeRO, SP: the intra-operator choices)
 // scored with an even split through `tracker`, and the `keep` fastest of those simulated,

@@ -131,7 +131,7 @@ TEST(SearchCli, BadArgumentsAreOneLineExitTwo) {
     std::string args, expected;
   };
   for (const Case& c : {Case{"--global-batch 32 --algo annealing",
-                             "--algo: unknown searcher \"annealing\"; valid: bo, diff, dp, grid, mcmc, all"},
+                             "--algo: unknown searcher \"annealing\"; valid: bo, diff, dp, grid, mcmc, rl, all"},
                         Case{"", "global_batch_size: the training job's global batch is not set"},
                         Case{"--global-batch 32 --budget 3", "--budget:"},
                         Case{"--global-batch 32 --verify ns3", "--verify: unknown engine \"ns3\""},

@@ -18,7 +18,7 @@ class SearchCommand : public Command {
   void add_options(CLI::App& cmd) override {
     cmd.add_option("--platform", a_.platform, "cluster YAML")->required();
     cmd.add_option("--workload", a_.workload, "model YAML")->required();
-    cmd.add_option("--algo", a_.algo, "searcher (grid, dp, mcmc, diff, bo) or all");
+    cmd.add_option("--algo", a_.algo, "searcher (grid, dp, mcmc, diff, bo, rl) or all");
     cmd.add_option("--global-batch", a_.global_batch,
                    "samples per iteration (default: the workload's global_batch_size)")
         ->check(whole_in(1, limits::kMaxBatch));
