@@ -333,11 +333,10 @@ Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
     e.launch_s = n.get_quantity("launch", units::Dimension::Time, e.launch_s, 0, 1);
     e.k_fill = n.get_double("k_fill", e.k_fill, 0, 1 << 20);  // reduction elements
     // Fused attention by head size: a causal mask's diagonal tiles, a share of the passes.
-    if (n.has("causal_extra")) {
-      if (!fused_attention(static_cast<sim::OpClass>(k)))
-        n.child("causal_extra").fail("causal_extra is for flash_attention and triton_attention only");
-      e.causal_extra = n.get_double("causal_extra", 0, 0, 100);
-    }
+    // An entry without it was fitted as a roofline (calibrate without head sizes): priced so.
+    if (n.has("causal_extra") && !fused_attention(static_cast<sim::OpClass>(k)))
+      n.child("causal_extra").fail("causal_extra is for flash_attention and triton_attention only");
+    if (fused_attention(static_cast<sim::OpClass>(k))) e.causal_extra = n.get_double("causal_extra", -1, 0, 100);
   }
   return c;
 }

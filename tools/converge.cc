@@ -1,5 +1,7 @@
 #include "tools/converge.h"
 
+#include "platforms/gpu_order.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -186,15 +188,17 @@ void add_faults(strategies::ConvergenceConfig& c, const strategies::FaultScenari
 }  // namespace
 
 std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
-  const platforms::Cluster cluster = load_platform(a.platform, a.calibrations);
+  const platforms::Cluster platform = load_platform(a.platform, a.calibrations);
   const workloads::ModelGraph model = workloads::load_workload_file(a.workload);
   const std::vector<Entry> entries = entries_of(a);
-  std::unique_ptr<strategies::FaultScenario> scenario;
-  if (!a.faults.empty())
-    scenario = std::make_unique<strategies::FaultScenario>(strategies::load_fault_scenario_file(a.faults, cluster));
   std::vector<ConvergeRow> rows;
   for (const Entry& e : entries) {
     const strategies::Plan plan = strategies::load_plan_file(e.plan);
+    // The plan's gpu_order places it (and the fault scenario's GPUs) before anything else.
+    const platforms::Cluster cluster = platforms::ordered_by_gpu(platform, plan.gpu_order);
+    std::unique_ptr<strategies::FaultScenario> scenario;
+    if (!a.faults.empty())
+      scenario = std::make_unique<strategies::FaultScenario>(strategies::load_fault_scenario_file(a.faults, cluster));
     strategies::validate(plan, model, cluster);
     strategies::ConvergenceConfig c = config_of(a, e, plan);
     std::unique_ptr<strategies::FaultScenario> slow;

@@ -177,6 +177,11 @@ nlohmann::json plan_json(const strategies::Plan& p) {
                       {"sequence_parallel", p.sequence_parallel},
                       {"zero", p.zero}};
   if (!p.stages.empty()) j["stages"] = p.stages;
+  if (p.ep > 1) j["ep"] = p.ep;
+  if (p.cp > 1) {
+    j["cp"] = p.cp;
+    j["cp_comm"] = p.cp_comm;
+  }
   if (!p.gpu_order.empty()) j["gpu_order"] = p.gpu_order;
   return j;
 }

@@ -16,10 +16,16 @@ ClusterShape shape_of(const platforms::Cluster& cluster) {
   return shape;
 }
 
-platforms::Cluster job_cluster(const platforms::Cluster& cluster, const std::vector<int>& gpus) {
+platforms::Cluster job_cluster(const platforms::Cluster& cluster, const std::vector<int>& gpus,
+                               const std::vector<std::string>& gpu_order) {
   platforms::Cluster out = cluster;
   out.gpus.clear();
   for (int g : gpus) out.gpus.push_back(cluster.gpus.at(g));
+  auto rank = [&](const platforms::GpuSlot& g) {
+    return std::find(gpu_order.begin(), gpu_order.end(), g.spec->name) - gpu_order.begin();
+  };
+  std::stable_sort(out.gpus.begin(), out.gpus.end(),
+                   [&](const platforms::GpuSlot& a, const platforms::GpuSlot& b) { return rank(a) < rank(b); });
   return out;
 }
 

@@ -41,6 +41,9 @@ std::vector<int> packed_gpus(const platforms::Cluster& cluster, int count);
 
 // The cluster as a job on `gpus` sees it: those GPUs in that order (its ranks), the
 // groups and fabric as they are, the whole network.
-platforms::Cluster job_cluster(const platforms::Cluster& cluster, const std::vector<int>& gpus);
+// With a plan's gpu_order, its GPUs taken in that order of GPU types (stably, as
+// platforms/gpu_order.h orders a whole cluster's servers).
+platforms::Cluster job_cluster(const platforms::Cluster& cluster, const std::vector<int>& gpus,
+                               const std::vector<std::string>& gpu_order = {});
 
 }  // namespace dejavu::strategies::cluster

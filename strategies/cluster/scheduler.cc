@@ -292,7 +292,7 @@ bool Scheduler::shrink(const Running& r, int gpu) {
     p.dp = dp;
     std::vector<int> gpus(keep.begin(), keep.begin() + dp * per);
     try {
-      validate(p, *trace_.jobs[r.job].model, job_cluster(cluster_, gpus));
+      validate(p, *trace_.jobs[r.job].model, job_cluster(cluster_, gpus, p.gpu_order));
     } catch (const ConfigError&) {
       continue;  // a plan rule this size breaks (pipeline microbatches, ...): fewer replicas
     }

@@ -116,7 +116,7 @@ std::string why_not_shared(const Plan& plan) {
 
 AloneRun run_alone(const workloads::ModelGraph& model, const Plan& plan, const std::string& name,
                    const std::vector<int>& gpus, const platforms::Cluster& cluster, const SharedRunOptions& o) {
-  const platforms::Cluster own = job_cluster(cluster, gpus);
+  const platforms::Cluster own = job_cluster(cluster, gpus, plan.gpu_order);
   LowerOptions lo;
   lo.collective_algorithm = o.options.collective_algorithm;
   lo.fuse_items = o.fuse_items;

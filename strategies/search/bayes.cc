@@ -1,6 +1,7 @@
 // bo: Bayesian optimisation over the knobs (Snoek et al. 2012, as Metis and Galvatron-style
-// planners use it): the plans of the grid's space (space.h), each a point of [0, 1]^d (log
-// degrees, microbatch, schedule, recomputation, ZeRO stage, SP, offload), a Gaussian process
+// planners use it): the plans of the grid's space (space.h), each a point of [0, 1]^14 (log
+// degrees, microbatch, how context ranks share keys and values, schedule, recomputation,
+// ZeRO stage, SP, offload), a Gaussian process
 // with a squared-exponential kernel on the log iteration times seen so far, and the next
 // plan scored the unseen one of highest expected improvement. A plan that does not fit counts
 // as twice the slowest time seen. Starts from kInitial plans drawn with the seed; stops after
@@ -17,19 +18,17 @@ namespace dejavu::strategies::search {
 
 namespace {
 
-constexpr double kLength = 0.6;  // the kernel's length scale, in units of a knob's range
+constexpr double kLength = 0.8;  // the kernel's length scale, in units of a knob's range
 constexpr double kNoise = 1e-6;  // jitter on the diagonal (scores are deterministic)
 
 Eigen::VectorXd features(const Plan& p) {
   const std::vector<std::string> schedules = {"1f1b", "gpipe", "interleaved-1f1b", "zb-h1"};
   const double s = static_cast<double>(std::find(schedules.begin(), schedules.end(), p.schedule) - schedules.begin());
-  Eigen::VectorXd x(11);
+  Eigen::VectorXd x(14);
+  const double rc = p.recompute == "none" ? 0 : p.recompute == "selective" ? 0.5 : 1.0;
   x << std::log2(p.tp) / 3, std::log2(p.pp) / 6, std::log2(p.dp) / 10, std::log2(p.micro_batch_size) / 12,
-      std::log2(p.ep) / 6, s == 1 ? 1 : 0, s == 2 ? 1 : 0, s == 3 ? 1 : 0,
-      (p.recompute == "none"        ? 0
-       : p.recompute == "selective" ? 0.5
-                                    : 1.0),
-      p.zero / 3.0, (p.sequence_parallel ? 0.5 : 0.0) + (p.offload_optimizer.empty() ? 0.0 : 0.5);
+      std::log2(p.ep) / 6, std::log2(p.cp) / 3, p.cp_comm == "ring" ? 1.0 : 0.0, s == 1 ? 1.0 : 0.0, s == 2 ? 1.0 : 0.0,
+      s == 3 ? 1.0 : 0.0, rc, p.zero / 3.0, p.sequence_parallel ? 1.0 : 0.0, p.offload_optimizer.empty() ? 0.0 : 1.0;
   return x;
 }
 

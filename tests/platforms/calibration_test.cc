@@ -199,6 +199,21 @@ TEST(Calibration, RecoversAKnownAttentionModelByHeadSize) {
   EXPECT_NEAR(PerfModel(a100, c.efficiency).time_s(k) / want, 1, 0.01);
 }
 
+// A flash_attention entry written without causal_extra (a roofline fit, calibrate without
+// head sizes) prices as a roofline even where the GPU type's default is by head size:
+// e_max 0.5, no half time, HBM at half, no launch; 1 TFLOP and 1 GB on an A100:
+// max(1e12 / 156e12, 1e9 / 1019.5e9) = 6.41 ms, whatever the head size.
+TEST(Calibration, AnAttentionEntryWithoutCausalExtraIsARoofline) {
+  const Calibration c = load_calibration(ConfigNode::load_string(
+      "gpu: A100-SXM-80GB\nflash_attention: {compute_efficiency: 0.5, half_time: 0 s, memory_efficiency: 0.5, "
+      "launch: 0 s}\n",
+      "roofline.yaml"));
+  sim::Kernel k{sim::OpClass::FlashAttention, 1e12, 1e9, sim::DType::BF16};
+  k.head_dim = 64;
+  k.causal = true;
+  EXPECT_NEAR(PerfModel(gpu_spec("A100-SXM-80GB"), c.efficiency).time_s(k), 1e12 / 156e12, 1e-9);
+}
+
 TEST(Calibration, FlashAttentionByHeadSizePredictsHeldOutMeasurementsWithinFivePercent) {
   // FlashAttention-2's published A100 and H100 throughput (heads of 64 and 128, causal and
   // not): by head size within 5% on the held-out rows, better than as a roofline.

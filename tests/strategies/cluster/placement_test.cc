@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 
 #include "strategies/cluster/placement.h"
+
+#include "platforms/cluster.h"
 
 namespace dejavu::strategies::cluster {
 namespace {
@@ -21,6 +24,21 @@ std::vector<int> place(const std::string& policy, const std::vector<char>& free,
 }
 
 std::vector<char> all_free() { return std::vector<char>(16, 1); }
+
+// A job's view of its GPUs takes its plan's gpu_order: on the A100 + H100 cluster, a job on
+// GPUs 4-11 (four of each) ranks the H100s first when its plan asks, else in cluster order.
+TEST(Placement, AJobsGpusFollowItsPlansGpuOrder) {
+  const platforms::Cluster c =
+      platforms::load_cluster_file(std::string(DEJAVU_SOURCE_DIR) + "/platforms/presets/mixed-a100-h100-2x8.yaml");
+  const std::vector<int> gpus = {4, 5, 6, 7, 8, 9, 10, 11};
+  const platforms::Cluster plain = job_cluster(c, gpus), h100_first = job_cluster(c, gpus, {"H100-SXM-80GB"});
+  ASSERT_EQ(h100_first.gpu_count(), 8);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(plain.gpus[i].host, c.gpus[gpus[i]].host);
+    EXPECT_EQ(h100_first.gpus[i].spec->name, i < 4 ? "H100-SXM-80GB" : "A100-SXM-80GB");
+    EXPECT_EQ(h100_first.gpus[i].host, c.gpus[gpus[(i + 4) % 8]].host);  // in order within a type
+  }
+}
 
 TEST(Placement, FirstFitTakesTheLowestFreeGpus) {
   std::vector<char> free = all_free();
