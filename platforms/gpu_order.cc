@@ -11,13 +11,15 @@ std::vector<std::string> gpu_types(const Cluster& cluster) {
   return out;
 }
 
+size_t gpu_order_rank(const std::vector<std::string>& types, const std::string& gpu) {
+  return static_cast<size_t>(std::find(types.begin(), types.end(), gpu) - types.begin());
+}
+
 Cluster ordered_by_gpu(const Cluster& cluster, const std::vector<std::string>& types) {
-  auto rank = [&](const ServerGroup& g) {
-    return static_cast<size_t>(std::find(types.begin(), types.end(), g.gpu) - types.begin());
-  };
   std::vector<ServerGroup> groups = cluster.groups;
-  std::stable_sort(groups.begin(), groups.end(),
-                   [&](const ServerGroup& a, const ServerGroup& b) { return rank(a) < rank(b); });
+  std::stable_sort(groups.begin(), groups.end(), [&](const ServerGroup& a, const ServerGroup& b) {
+    return gpu_order_rank(types, a.gpu) < gpu_order_rank(types, b.gpu);
+  });
   bool same = true;
   for (size_t i = 0; i < groups.size(); ++i) same = same && groups[i].gpu == cluster.groups[i].gpu;
   if (same) return cluster;

@@ -17,6 +17,10 @@ namespace dejavu::platforms {
 // network rebuilt. An empty list, or one that keeps the order, returns the cluster as is.
 Cluster ordered_by_gpu(const Cluster& cluster, const std::vector<std::string>& types);
 
+// Where GPU type `gpu` stands in `types` (types.size() when it is not listed): what both a
+// whole cluster's servers and a job's GPUs are stably sorted by.
+size_t gpu_order_rank(const std::vector<std::string>& types, const std::string& gpu);
+
 // The cluster's distinct GPU types, in file order.
 std::vector<std::string> gpu_types(const Cluster& cluster);
 

@@ -1,5 +1,7 @@
 #include "strategies/cluster/placement.h"
 
+#include "platforms/gpu_order.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -21,11 +23,9 @@ platforms::Cluster job_cluster(const platforms::Cluster& cluster, const std::vec
   platforms::Cluster out = cluster;
   out.gpus.clear();
   for (int g : gpus) out.gpus.push_back(cluster.gpus.at(g));
-  auto rank = [&](const platforms::GpuSlot& g) {
-    return std::find(gpu_order.begin(), gpu_order.end(), g.spec->name) - gpu_order.begin();
-  };
-  std::stable_sort(out.gpus.begin(), out.gpus.end(),
-                   [&](const platforms::GpuSlot& a, const platforms::GpuSlot& b) { return rank(a) < rank(b); });
+  std::stable_sort(out.gpus.begin(), out.gpus.end(), [&](const platforms::GpuSlot& a, const platforms::GpuSlot& b) {
+    return platforms::gpu_order_rank(gpu_order, a.spec->name) < platforms::gpu_order_rank(gpu_order, b.spec->name);
+  });
   return out;
 }
 

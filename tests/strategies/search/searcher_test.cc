@@ -53,15 +53,22 @@ class FakeEvaluator : public Evaluator {
   }
 };
 
-TEST(GridSearch, FindsTheKnownOptimumOfAFakeCostAndSkipsWhatDoesNotFit) {
-  const Inputs s = load("dgx-a100-1x8", "gpt3-1.3b", 64);
-  FakeEvaluator fake;
-  const SearchResult r = GridSearcher().search(s.problem(), fake, {});
+// The fake cost's optimum degrees (tp 2, pp 2, microbatch 2) in a searcher's best plan.
+void expect_fake_optimum_degrees(const SearchResult& r) {
   ASSERT_TRUE(r.best());
   const Plan& b = r.best()->plan;
   EXPECT_EQ(b.tp, 2);
   EXPECT_EQ(b.pp, 2);
   EXPECT_EQ(b.micro_batch_size, 2);
+}
+
+TEST(GridSearch, FindsTheKnownOptimumOfAFakeCostAndSkipsWhatDoesNotFit) {
+  const Inputs s = load("dgx-a100-1x8", "gpt3-1.3b", 64);
+  FakeEvaluator fake;
+  const SearchResult r = GridSearcher().search(s.problem(), fake, {});
+  expect_fake_optimum_degrees(r);
+  ASSERT_TRUE(r.best());
+  const Plan& b = r.best()->plan;
   EXPECT_EQ(b.recompute, "full");
   EXPECT_EQ(b.zero, 1);
   EXPECT_FALSE(b.sequence_parallel);
@@ -79,11 +86,8 @@ TEST(BayesSearch, FindsTheKnownOptimumOfAFakeCostInAFractionOfTheSpace) {
   SearchOptions o;
   o.iterations = 120;
   const SearchResult r = BayesSearcher().search(s.problem(), fake, o);
+  expect_fake_optimum_degrees(r);
   ASSERT_TRUE(r.best());
-  const Plan& b = r.best()->plan;
-  EXPECT_EQ(b.tp, 2);
-  EXPECT_EQ(b.pp, 2);
-  EXPECT_EQ(b.micro_batch_size, 2);
   // The optimum costs 1 s; the knobs worth hundredths of it (recomputation, ZeRO) within 2%.
   EXPECT_LE(r.best()->score.iteration_time_s, 1.02);
   EXPECT_EQ(r.evaluations, 120);
@@ -96,11 +100,8 @@ TEST(ReinforceSearch, LearnsTheKnownOptimumOfAFakeCost) {
   const Inputs s = load("dgx-a100-1x8", "gpt3-1.3b", 64);
   FakeEvaluator fake;
   const SearchResult r = ReinforceSearcher().search(s.problem(), fake, {});
+  expect_fake_optimum_degrees(r);
   ASSERT_TRUE(r.best());
-  const Plan& b = r.best()->plan;
-  EXPECT_EQ(b.tp, 2);
-  EXPECT_EQ(b.pp, 2);
-  EXPECT_EQ(b.micro_batch_size, 2);
   EXPECT_LE(r.best()->score.iteration_time_s, 1.02);
   EXPECT_EQ(r.evaluations, ReinforceSearcher::kDefaultIterations);
 }
