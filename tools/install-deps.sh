@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(cmake g++ make pkg-config
   libyaml-cpp-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libsimgrid-dev libprotobuf-dev protobuf-compiler libeigen3-dev pybind11-dev
+  libsimgrid-dev libprotobuf-dev protobuf-compiler libeigen3-dev pybind11-dev libglpk-dev
   clang-format universal-ctags)  # the format and function-length checks (make format-check)
 # --with-browser: also Chromium, which the HTML report's test renders the report in.
 [ "${1:-}" = "--with-browser" ] && packages+=(chromium)

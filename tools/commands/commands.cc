@@ -18,6 +18,7 @@ std::unique_ptr<Command> make_validate_command();
 std::unique_ptr<Command> make_search_command();
 std::unique_ptr<Command> make_cluster_command();
 std::unique_ptr<Command> make_cluster_trace_command();
+std::unique_ptr<Command> make_shard_command();
 
 Registry<Command>& commands() {
   static Registry<Command> r("command");
@@ -41,6 +42,7 @@ void register_commands() {
   r.add("converge", "time to a target loss: real training, simulated timings", make_converge_command);
   r.add("validate", "predicted against measured for a validation suite", make_validate_command);
   r.add("search", "search the best plan (grid, dp, mcmc, diff, or all)", make_search_command);
+  r.add("shard", "the intra-operator sharding of one layer, solved as an ILP (GLPK)", make_shard_command);
   r.add("cluster", "several jobs on one cluster at once: each one's step alone and together", make_cluster_command);
   r.add("cluster-trace", "a job trace for cluster --trace: synthetic, or converted from a Helios log",
         make_cluster_trace_command);
