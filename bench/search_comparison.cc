@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench/bench_common.h"
+#include "platforms/gpu_order.h"
 #include "strategies/search/gpu_orders.h"
 #include "strategies/search/partition.h"
 #include "strategies/search/searchers.h"
@@ -22,6 +23,7 @@ namespace search = strategies::search;
 struct Case {
   const char *label, *platform, *workload;
   int batch;
+  std::vector<std::string> file_order = {};  // the servers listed in this order of GPU types
 };
 
 }  // namespace
@@ -37,12 +39,20 @@ int main() {
       {"GPT-3 13B, 8 A100 + 8 H100 (mixed), batch 128", "mixed-a100-h100-2x8", "gpt3-13b", 128},
       {"Llama-3 8B at 64K tokens, 8 H100, batch 8", "dgx-h100-1x8", "llama3-8b-64k", 8},
       {"DLRM (Criteo), 8 A100, batch 16384", "dgx-a100-1x8", "dlrm-criteo", 16384},
+      {"Mixtral 8x7B (MoE), 32 A100, batch 128", "dgx-a100-4x8", "mixtral-8x7b", 128},
+      {"GPT-3 13B fp16, 8 A100 + 8 V100 listed A100-first, batch 128", "mixed-a100-v100-2x8", "gpt3-13b-fp16", 128},
+      {"GPT-3 13B fp16, 8 A100 + 8 V100 listed V100-first, batch 128",
+       "mixed-a100-v100-2x8",
+       "gpt3-13b-fp16",
+       128,
+       {"V100-SXM2-32GB", "A100-SXM-80GB"}},
   };
   std::printf("| problem | searcher | best plan | iteration | vs best | wall | evaluations |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (const Case& c : cases) {
-    const auto cluster =
-        platforms::load_cluster_file(bench::src(std::string("platforms/presets/") + c.platform + ".yaml"));
+    const auto cluster = platforms::ordered_by_gpu(
+        platforms::load_cluster_file(bench::src(std::string("platforms/presets/") + c.platform + ".yaml")),
+        c.file_order);
     const auto model =
         workloads::load_workload_file(bench::src(std::string("workloads/presets/") + c.workload + ".yaml"));
     const search::Problem problem{&model, &cluster, c.batch};

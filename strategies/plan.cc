@@ -160,6 +160,32 @@ void load_gpu_order(const ConfigNode& root, Plan& p) {
   }
   if (p.gpu_order.empty()) n.fail("an empty list; valid: the cluster's GPU types in the order ranks take them");
 }
+
+// replica_microbatches: one count per data-parallel replica, adding up to the global batch.
+void load_replica_microbatches(const ConfigNode& root, Plan& p) {
+  const long long per_step = static_cast<long long>(p.micro_batch_size) * p.dp;  // no int overflow
+  if (!root.has("replica_microbatches")) {
+    if (p.global_batch_size % per_step != 0)
+      root.child("global_batch_size")
+          .fail(std::to_string(p.global_batch_size) + " is not a multiple of micro_batch_size x dp = " +
+                std::to_string(per_step) + "; valid: any multiple of it");
+    return;
+  }
+  const ConfigNode n = root.child("replica_microbatches");
+  p.where["replica_microbatches"] = n.loc();
+  long long sum = 0;
+  for (const ConfigNode& x : n.items()) {
+    p.replica_microbatches.push_back(static_cast<int>(x.as_int(1, limits::kMaxMicrobatches)));
+    sum += p.replica_microbatches.back();
+  }
+  if (static_cast<long long>(p.replica_microbatches.size()) != p.dp)
+    n.fail(std::to_string(p.replica_microbatches.size()) + " counts for dp = " + std::to_string(p.dp) +
+           " replicas; valid: one count per data-parallel replica");
+  if (sum * p.micro_batch_size != p.global_batch_size)
+    n.fail(std::to_string(sum) + " microbatches of " + std::to_string(p.micro_batch_size) + " samples make " +
+           std::to_string(sum * p.micro_batch_size) + ", not the global_batch_size " +
+           std::to_string(p.global_batch_size) + "; valid: counts adding up to global_batch_size / micro_batch_size");
+}
 }  // namespace
 
 Plan load_plan(const ConfigNode& root) {
@@ -186,7 +212,8 @@ Plan load_plan(const ConfigNode& root) {
                    "tp_comm_overlap",
                    "offload",
                    "token_slices",
-                   "gpu_order"});
+                   "gpu_order",
+                   "replica_microbatches"});
   Plan p;
   p.file = root.file();
   p.where[""] = root.loc();
@@ -198,7 +225,6 @@ Plan load_plan(const ConfigNode& root) {
   p.cp = positive(root, "cp", 1, p);
   if (root.has("cp_comm")) p.cp_comm = root.child("cp_comm").as_choice({"all-gather", "ring"});
   p.micro_batch_size = positive(root, "micro_batch_size", 1, p, limits::kMaxBatch);
-  const ConfigNode gb = root.child("global_batch_size");
   p.global_batch_size = positive(root, "global_batch_size", 1, p, limits::kMaxBatch);
   if (root.has("schedule")) {
     const ConfigNode s = root.child("schedule");
@@ -236,10 +262,7 @@ Plan load_plan(const ConfigNode& root) {
   load_offload(root, p);
   load_token_slices(root, p);
   load_gpu_order(root, p);
-  const long long per_step = static_cast<long long>(p.micro_batch_size) * p.dp;  // no int overflow
-  if (p.global_batch_size % per_step != 0)
-    gb.fail(std::to_string(p.global_batch_size) + " is not a multiple of micro_batch_size x dp = " +
-            std::to_string(per_step) + "; valid: any multiple of it");
+  load_replica_microbatches(root, p);
   return p;
 }
 
@@ -322,9 +345,48 @@ void check_token_slices(const Plan& p, const workloads::ModelGraph& model) {
                 std::to_string(limits::kMaxMicrobatches));
 }
 
+// Chimera's two pipelines run here with plain all-reduce data parallelism.
+void check_chimera(const Plan& p) {
+  if (p.schedule != "chimera") return;
+  if (p.pp < 2 || p.pp % 2 != 0)
+    fail_at(p, "pp",
+            std::to_string(p.pp) + " stages; chimera pairs stage k with stage p-1-k: valid: an even pp of 2 or more");
+  if (p.microbatches() % 2 != 0)
+    fail_at(p, "global_batch_size",
+            std::to_string(p.microbatches()) +
+                " microbatches per replica; chimera splits them over two pipelines: valid: an even number");
+  if (p.zero > 0 || p.data_parallel.sync != "all-reduce" || p.gradient_bucket_bytes(1) > 0 ||
+      p.data_parallel.compression != "none" || p.ep > 1 || p.cp > 1)
+    fail_at(p, "schedule",
+            "chimera runs here with plain all-reduce data parallelism (zero: 0, no buckets, no "
+            "compression, ep: 1, cp: 1)");
+}
+
+// Uneven replicas run the synchronous schedules that flush once an iteration, each on its
+// own count (interleaving needs a multiple of pp on every replica).
+void check_replica_microbatches(const Plan& p) {
+  if (p.replica_microbatches.empty()) return;
+  const auto schedule = schedules().make(p.schedule);
+  if (!schedule->flushes() || schedule->steps_every_microbatch() || schedule->pipelines() > 1)
+    fail_at(p, "replica_microbatches",
+            "uneven replicas run a schedule that flushes once per iteration with one pipeline (gpipe, 1f1b, "
+            "interleaved-1f1b, zb-h1, terapipe); " +
+                p.schedule + " does not");
+  for (size_t r = 0; r < p.replica_microbatches.size(); ++r)
+    if (p.schedule == "interleaved-1f1b" && p.replica_microbatches[r] % p.pp != 0)
+      fail_at(p, "replica_microbatches",
+              "replica " + std::to_string(r) + " runs " + std::to_string(p.replica_microbatches[r]) +
+                  " microbatches; interleaved-1f1b needs a multiple of pp (" + std::to_string(p.pp) + ") on each");
+  if (p.data_parallel.sync != "all-reduce")
+    fail_at(p, "replica_microbatches",
+            "uneven replicas weight their gradients in an all-reduce; data_parallel.sync " + p.data_parallel.sync +
+                " averages them evenly: valid: sync: all-reduce");
+}
+
 }  // namespace
 
 void validate(const Plan& p, const workloads::ModelGraph& model, const platforms::Cluster& cluster) {
+  check_replica_microbatches(p);
   check_dtype(model, cluster);
   check_gpu_order(p, cluster);
   check_token_slices(p, model);
@@ -385,20 +447,7 @@ void validate(const Plan& p, const workloads::ModelGraph& model, const platforms
             "delayed averaging exchanges whole gradients after a flushed iteration's backward; use zero: 0, no bucket "
             "and a schedule that flushes (not " +
                 p.schedule + ")");
-  if (p.schedule == "chimera") {
-    if (p.pp < 2 || p.pp % 2 != 0)
-      fail_at(p, "pp",
-              std::to_string(p.pp) + " stages; chimera pairs stage k with stage p-1-k: valid: an even pp of 2 or more");
-    if (p.microbatches() % 2 != 0)
-      fail_at(p, "global_batch_size",
-              std::to_string(p.microbatches()) +
-                  " microbatches per replica; chimera splits them over two pipelines: valid: an even number");
-    if (p.zero > 0 || p.data_parallel.sync != "all-reduce" || p.gradient_bucket_bytes(1) > 0 ||
-        p.data_parallel.compression != "none" || p.ep > 1 || p.cp > 1)
-      fail_at(p, "schedule",
-              "chimera runs here with plain all-reduce data parallelism (zero: 0, no buckets, no "
-              "compression, ep: 1, cp: 1)");
-  }
+  check_chimera(p);
   if (p.schedule == "interleaved-1f1b" && p.microbatches() % p.pp != 0)
     fail_at(p, "global_batch_size",
             std::to_string(p.microbatches()) + " microbatches per replica; interleaved-1f1b needs a multiple of pp (" +

@@ -17,6 +17,7 @@
 //   ep: 1                  # expert parallelism (MoE workloads): divides dp and the experts
 //   cp: 1                  # context parallelism: the sequence split over cp GPUs
 //   data_parallel: {sync: all-reduce, compression: none}   # see strategies/data_parallel.h
+//   replica_microbatches: [6, 10]  # microbatches per data-parallel replica (default: even)
 //
 // Megatron-Core's switches, with its semantics (DistributedDataParallelConfig, arguments.py):
 //   distributed_optimizer: true  # optimizer state sharded, gradients reduce-scattered (zero: 1)
@@ -28,6 +29,7 @@
 //                                # reduce-scatter pipelined with the GEMM it feeds or follows
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -91,14 +93,26 @@ struct Plan {
   // GPU types (platforms/gpu_order.h), so ranks, and with them the first pipeline stages, go to
   // the first type listed; empty: as the platform file lists them.
   std::vector<std::string> gpu_order;
+  // Heterogeneous data parallelism (`replica_microbatches: [6, 6, 10, 10]`, HetPipe, AMP):
+  // the microbatches each data-parallel replica runs, so replicas of faster GPUs take more
+  // of the batch; they add up to global_batch_size / micro_batch_size, and the gradient
+  // all-reduce weights each replica's gradient by its share (the same bytes as an even
+  // split). Empty: every replica global_batch_size / (micro_batch_size x dp).
+  std::vector<int> replica_microbatches;
 
   std::string file;                        // where it was read from
   std::map<std::string, SourceLoc> where;  // key -> position, for checks against the model
 
   // In 64 bits: degrees each up to limits::kMaxDegree multiply past an int.
   long long gpus() const { return static_cast<long long>(tp) * cp * pp * dp; }
+  // Per replica; with replica_microbatches, the most any replica runs.
   int microbatches() const {
+    if (!replica_microbatches.empty())
+      return *std::max_element(replica_microbatches.begin(), replica_microbatches.end());
     return static_cast<int>(global_batch_size / (static_cast<long long>(micro_batch_size) * dp));
+  }
+  int microbatches_of(int replica) const {
+    return replica_microbatches.empty() ? microbatches() : replica_microbatches.at(replica);
   }
   int total_stages() const { return pp * virtual_stages; }
   // Gradient bucket size, bytes: data_parallel.bucket, else Megatron-Core's default under

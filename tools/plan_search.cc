@@ -183,6 +183,7 @@ nlohmann::json plan_json(const strategies::Plan& p) {
     j["cp_comm"] = p.cp_comm;
   }
   if (!p.gpu_order.empty()) j["gpu_order"] = p.gpu_order;
+  if (!p.replica_microbatches.empty()) j["replica_microbatches"] = p.replica_microbatches;
   return j;
 }
 nlohmann::json candidate_json(const search::Candidate& c) {

@@ -47,14 +47,16 @@ JobLayout::JobLayout(const workloads::ModelGraph& model_, const platforms::Clust
   }
 }
 
-// Replicas that price the same (GPU types, tensor-parallel ring, pipeline hops) fold into
-// one class; faulty GPUs (options.distinct_gpus) keep their replicas apart.
+// Replicas that price the same (GPU types, tensor-parallel ring, pipeline hops) and run as
+// many microbatches fold into one class; faulty GPUs (options.distinct_gpus) keep their
+// replicas apart.
 std::vector<std::vector<int>> JobLayout::fold_replicas() const {
   std::map<std::string, int> class_of_signature;
   std::vector<std::vector<int>> out;
   const auto& distinct = options.distinct_gpus;
   for (int r = 0; r < d; ++r) {
     std::string sig = options.fold_symmetric ? "" : std::to_string(r);
+    if (!plan.replica_microbatches.empty()) sig += "m" + std::to_string(plan.microbatches_of(r)) + ":";
     for (int s = 0; s < p; ++s) {
       for (int k = 0; k < K; ++k) {
         if (std::find(distinct.begin(), distinct.end(), gpu(s, r, k)) != distinct.end())

@@ -5,6 +5,7 @@
 // groups, data-parallel rings). Megatron's rank order: tp innermost, then cp, dp, pp.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -36,7 +37,7 @@ class JobLayout {
   const Plan& plan;
   const LowerOptions& options;
   std::unique_ptr<PipelineSchedule> schedule;
-  int p, d, t, m, v, cp, K;  // K = t * cp: GPUs per replica and stage; m work items per stage
+  int p, d, t, m, v, cp, K;  // K = t * cp: GPUs per replica and stage; m work items per stage (the most of any replica)
   int pipes, Vp, V;          // pipelines run at once, virtual stages per pipeline, in all
   int dpc, dpe;              // GPUs sharing each dense / expert gradient
   double micro_batch, element_bytes;
@@ -60,6 +61,8 @@ class JobLayout {
   bool has_next(int vs) const { return (vs + 1) % Vp != 0; }  // within its pipeline
   bool has_prev(int vs) const { return vs % Vp != 0; }
   int classes_count() const { return static_cast<int>(classes.size()); }
+  // Work items per stage of replica class c's replicas (plan.replica_microbatches: uneven).
+  int m_of(int c) const { return plan.microbatches_of(classes[c][0]) * std::max(1, slices.count()); }
 
   // The data-parallel rings of GPU stage s (one per tensor rank, over every replica and
   // context rank), and the experts' (over the replicas holding the same experts).

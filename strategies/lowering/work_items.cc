@@ -96,7 +96,7 @@ void ClassItems::price(int q, int vs) {
 
 void ClassItems::emit_stage(int s) {
   Zero3Device zero3(g_, zero3_.empty() ? nullptr : &zero3_[s]);
-  const std::vector<WorkItem> order = L_.schedule->order(s, L_.p, L_.m, L_.v);
+  const std::vector<WorkItem> order = L_.schedule->order(s, L_.p, L_.m_of(c_), L_.v);
   for (const WorkItem& item : order) {
     if (item.backward && item.part != BackwardPart::Weight) last_backward_ = item.microbatch;
     if (item.backward && item.part == BackwardPart::Weight) last_weight_ = item.microbatch;

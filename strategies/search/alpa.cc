@@ -27,7 +27,7 @@ std::vector<Plan> mesh_candidates(const Problem& problem, Tracker& tracker, size
 }
 
 SearchResult AlpaSearcher::search(const Problem& problem, Evaluator& evaluator, const SearchOptions& options) const {
-  Tracker tracker("dp", evaluator, options);
+  Tracker tracker("dp", problem, evaluator, options);
   const std::vector<Plan> configs = mesh_candidates(problem, tracker);
   long done = 0, partitioned = 0;
   for (Plan plan : configs) {

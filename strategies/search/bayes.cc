@@ -77,7 +77,7 @@ long next_plan(const std::vector<Eigen::VectorXd>& x, const std::vector<long>& s
 }  // namespace
 
 SearchResult BayesSearcher::search(const Problem& problem, Evaluator& evaluator, const SearchOptions& options) const {
-  Tracker tracker("bo", evaluator, options);
+  Tracker tracker("bo", problem, evaluator, options);
   const std::vector<Plan> plans = enumerate(problem, default_space(problem));
   std::vector<Eigen::VectorXd> x;
   for (const Plan& p : plans) x.push_back(features(p));

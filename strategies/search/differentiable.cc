@@ -9,7 +9,7 @@ namespace dejavu::strategies::search {
 
 SearchResult DifferentiableSearcher::search(const Problem& problem, Evaluator& evaluator,
                                             const SearchOptions& options) const {
-  Tracker tracker("diff", evaluator, options);
+  Tracker tracker("diff", problem, evaluator, options);
   const std::vector<Plan> configs = mesh_candidates(problem, tracker);
   DiffOptions diff;
   diff.stop = [&] { return tracker.out_of_time(); };

@@ -6,7 +6,7 @@
 namespace dejavu::strategies::search {
 
 SearchResult GridSearcher::search(const Problem& problem, Evaluator& evaluator, const SearchOptions& options) const {
-  Tracker tracker("grid", evaluator, options);
+  Tracker tracker("grid", problem, evaluator, options);
   const std::vector<Plan> plans = enumerate(problem, default_space(problem));
   const long total = static_cast<long>(plans.size());
   long done = 0;

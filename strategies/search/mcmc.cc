@@ -131,7 +131,7 @@ bool propose(const Problem& problem, const Space& space, const Plan& from, Plan&
 }  // namespace
 
 SearchResult McmcSearcher::search(const Problem& problem, Evaluator& evaluator, const SearchOptions& options) const {
-  Tracker tracker("mcmc", evaluator, options);
+  Tracker tracker("mcmc", problem, evaluator, options);
   const Space space = default_space(problem);
   const std::vector<Plan> all = enumerate(problem, space);
   Rng rng(options.seed);

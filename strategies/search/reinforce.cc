@@ -67,7 +67,7 @@ bool plan_of(const Problem& problem, const Space& s, const std::vector<size_t>& 
 
 SearchResult ReinforceSearcher::search(const Problem& problem, Evaluator& evaluator,
                                        const SearchOptions& options) const {
-  Tracker tracker("rl", evaluator, options);
+  Tracker tracker("rl", problem, evaluator, options);
   Space space = default_space(problem);
   space.micro_batch = micro_batch_options(problem, space, 1, 1);  // with each replica's whole batch at dp = N
   const size_t sizes[kKnobs] = {

@@ -1,5 +1,9 @@
 #include "strategies/search/searcher.h"
 
+#include "platforms/gpu_order.h"
+#include "strategies/search/replica_balance.h"
+#include "strategies/search/stage_balance.h"
+
 #include <algorithm>
 
 #include "strategies/search/searchers.h"
@@ -28,8 +32,9 @@ void register_searchers() {
         [] { return std::make_unique<ReinforceSearcher>(); });
 }
 
-Tracker::Tracker(std::string algorithm, Evaluator& evaluator, const SearchOptions& options)
-    : evaluator_(evaluator), options_(options) {
+Tracker::Tracker(std::string algorithm, const Problem& problem, Evaluator& evaluator, const SearchOptions& options)
+    : problem_(problem), evaluator_(evaluator), options_(options) {
+  mixed_ = problem.cluster && platforms::gpu_types(*problem.cluster).size() > 1;
   result_.algorithm = std::move(algorithm);
   evaluations_at_start_ = evaluator.evaluations();
   simulations_at_start_ = evaluator.simulations();
@@ -43,6 +48,17 @@ double Tracker::now_s() const {
 }
 
 Score Tracker::evaluate(const Plan& plan) {
+  const Score s = keep(plan);
+  if (!mixed_ || !s.valid) return s;
+  Plan stages, replicas, both;
+  const bool by_stage = balance_stages(problem_, plan, stages);
+  if (by_stage) keep(stages);
+  if (balance_replicas(problem_, plan, replicas)) keep(replicas);
+  if (by_stage && balance_replicas(problem_, stages, both)) keep(both);
+  return s;
+}
+
+Score Tracker::keep(const Plan& plan) {
   const Score s = evaluator_.evaluate(plan);
   if (!(s.cost() < std::numeric_limits<double>::infinity())) return s;
   auto& top = result_.top;

@@ -63,8 +63,12 @@ void register_searchers();  // grid, dp, mcmc, diff, bo, rl
 // Shared bookkeeping: the best k fitting plans seen, the budget clock, progress and counts.
 class Tracker {
  public:
-  Tracker(std::string algorithm, Evaluator& evaluator, const SearchOptions& options);
-  // Evaluates through the evaluator and keeps the plan if it is among the best.
+  Tracker(std::string algorithm, const Problem& problem, Evaluator& evaluator, const SearchOptions& options);
+  // Evaluates through the evaluator and keeps the plan if it is among the best. On a
+  // cluster of several GPU types it also scores the plan with its layers split by its
+  // stages' speed (stage_balance.h), its data-parallel replicas balanced
+  // (replica_balance.h), and both, and keeps those too; the searcher is told the plan's own
+  // score, so what it learns and re-cuts is the plan it proposed.
   Score evaluate(const Plan& plan);
   bool out_of_time();  // sets budget_exhausted once the budget is spent
   void progress(long done, long total);
@@ -72,7 +76,10 @@ class Tracker {
   SearchResult finish();
 
  private:
+  Score keep(const Plan& plan);
   SearchResult result_;
+  const Problem& problem_;
+  bool mixed_ = false;             // the cluster has several GPU types
   std::vector<std::string> keys_;  // plan_key of each of result_.top
   Evaluator& evaluator_;
   SearchOptions options_;

@@ -128,6 +128,17 @@ std::vector<Plan> enumerate(const Problem& problem, const Space& space) {
   return out;
 }
 
+namespace {
+// "[a, b, c]" (sep ", ") or "[a,b,c]" (sep ",").
+template <class T, class F>
+std::string listed(const std::vector<T>& xs, const char* sep, F text) {
+  std::string s = "[";
+  for (size_t i = 0; i < xs.size(); ++i) s += (i ? sep : "") + text(xs[i]);
+  return s + "]";
+}
+std::string number(int x) { return std::to_string(x); }
+}  // namespace
+
 std::string describe(const Plan& p) {
   std::string s = "tp" + std::to_string(p.tp) + " pp" + std::to_string(p.pp) + " dp" + std::to_string(p.dp) + " mb" +
                   std::to_string(p.micro_batch_size);
@@ -144,11 +155,8 @@ std::string describe(const Plan& p) {
     for (size_t i = 0; i < p.gpu_order.size(); ++i)
       s += (i ? "," : "") + p.gpu_order[i].substr(0, p.gpu_order[i].find('-'));
   }
-  if (!p.stages.empty()) {
-    s += " stages=[";
-    for (size_t i = 0; i < p.stages.size(); ++i) s += (i ? "," : "") + std::to_string(p.stages[i]);
-    s += "]";
-  }
+  if (!p.stages.empty()) s += " stages=" + listed(p.stages, ",", number);
+  if (!p.replica_microbatches.empty()) s += " split=" + listed(p.replica_microbatches, ",", number);
   return s;
 }
 
@@ -161,11 +169,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   out << "micro_batch_size: " << p.micro_batch_size << "\nglobal_batch_size: " << p.global_batch_size << "\n";
   out << "schedule: " << p.schedule << "\n";
   if (p.virtual_stages > 1) out << "virtual_stages: " << p.virtual_stages << "\n";
-  if (!p.stages.empty()) {
-    out << "stages: [";
-    for (size_t i = 0; i < p.stages.size(); ++i) out << (i ? ", " : "") << p.stages[i];
-    out << "]\n";
-  }
+  if (!p.stages.empty()) out << "stages: " << listed(p.stages, ", ", number) << "\n";
   out << "recompute: " << p.recompute << "\n";
   out << "sequence_parallel: " << (p.sequence_parallel ? "true" : "false") << "\n";
   out << "zero: " << p.zero << "\n";
@@ -176,11 +180,10 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
       out << (p.offload_optimizer.empty() ? "" : ", ") << "parameters: " << p.offload_parameters;
     out << "}\n";
   }
-  if (!p.gpu_order.empty()) {
-    out << "gpu_order: [";
-    for (size_t i = 0; i < p.gpu_order.size(); ++i) out << (i ? ", " : "") << p.gpu_order[i];
-    out << "]\n";
-  }
+  if (!p.gpu_order.empty())
+    out << "gpu_order: " << listed(p.gpu_order, ", ", [](const std::string& t) { return t; }) << "\n";
+  if (!p.replica_microbatches.empty())
+    out << "replica_microbatches: " << listed(p.replica_microbatches, ", ", number) << "\n";
 }
 
 }  // namespace dejavu::strategies::search

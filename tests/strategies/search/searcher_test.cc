@@ -266,21 +266,20 @@ TEST(DifferentiablePartition, LandsNearTheOptimumAndIsSeeded) {
 }
 
 TEST(AlpaSearch, OnAMixedClusterBeatsEveryPlanThatIgnoresGpuTypes) {
-  // One DGX A100 and one DGX H100: grid's plans split layers evenly, blind to the types.
+  // One DGX A100 and one DGX H100: the space's plans split layers and batches evenly, blind
+  // to the types; the DP's stage partition (and the searchers' balanced replicas,
+  // replica_balance_test.cc) are not.
   const Inputs s = load("mixed-a100-h100-2x8", "gpt3-13b", 128);
-  SimulationEvaluator e1(s.problem()), e2(s.problem());
-  const SearchResult grid = GridSearcher().search(s.problem(), e1, {});
+  SimulationEvaluator blind(s.problem()), e2(s.problem());
+  double best_blind = INFINITY;
+  for (const Plan& p : enumerate(s.problem(), default_space(s.problem())))
+    best_blind = std::min(best_blind, blind.evaluate(p).cost());
   const SearchResult dp = AlpaSearcher().search(s.problem(), e2, {});
-  ASSERT_TRUE(grid.best() && dp.best());
-  const double gain = grid.best()->score.iteration_time_s / dp.best()->score.iteration_time_s - 1;
-  std::printf("mixed A100+H100, GPT-3 13B, batch 128: dp %s %.3f s, best type-blind %s %.3f s: %.0f%% faster\n",
-              describe(dp.best()->plan).c_str(), dp.best()->score.iteration_time_s, describe(grid.best()->plan).c_str(),
-              grid.best()->score.iteration_time_s, 100 * gain);
-  // Measured: 3.65 s against 6.24 s, 71% faster; the heavier stage goes to the H100s.
+  ASSERT_TRUE(dp.best());
+  const double gain = best_blind / dp.best()->score.iteration_time_s - 1;
+  std::printf("mixed A100+H100, GPT-3 13B, batch 128: dp %s %.3f s, best type-blind %.3f s: %.0f%% faster\n",
+              describe(dp.best()->plan).c_str(), dp.best()->score.iteration_time_s, best_blind, 100 * gain);
   EXPECT_GT(gain, 0.5);
-  const Plan& b = dp.best()->plan;
-  ASSERT_EQ(b.stages.size(), 2u);
-  EXPECT_GT(b.stages[1], b.stages[0]);  // the second server holds the H100s
 }
 
 TEST(Search, SameSeedSameResult) {

@@ -1,0 +1,70 @@
+#include "strategies/search/stage_balance.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "strategies/lowering.h"
+#include "strategies/lowering/prices.h"
+#include "strategies/schedules/schedule.h"
+#include "strategies/search/min_max_split.h"
+#include "strategies/stage_work.h"
+
+namespace dejavu::strategies::search {
+
+namespace {
+
+struct StagePrices {
+  std::vector<double> layer_s, fixed_s;  // per GPU stage
+};
+
+// One layer's and the end blocks' forward and backward on each stage's slowest replica.
+StagePrices stage_prices(const Problem& problem, const Plan& plan) {
+  Plan whole = plan;
+  whole.pp = 1;
+  whole.stages.clear();
+  const std::vector<Block> blocks = build_stage_work(*problem.model, whole, false).at(0).blocks;
+  const auto first = std::find_if(blocks.begin(), blocks.end(), [](const Block& b) { return b.is_layer; });
+  const auto last = std::find_if(blocks.rbegin(), blocks.rend(), [](const Block& b) { return b.is_layer; });
+  StagePrices out{std::vector<double>(plan.pp, 0.0), std::vector<double>(plan.pp, 0.0)};
+  if (first == blocks.end()) return out;
+  const platforms::Cluster& cluster = *problem.cluster;
+  for (int s = 0; s < plan.pp; ++s) {
+    std::map<std::string, bool> seen;
+    for (int r = 0; r < plan.dp; ++r) {
+      if (!seen.emplace(cluster.gpus[gpu_index(plan, s, r, 0)].spec->name, true).second) continue;
+      lowering::GroupPricer pricer(*problem.model, cluster, plan, s, r, "ring");
+      auto price = [&](const Block& b) {
+        const BlockItems i = pricer.block(b);
+        return i.fwd.duration_s + i.bwd.duration_s;
+      };
+      out.layer_s[s] = std::max(out.layer_s[s], price(*first));
+      double fixed = 0;
+      if (s == 0)
+        for (auto b = blocks.begin(); b != first; ++b) fixed += price(*b);
+      if (s == plan.pp - 1)
+        for (auto b = blocks.rbegin(); b != last; ++b) fixed += price(*b);
+      out.fixed_s[s] = std::max(out.fixed_s[s], fixed);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool balance_stages(const Problem& problem, const Plan& plan, Plan& out) {
+  if (plan.pp < 2 || plan.virtual_stages != 1 || !plan.stages.empty()) return false;
+  if (schedules().make(plan.schedule)->pipelines() > 1) return false;
+  const StagePrices p = stage_prices(problem, plan);
+  const std::vector<int> split = min_max_counts(p.layer_s, p.fixed_s, problem.model->layers);
+  std::vector<int> even(plan.pp);  // as the lowering splits without `stages`
+  for (int st = 0; st < plan.pp; ++st)
+    even[st] = problem.model->layers / plan.pp + (st < problem.model->layers % plan.pp ? 1 : 0);
+  if (split.empty() || split == even) return false;
+  out = plan;
+  out.stages = split;
+  return true;
+}
+
+}  // namespace dejavu::strategies::search
