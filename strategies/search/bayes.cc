@@ -11,6 +11,7 @@
 #include <cmath>
 #include <random>
 
+#include "strategies/search/polish.h"
 #include "strategies/search/searchers.h"
 #include "strategies/search/space.h"
 
@@ -78,7 +79,8 @@ long next_plan(const std::vector<Eigen::VectorXd>& x, const std::vector<long>& s
 
 SearchResult BayesSearcher::search(const Problem& problem, Evaluator& evaluator, const SearchOptions& options) const {
   Tracker tracker("bo", problem, evaluator, options);
-  const std::vector<Plan> plans = enumerate(problem, default_space(problem));
+  const Space space = default_space(problem);
+  const std::vector<Plan> plans = enumerate(problem, space);
   std::vector<Eigen::VectorXd> x;
   for (const Plan& p : plans) x.push_back(features(p));
   const long budget =
@@ -106,10 +108,11 @@ SearchResult BayesSearcher::search(const Problem& problem, Evaluator& evaluator,
     if (c < 0) break;
     score(c);
   }
+  const long polished = polish(problem, space, tracker);
   SearchResult r = tracker.finish();
   r.note = std::to_string(seen.size()) + " of " + std::to_string(plans.size()) +
            " plans scored, chosen by a Gaussian process's expected improvement (seed " + std::to_string(options.seed) +
-           ")";
+           "), then " + std::to_string(polished) + " plans near its best (polish.h)";
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <random>
 
+#include "strategies/search/polish.h"
 #include "strategies/search/searchers.h"
 #include "strategies/search/space.h"
 
@@ -160,9 +161,10 @@ SearchResult McmcSearcher::search(const Problem& problem, Evaluator& evaluator, 
     }
     tracker.progress(i + 1, iterations);
   }
+  const long polished = polish(problem, space, tracker);
   SearchResult r = tracker.finish();
   r.note = std::to_string(i) + " proposals, " + std::to_string(accepted) + " accepted (temperature " +
-           std::to_string(kTemperature) + ")";
+           std::to_string(kTemperature) + "), then " + std::to_string(polished) + " plans near its best (polish.h)";
   return r;
 }
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <random>
 
+#include "strategies/search/polish.h"
 #include "strategies/search/searchers.h"
 #include "strategies/search/space.h"
 
@@ -113,9 +114,10 @@ SearchResult ReinforceSearcher::search(const Problem& problem, Evaluator& evalua
       for (int k = 0; k < kKnobs; ++k) knobs[k].step(c[k], (reward - baseline) / spread);
     baseline = kDecay * baseline + (1 - kDecay) * mean;
   }
+  const long polished = polish(problem, default_space(problem), tracker);
   SearchResult r = tracker.finish();
   r.note = std::to_string(drawn) + " plans sampled by a policy learned with REINFORCE (seed " +
-           std::to_string(options.seed) + ")";
+           std::to_string(options.seed) + "), then " + std::to_string(polished) + " plans near its best (polish.h)";
   return r;
 }
 

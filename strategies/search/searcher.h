@@ -28,6 +28,7 @@ struct SearchOptions {
   int top = 5;                                    // how many of the best plans to keep
   long iterations = 0;                            // mcmc proposals, diff steps; 0: the searcher's default
   std::function<void(const Progress&)> progress;  // called now and then
+  bool polish = true;  // mcmc, bo and rl end with a local search around their best (polish.h)
 };
 
 struct Candidate {
@@ -73,6 +74,8 @@ class Tracker {
   bool out_of_time();  // sets budget_exhausted once the budget is spent
   void progress(long done, long total);
   double best_s() const;
+  const Candidate* best() const { return result_.top.empty() ? nullptr : &result_.top.front(); }
+  const SearchOptions& options() const { return options_; }
   SearchResult finish();
 
  private:

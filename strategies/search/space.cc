@@ -86,8 +86,6 @@ void add_variants(const Space& space, const Plan& base, const std::string& sched
 }
 }  // namespace
 
-namespace {
-// The schedules (and model chunks) tried with pp stages and m microbatches a replica.
 std::vector<std::pair<std::string, int>> schedules_of(const Space& space, int pp, int m, int layers) {
   if (pp == 1) return {{"1f1b", 1}};  // one stage: every schedule is the same
   std::vector<std::pair<std::string, int>> out;
@@ -102,6 +100,7 @@ std::vector<std::pair<std::string, int>> schedules_of(const Space& space, int pp
   return out;
 }
 
+namespace {
 // How context ranks share keys and values: none to share with cp 1.
 std::vector<std::string> cp_comms(const Space& space, int cp) {
   return cp > 1 ? space.cp_comm : std::vector<std::string>{"all-gather"};

@@ -11,6 +11,7 @@
 
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "strategies/plan.h"
@@ -49,6 +50,9 @@ bool make_plan(const Problem& problem, int tp, int pp, int micro_batch, Plan& ou
 
 // The microbatch sizes tried with tp x pp: the space's, and each replica's whole batch.
 std::vector<int> micro_batch_options(const Problem& problem, const Space& space, int tp, int pp, int cp = 1);
+
+// The schedules (and model chunks) tried with pp stages and m microbatches a replica.
+std::vector<std::pair<std::string, int>> schedules_of(const Space& space, int pp, int m, int layers);
 
 // Every plan of the space, in a fixed order (degrees, microbatch, schedule, recompute,
 // ZeRO, sequence parallelism). Plans that break a rule (e.g. interleaving with too few

@@ -108,8 +108,9 @@ TEST(SearchCli, AMixedClustersBestPlanDoesNotDependOnTheServerOrder) {
     const fs::path json = dir / ("s" + tag + ".json"), plan = dir / ("p" + tag + ".yaml"),
                    sim = dir / ("r" + tag + ".json");
     const std::string problem = "--platform " + platform + " --workload " + src("workloads/presets/gpt3-13b.yaml");
-    const CliRun r = run_dejavu("search " + problem + " --global-batch 64 --algo grid --top 1 --json " + json.string() +
-                                " -o " + plan.string());
+    const CliRun r =
+        run_dejavu("search " + problem + " --global-batch 64 --algo mcmc --iterations 100 --top 1 --json " +
+                   json.string() + " -o " + plan.string());
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("best of 2 GPU orders"), std::string::npos) << r.out;
     const nlohmann::json j = nlohmann::json::parse(slurp(json));
@@ -121,7 +122,9 @@ TEST(SearchCli, AMixedClustersBestPlanDoesNotDependOnTheServerOrder) {
   }
   EXPECT_EQ(best[0], best[1]);
   EXPECT_EQ(order[0], order[1]);
-  EXPECT_LT(best[1], 3.3);
+  // The best even split was 3.2 s; with layers by the stages' GPU speed (stage_balance.h)
+  // the search finds 1.87 s (11 of 40 layers on the A100s).
+  EXPECT_LT(best[1], 2.0);
 }
 
 TEST(SearchCli, BadArgumentsAreOneLineExitTwo) {
