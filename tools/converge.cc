@@ -14,6 +14,7 @@
 #include "strategies/training/aggregators/aggregator.h"
 #include "strategies/training/horizon.h"
 #include "strategies/training/rules/update_rule.h"
+#include "strategies/training/time_to_accuracy.h"
 #include "strategies/lowering.h"
 #include "strategies/schedules/schedule.h"
 #include "strategies/simulate.h"
@@ -54,31 +55,6 @@ std::vector<strategies::WorkerFailure> worker_failures(const strategies::FaultSc
     if (auto it = f.host_fail_s.find(cluster.gpus[g].host); it != f.host_fail_s.end())
       out.push_back({it->second, g / (plan.tp * plan.cp) % plan.dp});
   return out;
-}
-
-// Worker timings from simulating the plan (with the scenario's faults, if any).
-strategies::WorkerTiming timing_of(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
-                                   const strategies::Plan& plan, const strategies::FaultScenario* scenario,
-                                   const std::string& engine) {
-  const strategies::Simulation base = strategies::simulate(model, cluster, plan, engine);
-  strategies::Simulation faulted;
-  if (scenario) {
-    strategies::FaultSimulation f = strategies::simulate_with_faults(model, cluster, plan, *scenario, engine);
-    faulted = std::move(f.simulation);
-  }
-  const strategies::Report& r = scenario ? faulted.report : base.report;
-  if (r.stopped)  // a downed link or a fail-stop left in the timing: no step time to train on
-    throw ConfigError(SourceLoc{scenario ? scenario->file : "", 0, 0}, "",
-                      "no step can finish under this scenario (" + r.stop_cause + "); converge needs a step time");
-  strategies::WorkerTiming t;
-  t.iteration_s = r.iteration_time_s;
-  t.compute_s.assign(plan.dp, 0.0);
-  std::vector<double> base_compute(plan.dp, 0.0);
-  for (const auto& d : r.devices) t.compute_s[d.dp_rank] = std::max(t.compute_s[d.dp_rank], d.busy_s);
-  for (const auto& d : base.report.devices) base_compute[d.dp_rank] = std::max(base_compute[d.dp_rank], d.busy_s);
-  t.communication_s =
-      std::max(0.0, base.report.iteration_time_s - *std::max_element(base_compute.begin(), base_compute.end()));
-  return t;
 }
 
 // One strategy of a --compare file; -1: not given (the command line's or the plan's value stands).
@@ -127,22 +103,15 @@ std::vector<Entry> entries_of(const ConvergeArgs& a) {
 // what the plan implies. An asynchronous pipeline schedule trains on stale weights: by
 // default the pipedream rule, with the staleness its report records (the first stage's).
 strategies::ConvergenceConfig config_of(const ConvergeArgs& a, const Entry& e, const strategies::Plan& plan) {
-  strategies::ConvergenceConfig c = a.config;
+  strategies::ConvergenceConfig c = strategies::plan_convergence(plan, a.config);
   c.data = strategies::parse_data_spec(a.data);
   c.data.seed = c.data.seed == 1 ? c.seed : c.data.seed;
-  c.workers = plan.dp;
-  const auto schedule = strategies::schedules().make(plan.schedule);
-  c.rule = !e.rule.empty()                       ? e.rule
-           : !a.rule.empty()                     ? a.rule
-           : !schedule->flushes()                ? "pipedream"
-           : plan.data_parallel.delay > 0        ? "delayed"
-           : plan.data_parallel.sync == "gossip" ? "gossip"
-                                                 : "sync";
-  if (c.rule == "pipedream")
-    c.staleness = schedule->flushes() ? std::max(1, plan.pp - 1)
-                                      : std::max(1, static_cast<int>(std::lround(schedule->staleness(0, plan.pp))));
+  const std::string rule = !e.rule.empty() ? e.rule : a.rule;
+  if (!rule.empty() && rule != c.rule) {
+    c.rule = rule;  // a flushing schedule trained as PipeDream is stale by pp - 1
+    c.staleness = rule == "pipedream" ? std::max(1, plan.pp - 1) : a.config.staleness;
+  }
   if (e.staleness >= 0) c.staleness = e.staleness;
-  if (plan.data_parallel.delay > 0) c.delay = plan.data_parallel.delay;
   if (e.delay >= 0) c.delay = e.delay;
   if (!e.aggregator.empty()) c.aggregator = e.aggregator;
   if (e.init_candidates > 0) c.init_candidates = e.init_candidates;
@@ -154,10 +123,6 @@ strategies::ConvergenceConfig config_of(const ConvergeArgs& a, const Entry& e, c
                       std::to_string(c.init_candidates) +
                           " initialisations need as many data-parallel workers; the plan has " +
                           std::to_string(plan.dp));
-  c.peers = plan.data_parallel.peers;
-  c.compression = plan.data_parallel.compression;
-  c.density = plan.data_parallel.density;
-  c.rank = plan.data_parallel.rank;
   return c;
 }
 
@@ -205,7 +170,7 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
     if (scenario) slow = std::make_unique<strategies::FaultScenario>(without_fail_stops(*scenario));
     strategies::Plan every_step = plan;  // the exchange in full, not hidden behind later steps
     every_step.data_parallel.delay = 0;
-    strategies::WorkerTiming t = timing_of(model, cluster, every_step, slow.get(), a.engine);
+    strategies::WorkerTiming t = strategies::worker_timing(model, cluster, every_step, slow.get(), a.engine);
     if (c.rule == "delayed") {
       // The simulator's steady state with the exchange hidden behind `delay` steps.
       strategies::Plan delayed = plan;

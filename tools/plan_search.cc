@@ -2,6 +2,7 @@
 #include "sim/json_text.h"
 #include "tools/platform_input.h"
 
+#include <cmath>
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 
 #include "sim/units.h"
 #include "strategies/simulate.h"
+#include "strategies/training/time_to_accuracy.h"
 #include "platforms/gpu_order.h"
 #include "strategies/search/gpu_orders.h"
 #include "strategies/search/rerank.h"
@@ -23,7 +25,7 @@ namespace search = strategies::search;
 const search::Candidate* SearchRun::best() const {
   const search::Candidate* best = nullptr;
   for (const auto& r : results)
-    if (r.best() && (!best || r.best()->score.cost() < best->score.cost())) best = r.best();
+    if (r.best() && (!best || r.best()->objective() < best->objective())) best = r.best();
   return best;
 }
 
@@ -77,6 +79,11 @@ SearchRun run_search(const SearchArgs& a) {
     if (!(options.budget_s >= 1e-3 && options.budget_s <= 1e6))
       throw ConfigError(SourceLoc{"--budget", 0, 0}, "", "expected 1 ms to 1e6 s, e.g. 30s");
   }
+  strategies::ConvergenceConfig accuracy;  // --objective time-to-accuracy: checked before searching
+  accuracy.data = strategies::parse_data_spec(a.data);
+  accuracy.target_loss = a.target_loss;
+  accuracy.learning_rate = a.learning_rate;
+  accuracy.eval_every = 1;  // steps to the target exactly: the rules differ by a few
   const bool bar = a.progress && isatty(STDERR_FILENO);
   SearchRun run;
   run.platform = cluster.name;
@@ -93,6 +100,7 @@ SearchRun run_search(const SearchArgs& a) {
     run.results.push_back(orders.search(*search::searchers().make(name), options, a.rerank));
     if (bar) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
   }
+  if (a.objective == "time-to-accuracy") strategies::rank_by_time_to_accuracy(problem, run.results, accuracy, a.top);
   if (!a.verify.empty()) {
     for (const auto& r : run.results) {
       run.verified.emplace_back();
@@ -141,6 +149,10 @@ void write_search_table(std::ostream& out, const SearchRun& run) {
         const VerifiedPlan& v = run.verified[i][k];
         check = v.error.empty() ? " " + units::format_time(v.iteration_time_s) : " failed: " + v.error;
       }
+      if (c.to_accuracy_s > 0)
+        check += std::isfinite(c.to_accuracy_s) ? "  to accuracy " + units::format_time(c.to_accuracy_s) + " (" +
+                                                      std::to_string(c.steps) + " steps, " + c.rule + ")"
+                                                : "  target not reached (" + c.rule + ")";
       std::snprintf(buf, sizeof buf, "  %-3zu %-58s %-11s %-11s%-13.4g %-11s %-5s%s\n", k + 1,
                     search::describe(c.plan).c_str(), units::format_time(c.score.iteration_time_s).c_str(),
                     ranked ? units::format_time(c.alone_s).c_str() : "", c.score.tokens_per_s,
@@ -156,7 +168,7 @@ void write_search_table(std::ostream& out, const SearchRun& run) {
       } else {
         std::snprintf(buf, sizeof buf, "  %-9s %-15s %+6.2f%%   %-11s %ld\n", r.algorithm.c_str(),
                       units::format_time(r.best()->score.iteration_time_s).c_str(),
-                      100 * (r.best()->score.cost() / best->score.cost() - 1), units::format_time(r.wall_s).c_str(),
+                      100 * (r.best()->objective() / best->objective() - 1), units::format_time(r.wall_s).c_str(),
                       r.evaluations);
       }
       out << buf;
@@ -184,6 +196,9 @@ nlohmann::json plan_json(const strategies::Plan& p) {
   }
   if (!p.gpu_order.empty()) j["gpu_order"] = p.gpu_order;
   if (!p.replica_microbatches.empty()) j["replica_microbatches"] = p.replica_microbatches;
+  const auto& d = p.data_parallel;
+  if (d.sync != "all-reduce" || d.compression != "none" || d.delay > 0)
+    j["data_parallel"] = {{"sync", d.sync}, {"compression", d.compression}, {"delay", d.delay}};
   return j;
 }
 nlohmann::json candidate_json(const search::Candidate& c) {
@@ -195,6 +210,11 @@ nlohmann::json candidate_json(const search::Candidate& c) {
                       {"capacity_bytes", c.score.capacity_bytes},
                       {"fits", c.score.fits}};
   if (c.alone_s > 0) j["alone_iteration_time_s"] = c.alone_s;
+  if (c.to_accuracy_s > 0) {  // infinity (not reached) as null
+    j["time_to_accuracy_s"] = std::isfinite(c.to_accuracy_s) ? nlohmann::json(c.to_accuracy_s) : nlohmann::json();
+    j["steps_to_accuracy"] = c.steps;
+    j["update_rule"] = c.rule;
+  }
   return j;
 }
 }  // namespace

@@ -30,6 +30,13 @@ struct SearchArgs {
   std::string json, output;  // files to write
   std::string report;        // HTML
   bool progress = true;      // a bar on stderr when it is a terminal
+  // What the plans are ranked by: "time" (the iteration) or "time-to-accuracy" (each
+  // searcher's top plans and their update-rule variants trained to target_loss on `data`
+  // by the convergence model, strategies/training/time_to_accuracy.h).
+  std::string objective = "time";
+  double target_loss = 0.6;
+  double learning_rate = 0.5;
+  std::string data = "synthetic:classes=10,dim=64";
 };
 
 struct VerifiedPlan {

@@ -37,6 +37,13 @@ struct Candidate {
   // Its time on the search's own engine (kSearchEngine) when the top plans were re-ranked on
   // another (rerank.h), whose time `score` then holds; 0: not re-ranked.
   double alone_s = 0;
+  // Under `search --objective time-to-accuracy` (strategies/training/time_to_accuracy.h): its
+  // time to the target loss (infinity: not reached) and its update rule; 0 otherwise.
+  double to_accuracy_s = 0;
+  long steps = 0;
+  std::string rule;
+  // What the run ranks by: the time to accuracy when set, else the iteration time.
+  double objective() const { return to_accuracy_s > 0 ? to_accuracy_s : score.cost(); }
 };
 
 struct SearchResult {

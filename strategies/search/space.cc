@@ -156,6 +156,10 @@ std::string describe(const Plan& p) {
   }
   if (!p.stages.empty()) s += " stages=" + listed(p.stages, ",", number);
   if (!p.replica_microbatches.empty()) s += " split=" + listed(p.replica_microbatches, ",", number);
+  const auto& d = p.data_parallel;
+  if (d.sync != "all-reduce") s += " " + d.sync;
+  if (d.compression != "none") s += " " + d.compression;
+  if (d.delay > 0) s += " delay" + std::to_string(d.delay);
   return s;
 }
 
@@ -183,6 +187,16 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
     out << "gpu_order: " << listed(p.gpu_order, ", ", [](const std::string& t) { return t; }) << "\n";
   if (!p.replica_microbatches.empty())
     out << "replica_microbatches: " << listed(p.replica_microbatches, ", ", number) << "\n";
+  const auto& d = p.data_parallel;  // the update-rule variants of --objective time-to-accuracy
+  if (d.sync != "all-reduce" || d.compression != "none" || d.delay > 0) {
+    out << "data_parallel: {sync: " << d.sync;
+    if (d.sync == "gossip") out << ", peers: " << d.peers;
+    if (d.compression != "none") out << ", compression: " << d.compression;
+    if (d.compression == "topk") out << ", density: " << d.density;
+    if (d.compression == "powersgd") out << ", rank: " << d.rank;
+    if (d.delay > 0) out << ", delay: " << d.delay;
+    out << "}\n";
+  }
 }
 
 }  // namespace dejavu::strategies::search

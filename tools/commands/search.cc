@@ -32,6 +32,15 @@ class SearchCommand : public Command {
                    "rank the top plans with links shared, re-pricing at most this many (default 64; 0: rank "
                    "without sharing)")
         ->check(whole_in(0, 100000));
+    cmd.add_option("--objective", a_.objective,
+                   "rank by the iteration (time) or by the time to a target loss, update-rule variants included "
+                   "(time-to-accuracy)")
+        ->check(CLI::IsMember({"time", "time-to-accuracy"}));
+    cmd.add_option("--target-loss", a_.target_loss, "time-to-accuracy: the convergence model's target loss")
+        ->check(number_in(1e-6, 100));
+    cmd.add_option("--data", a_.data, "time-to-accuracy: the convergence model's data (as converge --data)");
+    cmd.add_option("--lr", a_.learning_rate, "time-to-accuracy: the convergence model's learning rate")
+        ->check(number_in(1e-9, 1e3));
     cmd.add_option("--json", a_.json, "write the results as JSON");
     cmd.add_option("-o,--output", a_.output, "write the best plan as a plan YAML");
     cmd.add_option("--report", a_.report, "write the top plans of every searcher as an HTML page");
