@@ -47,8 +47,9 @@ void run_pass(SegmentEmitter& emit, const std::vector<Segment>& segs, const std:
   bool one_chain = true;
   for (size_t n = 0; n < order.size(); ++n) {
     const std::vector<SegmentDep>& deps = segs[order[n]].after;
-    one_chain =
-        one_chain && (n == 0 ? deps.empty() : deps.size() == 1 && deps[0].whole && deps[0].segment == order[n - 1]);
+    one_chain = one_chain &&
+                (n == 0 ? deps.empty()
+                        : deps.size() == 1 && deps[0].whole && static_cast<size_t>(deps[0].segment) == order[n - 1]);
   }
   for (size_t n = 0; n < order.size(); ++n) {
     const size_t i = order[n];

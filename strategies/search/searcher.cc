@@ -70,7 +70,10 @@ Score Tracker::keep(const Plan& plan) {
   auto at = std::upper_bound(top.begin(), top.end(), s.cost(),
                              [](double c, const Candidate& x) { return c < x.score.cost(); });
   keys_.insert(keys_.begin() + (at - top.begin()), std::move(key));
-  top.insert(at, Candidate{plan, s});
+  Candidate c;
+  c.plan = plan;
+  c.score = s;
+  top.insert(at, std::move(c));
   if (top.size() > keep) {
     top.pop_back();
     keys_.pop_back();

@@ -137,14 +137,16 @@ bool priced(const search::Problem& problem, const Plan& plan, const ConvergenceC
     return out.score.fits;
   }
   const platforms::Cluster cluster = platforms::ordered_by_gpu(*problem.cluster, plan.gpu_order);
-  search::Candidate c{plan, {}, 0};
+  search::Candidate c;
+  c.plan = plan;
   try {
     search::SimulationEvaluator fit(search::Problem{problem.model, &cluster, problem.global_batch}, "ring",
                                     search::SimulationEvaluator::Path::Simulate);
     c.score = fit.evaluate(plan);
     if (c.score.valid && c.score.fits) {
       const TimeToAccuracy t = time_to_accuracy(*problem.model, cluster, plan, base, "analytic", &trained);
-      c.score.iteration_time_s = t.step_s;
+      c.score.iteration_time_s = t.step_s;  // and the throughput of that step
+      c.score.tokens_per_s = plan.global_batch_size * problem.model->tokens_per_sample / t.step_s;
       c.to_accuracy_s = t.reached ? t.time_s : std::numeric_limits<double>::infinity();
       c.steps = t.steps;
       c.rule = t.rule;

@@ -75,14 +75,19 @@ TEST(TimeToAccuracy, VariantsAreTheRulesThePlanAllowsAndRoundTripThroughYaml) {
 TEST(TimeToAccuracy, TheRankingIsByStepsTimesStep) {
   const Inputs in;
   search::SearchResult r;
-  r.top = {{plan_of(in, 1, 1), {}, 0}, {plan_of(in, 2, 2), {}, 0}};
+  for (const Plan& p : {plan_of(in, 1, 1), plan_of(in, 2, 2)}) {
+    r.top.emplace_back();
+    r.top.back().plan = p;
+  }
   std::vector<search::SearchResult> results{r};
   rank_by_time_to_accuracy(in.problem(), results, base(), 50);
   const auto& top = results[0].top;
   ASSERT_GT(top.size(), 2u);  // the plans and their variants
   for (size_t k = 0; k < top.size(); ++k) {
     EXPECT_DOUBLE_EQ(top[k].to_accuracy_s, top[k].steps * top[k].score.iteration_time_s) << k;
-    if (k > 0) EXPECT_LE(top[k - 1].to_accuracy_s, top[k].to_accuracy_s) << k;
+    if (k > 0) {
+      EXPECT_LE(top[k - 1].to_accuracy_s, top[k].to_accuracy_s) << k;
+    }
   }
 }
 
