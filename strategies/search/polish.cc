@@ -89,8 +89,13 @@ long polish(const Problem& problem, const Space& space, Tracker& tracker, int ma
     for (const Knobs& k : neighbours(problem, space, at)) {
       Plan plan;
       if (!plan_of(problem, space, k, plan)) continue;
-      tracker.evaluate(plan);
+      const Score s = tracker.evaluate(plan);
       ++scored;
+      if (s.valid && !s.fits && plan.dp > 1 && plan.zero < 3) {  // repair: the states sharded
+        plan.zero = 3;
+        tracker.evaluate(plan);
+        ++scored;
+      }
       if (tracker.out_of_time()) break;
     }
     if (!(tracker.best()->score.cost() < before)) break;
