@@ -122,9 +122,10 @@ struct BlockItems {
   ItemCost bwd_input;   // recomputation, then the input-gradient part (split schedules)
   ItemCost bwd_weight;  // the weight-gradient part
 };
+// Priced on the GPUs of (stage, replica): a mixed cluster's replicas may differ.
 std::vector<BlockItems> block_items(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
                                     const Plan& plan, int stage, const std::string& collective_algorithm = "ring",
-                                    bool split_backward = false);
+                                    bool split_backward = false, int replica = 0);
 
 // The same, summed per block for stage partitioners.
 struct BlockCost {
@@ -135,7 +136,8 @@ struct BlockCost {
   double transient_bytes = 0;  // the most its backward holds at once beyond that
 };
 std::vector<BlockCost> block_costs(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
-                                   const Plan& plan, int stage, const std::string& collective_algorithm = "ring");
+                                   const Plan& plan, int stage, const std::string& collective_algorithm = "ring",
+                                   int replica = 0);
 
 // Model states per parameter on one GPU (mixed-precision Adam): weights and gradients in
 // the model's dtype, optimizer state (fp32 master copy, momentum, variance); ZeRO stage

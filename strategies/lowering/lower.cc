@@ -123,12 +123,12 @@ LoweredJob lower(const workloads::ModelGraph& model, const platforms::Cluster& c
 
 std::vector<BlockItems> block_items(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
                                     const Plan& plan, int stage, const std::string& collective_algorithm,
-                                    bool split_backward) {
+                                    bool split_backward, int replica) {
   Plan whole = plan;
   whole.pp = 1;
   whole.virtual_stages = 1;
   whole.stages.clear();
-  lowering::GroupPricer pricer(model, cluster, plan, stage, 0, collective_algorithm);
+  lowering::GroupPricer pricer(model, cluster, plan, stage, replica, collective_algorithm);
   std::vector<BlockItems> out;
   const std::vector<StageWork> work = build_stage_work(model, whole, split_backward);
   for (const Block& blk : work.at(0).blocks) out.push_back(pricer.block(blk));
@@ -136,9 +136,9 @@ std::vector<BlockItems> block_items(const workloads::ModelGraph& model, const pl
 }
 
 std::vector<BlockCost> block_costs(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
-                                   const Plan& plan, int stage, const std::string& collective_algorithm) {
+                                   const Plan& plan, int stage, const std::string& collective_algorithm, int replica) {
   std::vector<BlockCost> out;
-  for (const BlockItems& blk : block_items(model, cluster, plan, stage, collective_algorithm, false)) {
+  for (const BlockItems& blk : block_items(model, cluster, plan, stage, collective_algorithm, false, replica)) {
     BlockCost c;
     c.is_layer = blk.is_layer;
     c.params_per_gpu = blk.params_per_gpu;

@@ -1,15 +1,13 @@
 #include "strategies/search/stage_balance.h"
 
 #include <algorithm>
-#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "strategies/lowering.h"
-#include "strategies/lowering/prices.h"
 #include "strategies/schedules/schedule.h"
 #include "strategies/search/min_max_split.h"
-#include "strategies/stage_work.h"
 
 namespace dejavu::strategies::search {
 
@@ -19,32 +17,25 @@ struct StagePrices {
   std::vector<double> layer_s, fixed_s;  // per GPU stage
 };
 
-// One layer's and the end blocks' forward and backward on each stage's slowest replica.
+// One layer's and the end blocks' forward and backward on each stage's slowest replica
+// (block_costs: the whole model's blocks priced on that stage's GPUs).
 StagePrices stage_prices(const Problem& problem, const Plan& plan) {
-  Plan whole = plan;
-  whole.pp = 1;
-  whole.stages.clear();
-  const std::vector<Block> blocks = build_stage_work(*problem.model, whole, false).at(0).blocks;
-  const auto first = std::find_if(blocks.begin(), blocks.end(), [](const Block& b) { return b.is_layer; });
-  const auto last = std::find_if(blocks.rbegin(), blocks.rend(), [](const Block& b) { return b.is_layer; });
   StagePrices out{std::vector<double>(plan.pp, 0.0), std::vector<double>(plan.pp, 0.0)};
-  if (first == blocks.end()) return out;
   const platforms::Cluster& cluster = *problem.cluster;
   for (int s = 0; s < plan.pp; ++s) {
-    std::map<std::string, bool> seen;
+    std::set<std::string> seen;
     for (int r = 0; r < plan.dp; ++r) {
-      if (!seen.emplace(cluster.gpus[gpu_index(plan, s, r, 0)].spec->name, true).second) continue;
-      lowering::GroupPricer pricer(*problem.model, cluster, plan, s, r, "ring");
-      auto price = [&](const Block& b) {
-        const BlockItems i = pricer.block(b);
-        return i.fwd.duration_s + i.bwd.duration_s;
-      };
-      out.layer_s[s] = std::max(out.layer_s[s], price(*first));
+      if (!seen.insert(cluster.gpus[gpu_index(plan, s, r, 0)].spec->name).second) continue;
+      const std::vector<BlockCost> blocks = block_costs(*problem.model, cluster, plan, s, "ring", r);
+      const auto first = std::find_if(blocks.begin(), blocks.end(), [](const BlockCost& b) { return b.is_layer; });
+      const auto last = std::find_if(blocks.rbegin(), blocks.rend(), [](const BlockCost& b) { return b.is_layer; });
+      if (first == blocks.end()) return out;
+      out.layer_s[s] = std::max(out.layer_s[s], first->time_s);
       double fixed = 0;
       if (s == 0)
-        for (auto b = blocks.begin(); b != first; ++b) fixed += price(*b);
+        for (auto b = blocks.begin(); b != first; ++b) fixed += b->time_s;
       if (s == plan.pp - 1)
-        for (auto b = blocks.rbegin(); b != last; ++b) fixed += price(*b);
+        for (auto b = blocks.rbegin(); b != last; ++b) fixed += b->time_s;
       out.fixed_s[s] = std::max(out.fixed_s[s], fixed);
     }
   }
