@@ -213,6 +213,7 @@ Plan load_plan(const ConfigNode& root) {
                    "offload",
                    "token_slices",
                    "gpu_order",
+                   "gpus",
                    "replica_microbatches"});
   Plan p;
   p.file = root.file();
@@ -262,6 +263,7 @@ Plan load_plan(const ConfigNode& root) {
   load_offload(root, p);
   load_token_slices(root, p);
   load_gpu_order(root, p);
+  if (root.has("gpus")) p.use_gpus = positive(root, "gpus", 1, p, limits::kMaxGpus);
   load_replica_microbatches(root, p);
   return p;
 }
@@ -404,7 +406,8 @@ void validate(const Plan& p, const workloads::ModelGraph& model, const platforms
     fail_at(p, "dp",
             "tp x pp x dp" + std::string(p.cp > 1 ? " x cp" : "") + " = " + std::to_string(p.tp) + " x " +
                 std::to_string(p.pp) + " x " + std::to_string(p.dp) + (p.cp > 1 ? " x " + std::to_string(p.cp) : "") +
-                " = " + std::to_string(p.gpus()) + " GPUs, but platform " + cluster.name + " has " +
+                " = " + std::to_string(p.gpus()) + " GPUs, but " +
+                (p.use_gpus > 0 ? "the plan's gpus is " : "platform " + cluster.name + " has ") +
                 std::to_string(cluster.gpu_count()) + "; valid: degrees whose product is " +
                 std::to_string(cluster.gpu_count()));
   const long long stages = static_cast<long long>(p.pp) * p.virtual_stages;

@@ -93,6 +93,10 @@ struct Plan {
   // GPU types (platforms/gpu_order.h), so ranks, and with them the first pipeline stages, go to
   // the first type listed; empty: as the platform file lists them.
   std::vector<std::string> gpu_order;
+  // `gpus: 16`: the plan runs on the cluster's first 16 GPUs in rank order (after gpu_order),
+  // leaving the rest idle, as `search --objective cost` proposes; 0: every GPU of the cluster.
+  // strategies/plan_cluster.h gives the cluster a plan runs on.
+  int use_gpus = 0;
   // Heterogeneous data parallelism (`replica_microbatches: [6, 6, 10, 10]`, HetPipe, AMP):
   // the microbatches each data-parallel replica runs, so replicas of faster GPUs take more
   // of the batch; they add up to global_batch_size / micro_batch_size, and the gradient

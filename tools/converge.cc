@@ -1,6 +1,7 @@
 #include "tools/converge.h"
 
 #include "platforms/gpu_order.h"
+#include "strategies/plan_cluster.h"
 
 #include <algorithm>
 #include <cmath>
@@ -160,7 +161,7 @@ std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
   for (const Entry& e : entries) {
     const strategies::Plan plan = strategies::load_plan_file(e.plan);
     // The plan's gpu_order places it (and the fault scenario's GPUs) before anything else.
-    const platforms::Cluster cluster = platforms::ordered_by_gpu(platform, plan.gpu_order);
+    const platforms::Cluster cluster = strategies::cluster_for_plan(platform, plan);
     std::unique_ptr<strategies::FaultScenario> scenario;
     if (!a.faults.empty())
       scenario = std::make_unique<strategies::FaultScenario>(strategies::load_fault_scenario_file(a.faults, cluster));

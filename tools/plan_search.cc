@@ -13,6 +13,8 @@
 #include "strategies/simulate.h"
 #include "strategies/training/time_to_accuracy.h"
 #include "platforms/gpu_order.h"
+#include "strategies/plan_cluster.h"
+#include "strategies/search/cluster_parts.h"
 #include "strategies/search/gpu_orders.h"
 #include "strategies/search/rerank.h"
 #include "strategies/search/space.h"
@@ -43,6 +45,49 @@ void draw_bar(const std::string& algo, const search::Progress& p) {
                   p.best_s > 0 ? units::format_time(p.best_s).c_str() : "-");
   }
   std::cerr << buf << std::flush;
+}
+
+using Algos = std::vector<std::string>;
+
+// Every searcher over every order of the cluster's GPU types (strategies/search/gpu_orders.h),
+// on the cluster's first `gpus` GPUs (0: all). A fresh cache per searcher so their times
+// compare; one price per plan on the ranking engine, shared by the searchers.
+std::vector<search::SearchResult> search_all(const search::Problem& problem, const Algos& algos,
+                                             search::SearchOptions options, long rerank, bool bar, int gpus = 0) {
+  const search::GpuOrderProblems orders(problem, gpus);
+  std::vector<search::SearchResult> out;
+  for (const std::string& name : algos) {
+    const std::string label = gpus > 0 ? name + " " + std::to_string(gpus) : name;
+    if (bar) options.progress = [&](const search::Progress& p) { draw_bar(label, p); };
+    out.push_back(orders.search(*search::searchers().make(name), options, rerank));
+    if (bar) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
+  }
+  return out;
+}
+
+// --objective cost: every searcher on each part of the cluster, its plans priced in GPU-hours
+// of `steps` iterations, merged per searcher over the parts; the best of each part kept.
+std::vector<search::SearchResult> search_parts(const search::Problem& problem, const Algos& algos,
+                                               search::SearchOptions options, long rerank, bool bar, long steps,
+                                               std::vector<PartBest>& parts) {
+  const std::vector<int> sizes = search::cluster_part_sizes(*problem.cluster);
+  if (options.budget_s > 0) options.budget_s /= static_cast<double>(sizes.size());
+  std::vector<std::vector<search::SearchResult>> per_algo(algos.size());
+  for (int n : sizes) {
+    PartBest part{n, {}};
+    std::vector<search::SearchResult> found = search_all(problem, algos, options, rerank, bar, n);
+    for (size_t i = 0; i < found.size(); ++i) {
+      for (search::Candidate& c : found[i].top) {
+        c.gpu_hours = c.score.cost() * n * static_cast<double>(steps) / 3600;
+        if (part.best.gpu_hours == 0 || c.gpu_hours < part.best.gpu_hours) part.best = c;
+      }
+      per_algo[i].push_back(std::move(found[i]));
+    }
+    parts.push_back(part);
+  }
+  std::vector<search::SearchResult> out;
+  for (const auto& results : per_algo) out.push_back(search::merge_orders(results, options.top, "cluster sizes"));
+  return out;
 }
 
 }  // namespace
@@ -90,15 +135,13 @@ SearchRun run_search(const SearchArgs& a) {
   run.workload = model.name;
   run.gpus = cluster.gpu_count();
   run.global_batch = problem.global_batch;
-  // --- same problem, same cost model, a fresh cache per searcher so their times compare;
-  // one price per plan on the ranking engine, shared by the searchers (they find the same plans).
+  run.objective = a.objective;
   // (The copies of model and cluster live in this frame; results hold plans only.)
-  // Every searcher over every order of the cluster's GPU types (strategies/search/gpu_orders.h).
-  const search::GpuOrderProblems orders(problem);
-  for (const std::string& name : algos) {
-    if (bar) options.progress = [&](const search::Progress& p) { draw_bar(name, p); };
-    run.results.push_back(orders.search(*search::searchers().make(name), options, a.rerank));
-    if (bar) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
+  if (a.objective == "cost") {
+    run.steps = a.steps;
+    run.results = search_parts(problem, algos, options, a.rerank, bar, a.steps, run.parts);
+  } else {
+    run.results = search_all(problem, algos, options, a.rerank, bar);
   }
   if (a.objective == "time-to-accuracy") strategies::rank_by_time_to_accuracy(problem, run.results, accuracy, a.top);
   if (!a.verify.empty()) {
@@ -109,7 +152,7 @@ SearchRun run_search(const SearchArgs& a) {
         v.engine = a.verify;
         try {
           v.iteration_time_s =
-              strategies::simulate(model, platforms::ordered_by_gpu(cluster, c.plan.gpu_order), c.plan, a.verify)
+              strategies::simulate(model, strategies::cluster_for_plan(cluster, c.plan), c.plan, a.verify)
                   .report.iteration_time_s;
         } catch (const Error& e) {
           v.error = e.what();
@@ -120,6 +163,30 @@ SearchRun run_search(const SearchArgs& a) {
   }
   return run;
 }
+
+namespace {
+std::string gpu_hours_text(double h) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g GPU-h", h);
+  return buf;
+}
+
+// --objective cost: the best plan of each part of the cluster, the trade-off a user picks from.
+void write_parts_table(std::ostream& out, const SearchRun& run) {
+  char buf[512];
+  out << "\n  by cluster part (GPU-hours of " << run.steps
+      << " iterations)\n  GPUs    iteration    GPU-hours      plan\n";
+  for (const PartBest& p : run.parts) {
+    if (p.best.gpu_hours == 0)
+      std::snprintf(buf, sizeof buf, "  %-7d %-12s %-14s %s\n", p.gpus, "-", "-", "none fits");
+    else
+      std::snprintf(buf, sizeof buf, "  %-7d %-12s %-14s %s\n", p.gpus,
+                    units::format_time(p.best.score.iteration_time_s).c_str(), gpu_hours_text(p.best.gpu_hours).c_str(),
+                    search::describe(p.best.plan).c_str());
+    out << buf;
+  }
+}
+}  // namespace
 
 void write_search_table(std::ostream& out, const SearchRun& run) {
   char buf[512];
@@ -149,6 +216,7 @@ void write_search_table(std::ostream& out, const SearchRun& run) {
         const VerifiedPlan& v = run.verified[i][k];
         check = v.error.empty() ? " " + units::format_time(v.iteration_time_s) : " failed: " + v.error;
       }
+      if (c.gpu_hours > 0) check += "  " + gpu_hours_text(c.gpu_hours);
       if (c.to_accuracy_s > 0)
         check += std::isfinite(c.to_accuracy_s) ? "  to accuracy " + units::format_time(c.to_accuracy_s) + " (" +
                                                       std::to_string(c.steps) + " steps, " + c.rule + ")"
@@ -174,6 +242,7 @@ void write_search_table(std::ostream& out, const SearchRun& run) {
       out << buf;
     }
   }
+  if (run.objective == "cost") write_parts_table(out, run);
 }
 
 namespace {
@@ -195,6 +264,7 @@ nlohmann::json plan_json(const strategies::Plan& p) {
     j["cp_comm"] = p.cp_comm;
   }
   if (!p.gpu_order.empty()) j["gpu_order"] = p.gpu_order;
+  if (p.use_gpus > 0) j["gpus"] = p.use_gpus;
   if (!p.replica_microbatches.empty()) j["replica_microbatches"] = p.replica_microbatches;
   const auto& d = p.data_parallel;
   if (d.sync != "all-reduce" || d.compression != "none" || d.delay > 0)
@@ -210,6 +280,7 @@ nlohmann::json candidate_json(const search::Candidate& c) {
                       {"capacity_bytes", c.score.capacity_bytes},
                       {"fits", c.score.fits}};
   if (c.alone_s > 0) j["alone_iteration_time_s"] = c.alone_s;
+  if (c.gpu_hours > 0) j["gpu_hours"] = c.gpu_hours;
   if (c.to_accuracy_s > 0) {  // infinity (not reached) as null
     j["time_to_accuracy_s"] = std::isfinite(c.to_accuracy_s) ? nlohmann::json(c.to_accuracy_s) : nlohmann::json();
     j["steps_to_accuracy"] = c.steps;
@@ -250,6 +321,14 @@ void write_search_json(std::ostream& out, const SearchRun& run) {
     j["searches"].push_back(s);
   }
   j["best"] = run.best() ? candidate_json(*run.best()) : nlohmann::json();
+  j["objective"] = run.objective;
+  if (run.objective == "cost") {
+    j["steps"] = run.steps;
+    j["parts"] = nlohmann::json::array();
+    for (const PartBest& p : run.parts)
+      j["parts"].push_back(
+          {{"gpus", p.gpus}, {"best", p.best.gpu_hours > 0 ? candidate_json(p.best) : nlohmann::json()}});
+  }
   out << json_text(j, 2) << "\n";
 }
 

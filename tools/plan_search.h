@@ -33,7 +33,10 @@ struct SearchArgs {
   // What the plans are ranked by: "time" (the iteration) or "time-to-accuracy" (each
   // searcher's top plans and their update-rule variants trained to target_loss on `data`
   // by the convergence model, strategies/training/time_to_accuracy.h).
+  // "cost": every searcher also on parts of the cluster (strategies/search/cluster_parts.h),
+  // plans ranked by the GPU-hours of `steps` iterations on the GPUs each uses.
   std::string objective = "time";
+  long steps = 1000;
   double target_loss = 0.6;
   double learning_rate = 0.5;
   std::string data = "synthetic:classes=10,dim=64";
@@ -45,9 +48,18 @@ struct VerifiedPlan {
   std::string error;
 };
 
+// Under --objective cost: the best plan found on one part of the cluster.
+struct PartBest {
+  int gpus = 0;
+  strategies::search::Candidate best;  // gpu_hours 0: no plan fits on this part
+};
+
 struct SearchRun {
   std::string platform, workload;
   int gpus = 0, global_batch = 0;
+  std::string objective = "time";
+  long steps = 0;                                         // --objective cost: the iterations GPU-hours count
+  std::vector<PartBest> parts;                            // --objective cost: by GPU count, descending
   std::vector<strategies::search::SearchResult> results;  // one per searcher
   std::vector<std::vector<VerifiedPlan>> verified;        // [result][top plan], with --verify
   // The best plan over every searcher, if any fits.

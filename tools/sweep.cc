@@ -1,6 +1,7 @@
 #include "tools/sweep.h"
 
 #include "platforms/gpu_order.h"
+#include "strategies/plan_cluster.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -291,7 +292,7 @@ std::string run_point(const SweepSpec& spec, const SweepPoint& point) {
     // The point's plan, simulated on the sweep's engine, into the record.
     auto record = [&](const strategies::Plan& plan) {
       const strategies::Simulation s =
-          strategies::simulate(model, platforms::ordered_by_gpu(cluster, plan.gpu_order), plan, spec.engine);
+          strategies::simulate(model, strategies::cluster_for_plan(cluster, plan), plan, spec.engine);
       j["status"] = "ok";
       j["iteration_time_s"] = s.report.iteration_time_s;
       j["tflops_per_gpu"] = s.report.tflops_per_gpu;

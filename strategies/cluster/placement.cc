@@ -1,5 +1,6 @@
 #include "strategies/cluster/placement.h"
 
+#include "platforms/cluster_part.h"
 #include "platforms/gpu_order.h"
 
 #include <algorithm>
@@ -20,9 +21,7 @@ ClusterShape shape_of(const platforms::Cluster& cluster) {
 
 platforms::Cluster job_cluster(const platforms::Cluster& cluster, const std::vector<int>& gpus,
                                const std::vector<std::string>& gpu_order) {
-  platforms::Cluster out = cluster;
-  out.gpus.clear();
-  for (int g : gpus) out.gpus.push_back(cluster.gpus.at(g));
+  platforms::Cluster out = platforms::with_gpus(cluster, gpus);
   std::stable_sort(out.gpus.begin(), out.gpus.end(), [&](const platforms::GpuSlot& a, const platforms::GpuSlot& b) {
     return platforms::gpu_order_rank(gpu_order, a.spec->name) < platforms::gpu_order_rank(gpu_order, b.spec->name);
   });

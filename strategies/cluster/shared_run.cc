@@ -111,6 +111,8 @@ std::string why_not_shared(const Plan& plan) {
            "(gpipe, 1f1b, interleaved-1f1b, zb-h1, chimera, terapipe)";
   if (plan.data_parallel.delay > 0)
     return "delayed averaging's step is a steady state, not one run beside other jobs; valid: delay 0";
+  if (plan.use_gpus > 0)
+    return "its gpus: a job's GPUs are where the jobs file or trace places it, not its plan's; drop gpus";
   return "";
 }
 

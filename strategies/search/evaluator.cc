@@ -43,6 +43,7 @@ std::string plan_key(const Plan& p) {
   std::string slices = std::to_string(p.token_slice_count) + ":";
   for (int l : p.token_slices) slices += std::to_string(l) + ",";
   add("slices", slices);
+  add("gpus", std::to_string(p.use_gpus));
   std::string split;
   for (int m : p.replica_microbatches) split += std::to_string(m) + ",";
   add("split", split);

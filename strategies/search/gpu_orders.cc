@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "platforms/cluster_part.h"
 #include "platforms/gpu_order.h"
 #include "strategies/search/evaluator.h"
 
@@ -17,7 +18,7 @@ std::vector<std::vector<std::string>> gpu_orders(const platforms::Cluster& clust
   return out;
 }
 
-SearchResult merge_orders(const std::vector<SearchResult>& per_order, int top) {
+SearchResult merge_orders(const std::vector<SearchResult>& per_order, int top, const std::string& what) {
   if (per_order.size() == 1) return per_order.front();
   SearchResult out;
   const SearchResult* winner = &per_order.front();
@@ -29,21 +30,22 @@ SearchResult merge_orders(const std::vector<SearchResult>& per_order, int top) {
     out.budget_exhausted = out.budget_exhausted || r.budget_exhausted;
     out.ranked_on = r.ranked_on;
     out.top.insert(out.top.end(), r.top.begin(), r.top.end());
-    if (r.best() && (!winner->best() || r.best()->score.cost() < winner->best()->score.cost())) winner = &r;
+    if (r.best() && (!winner->best() || r.best()->objective() < winner->best()->objective())) winner = &r;
   }
   // Stable: between equal times the earlier order (by name) stays first.
   std::stable_sort(out.top.begin(), out.top.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.score.cost() < b.score.cost(); });
+                   [](const Candidate& a, const Candidate& b) { return a.objective() < b.objective(); });
   if (static_cast<int>(out.top.size()) > top) out.top.resize(static_cast<size_t>(top));
   out.note =
-      winner->note + (winner->note.empty() ? "" : "; ") + "best of " + std::to_string(per_order.size()) + " GPU orders";
+      winner->note + (winner->note.empty() ? "" : "; ") + "best of " + std::to_string(per_order.size()) + " " + what;
   out.ranking = winner->ranking;
   return out;
 }
 
-GpuOrderProblems::GpuOrderProblems(const Problem& problem) : orders_(gpu_orders(*problem.cluster)) {
+GpuOrderProblems::GpuOrderProblems(const Problem& problem, int gpus)
+    : orders_(gpu_orders(*problem.cluster)), gpus_(gpus < problem.cluster->gpu_count() ? gpus : 0) {
   for (const std::vector<std::string>& order : orders_) {
-    clusters_.push_back(platforms::ordered_by_gpu(*problem.cluster, order));
+    clusters_.push_back(platforms::first_gpus(platforms::ordered_by_gpu(*problem.cluster, order), gpus_));
     problems_.push_back(problem);
     problems_.back().cluster = &clusters_.back();
     prices_.push_back(rank_engine_price(problems_.back()));
@@ -56,7 +58,10 @@ SearchResult GpuOrderProblems::search(const Searcher& searcher, SearchOptions op
   for (size_t i = 0; i < orders_.size(); ++i) {
     SimulationEvaluator evaluator(problems_[i]);
     per_order.push_back(search_ranked(searcher, problems_[i], evaluator, options, rerank, prices_[i]));
-    for (Candidate& c : per_order.back().top) c.plan.gpu_order = orders_[i];
+    for (Candidate& c : per_order.back().top) {
+      c.plan.gpu_order = orders_[i];
+      c.plan.use_gpus = gpus_;
+    }
   }
   return merge_orders(per_order, options.top);
 }

@@ -21,16 +21,20 @@ namespace dejavu::strategies::search {
 // types, in lexicographic order of the sorted names.
 std::vector<std::vector<std::string>> gpu_orders(const platforms::Cluster& cluster);
 
-// One searcher's results over the orders (each result's plans already carry their order):
-// the best `top` distinct plans of all, counts and wall time summed, budget exhausted if any
-// order's was, notes and ranking of the order whose best plan won.
-SearchResult merge_orders(const std::vector<SearchResult>& per_order, int top);
+// One searcher's results over the orders (each result's plans already carry their order), or
+// over the parts of a cluster (cluster_parts.h), `what` naming them in the note: the best
+// `top` plans of all by Candidate::objective(), counts and wall time summed, budget exhausted
+// if any one's was, notes and ranking of the one whose best plan won.
+SearchResult merge_orders(const std::vector<SearchResult>& per_order, int top, const std::string& what = "GPU orders");
 
 // A problem once per order of its cluster's GPU types: the cluster so ordered, and a price on
 // the ranking engine per order, shared by every searcher run here (they find the same plans).
+// With `gpus` (0 < gpus < the cluster's count) each order's cluster is its first `gpus` GPUs
+// (platforms/cluster_part.h) and the plans found carry `gpus` (Plan::use_gpus), as
+// `search --objective cost` searches parts of a cluster.
 class GpuOrderProblems {
  public:
-  explicit GpuOrderProblems(const Problem& problem);
+  explicit GpuOrderProblems(const Problem& problem, int gpus = 0);
   GpuOrderProblems(const GpuOrderProblems&) = delete;  // its problems point into it
   GpuOrderProblems& operator=(const GpuOrderProblems&) = delete;
   // The searcher on every order (a fresh evaluator each, the budget shared among them), the
@@ -40,6 +44,7 @@ class GpuOrderProblems {
 
  private:
   std::vector<std::vector<std::string>> orders_;
+  int gpus_ = 0;  // Plan::use_gpus of the plans found
   std::deque<platforms::Cluster> clusters_;
   std::deque<Problem> problems_;
   std::vector<PriceFn> prices_;

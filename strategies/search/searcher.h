@@ -42,8 +42,15 @@ struct Candidate {
   double to_accuracy_s = 0;
   long steps = 0;
   std::string rule;
-  // What the run ranks by: the time to accuracy when set, else the iteration time.
-  double objective() const { return to_accuracy_s > 0 ? to_accuracy_s : score.cost(); }
+  // Under `search --objective cost`: the GPU-hours of the run's iterations on the plan's GPUs
+  // (infinity: does not fit); 0 otherwise.
+  double gpu_hours = 0;
+  // What the run ranks by: the GPU-hours or the time to accuracy when set, else the
+  // iteration time.
+  double objective() const {
+    if (gpu_hours > 0) return gpu_hours;
+    return to_accuracy_s > 0 ? to_accuracy_s : score.cost();
+  }
 };
 
 struct SearchResult {

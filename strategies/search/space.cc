@@ -154,6 +154,7 @@ std::string describe(const Plan& p) {
     for (size_t i = 0; i < p.gpu_order.size(); ++i)
       s += (i ? "," : "") + p.gpu_order[i].substr(0, p.gpu_order[i].find('-'));
   }
+  if (p.use_gpus > 0) s += " on" + std::to_string(p.use_gpus);
   if (!p.stages.empty()) s += " stages=" + listed(p.stages, ",", number);
   if (!p.replica_microbatches.empty()) s += " split=" + listed(p.replica_microbatches, ",", number);
   const auto& d = p.data_parallel;
@@ -185,6 +186,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   }
   if (!p.gpu_order.empty())
     out << "gpu_order: " << listed(p.gpu_order, ", ", [](const std::string& t) { return t; }) << "\n";
+  if (p.use_gpus > 0) out << "gpus: " << p.use_gpus << "  # the platform's first " << p.use_gpus << " GPUs\n";
   if (!p.replica_microbatches.empty())
     out << "replica_microbatches: " << listed(p.replica_microbatches, ", ", number) << "\n";
   const auto& d = p.data_parallel;  // the update-rule variants of --objective time-to-accuracy

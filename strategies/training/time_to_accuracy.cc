@@ -9,6 +9,7 @@
 #include <set>
 
 #include "platforms/gpu_order.h"
+#include "strategies/plan_cluster.h"
 #include "sim/error.h"
 #include "strategies/search/evaluator.h"
 #include "strategies/schedules/schedule.h"
@@ -136,7 +137,7 @@ bool priced(const search::Problem& problem, const Plan& plan, const ConvergenceC
     out = it->second;
     return out.score.fits;
   }
-  const platforms::Cluster cluster = platforms::ordered_by_gpu(*problem.cluster, plan.gpu_order);
+  const platforms::Cluster cluster = cluster_for_plan(*problem.cluster, plan);
   search::Candidate c;
   c.plan = plan;
   try {

@@ -127,6 +127,46 @@ TEST(SearchCli, AMixedClustersBestPlanDoesNotDependOnTheServerOrder) {
   EXPECT_LT(best[1], 2.0);
 }
 
+// --objective cost on four DGX A100s: every part of the cluster searched, plans ranked by
+// GPU-hours (with 3600 iterations, GPU-seconds of one: iteration x GPUs). GPT-3 1.3B fits on
+// one GPU, and the same FLOPs on fewer GPUs cross fewer links, so the cheapest plan leaves
+// servers idle; its YAML (`gpus: N`) simulates to the time the search printed.
+TEST(SearchCli, CostRanksPlansOnPartsOfTheClusterByGpuHours) {
+  const fs::path dir = scratch();
+  const fs::path plan = dir / "cheap.yaml", json = dir / "cost.json", sim = dir / "sim.json";
+  const std::string problem = "--platform " + src("platforms/presets/dgx-a100-4x8.yaml") + " --workload " +
+                              src("workloads/presets/gpt3-1.3b.yaml") + " --global-batch 64 --algo grid";
+  const CliRun r = run_dejavu("search " + problem + " --objective cost --steps 3600 --json " + json.string() + " -o " +
+                              plan.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("by cluster part"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  const nlohmann::json& best = j["best"];
+  const auto& p = best["plan"];
+  const int gpus = p["tp"].get<int>() * p["pp"].get<int>() * p["dp"].get<int>() * p.value("cp", 1);
+  EXPECT_LT(gpus, 32);
+  EXPECT_EQ(p["gpus"].get<int>(), gpus);
+  EXPECT_NEAR(best["gpu_hours"].get<double>(), best["iteration_time_s"].get<double>() * gpus, 1e-9 * gpus);
+  std::vector<int> sizes;
+  for (const auto& part : j["parts"]) {
+    sizes.push_back(part["gpus"].get<int>());
+    if (part["best"].is_null()) continue;
+    EXPECT_GE(part["best"]["gpu_hours"].get<double>(), best["gpu_hours"].get<double>());
+  }
+  EXPECT_EQ(sizes, (std::vector<int>{32, 16, 8, 4, 2, 1}));
+  // The whole cluster's fastest plan costs more GPU-hours.
+  const fs::path fast = dir / "fast.json";
+  ASSERT_EQ(run_dejavu("search " + problem + " --json " + fast.string()).code, 0);
+  const double whole = nlohmann::json::parse(slurp(fast))["best"]["iteration_time_s"].get<double>();
+  EXPECT_GT(whole * 32, best["gpu_hours"].get<double>());
+  const CliRun s = run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-4x8.yaml") + " --workload " +
+                              src("workloads/presets/gpt3-1.3b.yaml") + " --plan " + plan.string() +
+                              " --quiet --json " + sim.string());
+  ASSERT_EQ(s.code, 0) << s.err;
+  const double t = best["iteration_time_s"].get<double>();
+  EXPECT_NEAR(nlohmann::json::parse(slurp(sim))["iteration_time_s"].get<double>(), t, 1e-9 * t);
+}
+
 TEST(SearchCli, BadArgumentsAreOneLineExitTwo) {
   const fs::path out = scratch() / "never.yaml";
   fs::remove(out);

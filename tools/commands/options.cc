@@ -1,6 +1,7 @@
 #include "tools/commands/options.h"
 
 #include "platforms/gpu_order.h"
+#include "strategies/plan_cluster.h"
 
 #include <charconv>
 #include <cmath>
@@ -100,8 +101,8 @@ LoadedInputs load_inputs(const SimulationInputs& in) {
   if (in.plan.empty()) throw ConfigError(SourceLoc{"--plan", 0, 0}, "", "missing; a plan YAML is required");
   check_engine(in.engine);
   strategies::Plan plan = strategies::load_plan_file(in.plan);
-  // The plan's gpu_order places it on the servers before anything sees their node ids.
-  return {platforms::ordered_by_gpu(load_platform(in.platform, in.calibrations), plan.gpu_order),
+  // The plan's gpu_order (and gpus) places it on the servers before anything sees their node ids.
+  return {strategies::cluster_for_plan(load_platform(in.platform, in.calibrations), plan),
           workloads::load_workload_file(in.workload), std::move(plan)};
 }
 

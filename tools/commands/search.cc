@@ -1,4 +1,5 @@
 // `dejavu search`: the best plans of the search space by one searcher or all of them.
+#include <cstdio>
 #include <iostream>
 
 #include "sim/limits.h"
@@ -12,6 +13,13 @@
 namespace dejavu::tools {
 
 namespace {
+
+std::string cost_text(const strategies::search::Candidate& c, long steps) {
+  if (c.gpu_hours <= 0) return "";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, ", %.4g GPU-hours per %ld iterations on %lld GPUs", c.gpu_hours, steps, c.plan.gpus());
+  return buf;
+}
 
 class SearchCommand : public Command {
  public:
@@ -33,9 +41,11 @@ class SearchCommand : public Command {
                    "without sharing)")
         ->check(whole_in(0, 100000));
     cmd.add_option("--objective", a_.objective,
-                   "rank by the iteration (time) or by the time to a target loss, update-rule variants included "
-                   "(time-to-accuracy)")
-        ->check(CLI::IsMember({"time", "time-to-accuracy"}));
+                   "rank by the iteration (time), by GPU-hours with plans on parts of the cluster too (cost), or by "
+                   "the time to a target loss, update-rule variants included (time-to-accuracy)")
+        ->check(CLI::IsMember({"time", "cost", "time-to-accuracy"}));
+    cmd.add_option("--steps", a_.steps, "cost: the iterations the GPU-hours count (default 1000)")
+        ->check(whole_in(1, 1000000000000LL));
     cmd.add_option("--target-loss", a_.target_loss, "time-to-accuracy: the convergence model's target loss")
         ->check(number_in(1e-6, 100));
     cmd.add_option("--data", a_.data, "time-to-accuracy: the convergence model's data (as converge --data)");
@@ -61,7 +71,7 @@ class SearchCommand : public Command {
         strategies::search::write_plan_yaml(o, best->plan,
                                             "found by dejavu search (" + a_.algo + ") for " + run.workload + " on " +
                                                 run.platform + ": " + units::format_time(best->score.iteration_time_s) +
-                                                " per iteration");
+                                                " per iteration" + cost_text(*best, run.steps));
       });
     if (!a_.json.empty()) out.write(a_.json, [&](std::ostream& o) { write_search_json(o, run); });
     if (!a_.report.empty()) out.write(a_.report, [&](std::ostream& o) { write_search_html(o, run); });

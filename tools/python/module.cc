@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "platforms/gpu_order.h"
+#include "strategies/plan_cluster.h"
 #include "platforms/cluster.h"
 #include "sim/config_node.h"
 #include "sim/engine.h"
@@ -141,7 +142,7 @@ PYBIND11_MODULE(dejavu, m) {
       [](py::object platform, py::object workload, py::object plan, const std::string& engine) {
         const strategies::Plan p = strategies::load_plan(config(plan, "plan"));
         const platforms::Cluster cluster =
-            platforms::ordered_by_gpu(platforms::load_cluster(config(platform, "platform")), p.gpu_order);
+            strategies::cluster_for_plan(platforms::load_cluster(config(platform, "platform")), p);
         const workloads::ModelGraph model = workloads::load_workload(config(workload, "workload"));
         return Result{strategies::simulate(model, cluster, p, engine)};
       },
