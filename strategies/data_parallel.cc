@@ -59,6 +59,7 @@ std::vector<sim::TaskId> push_pull(SyncContext& c, const std::vector<sim::TaskId
 
 class ParameterServerSync : public SyncTopology {
  public:
+  bool takes_servers() const override { return true; }
   std::vector<sim::TaskId> emit(SyncContext& c, const std::vector<sim::TaskId>& ready) const override {
     return push_pull(c, ready, c.config.servers, [](int shard, int, int) { return shard; });
   }
@@ -74,6 +75,7 @@ class RollingParameterServerSync : public SyncTopology {
 
 class GossipSync : public SyncTopology {
  public:
+  bool averages_exactly() const override { return false; }  // each replica averages with its peers only
   std::vector<sim::TaskId> emit(SyncContext& c, const std::vector<sim::TaskId>& ready) const override {
     const int d = static_cast<int>(c.hosts.size());
     std::mt19937_64 rng(c.config.seed * 1000003ULL + static_cast<unsigned long long>(c.config.step));

@@ -46,6 +46,11 @@ class SyncTopology {
   virtual ~SyncTopology() = default;
   // Emits the exchange after `ready`; returns what the optimizer step must wait for.
   virtual std::vector<sim::TaskId> emit(SyncContext& ctx, const std::vector<sim::TaskId>& ready) const = 0;
+  // Whether every replica ends the step with the exact average of all gradients, so the
+  // update rule is synchronous SGD's and a faster step is a faster run (gossip's is not).
+  virtual bool averages_exactly() const { return true; }
+  // Whether it reads DataParallel::servers (how many shards the parameter server has).
+  virtual bool takes_servers() const { return false; }
 };
 
 Registry<SyncTopology>& sync_topologies();

@@ -68,6 +68,26 @@ bool flag(const ConfigNode& root, const char* key, Plan& p) {
   return root.get_bool(key, false);
 }
 
+}  // namespace
+
+SwitchBreak megatron_switch_break(const Plan& p) {
+  if (p.overlap_grad_reduce && p.zero >= 3)
+    return {"overlap_grad_reduce", "zero: 3 reduce-scatters each layer's gradients as its backward ends"};
+  if (p.overlap_grad_reduce && (p.data_parallel.sync != "all-reduce" || p.data_parallel.compression != "none"))
+    return {"overlap_grad_reduce",
+            "buckets overlap an uncompressed all-reduce with the backward; use data_parallel sync: all-reduce, "
+            "compression: none"};
+  if (p.overlap_param_gather && (p.zero < 1 || p.zero > 2 || !p.overlap_grad_reduce))
+    return {"overlap_param_gather",
+            "gathers the distributed optimizer's weights under the next forward: needs distributed_optimizer: true "
+            "(zero: 1 or 2) and overlap_grad_reduce: true"};
+  if (p.tp_comm_overlap && !p.sequence_parallel)
+    return {"tp_comm_overlap",
+            "overlaps the all-gathers and reduce-scatters of sequence parallelism; needs sequence_parallel: true"};
+  return {};
+}
+
+namespace {
 // Megatron-Core's switches (plan.h), with the requirements its arguments.py asserts.
 void load_megatron_switches(const ConfigNode& root, Plan& p) {
   if (root.has("distributed_optimizer")) {
@@ -81,25 +101,9 @@ void load_megatron_switches(const ConfigNode& root, Plan& p) {
       root.child("distributed_optimizer").fail("shards over an all-reduce group; use data_parallel sync: all-reduce");
   }
   p.overlap_grad_reduce = flag(root, "overlap_grad_reduce", p);
-  if (p.overlap_grad_reduce && p.zero >= 3)
-    root.child("overlap_grad_reduce").fail("zero: 3 reduce-scatters each layer's gradients as its backward ends");
-  if (p.overlap_grad_reduce && (p.data_parallel.sync != "all-reduce" || p.data_parallel.compression != "none"))
-    root.child("overlap_grad_reduce")
-        .fail(
-            "buckets overlap an uncompressed all-reduce with the backward; use data_parallel sync: all-reduce, "
-            "compression: none");
   p.overlap_param_gather = flag(root, "overlap_param_gather", p);
-  if (p.overlap_param_gather && (p.zero < 1 || p.zero > 2 || !p.overlap_grad_reduce))
-    root.child("overlap_param_gather")
-        .fail(
-            "gathers the distributed optimizer's weights under the next forward: needs distributed_optimizer: true "
-            "(zero: 1 or 2) and overlap_grad_reduce: true");
   p.tp_comm_overlap = flag(root, "tp_comm_overlap", p);
-  if (p.tp_comm_overlap && !p.sequence_parallel)
-    root.child("tp_comm_overlap")
-        .fail(
-            "overlaps the all-gathers and reduce-scatters of sequence parallelism; needs "
-            "sequence_parallel: true");
+  if (const SwitchBreak b = megatron_switch_break(p); !b.key.empty()) root.child(b.key).fail(b.problem);
 }
 }  // namespace
 
@@ -188,6 +192,25 @@ void load_replica_microbatches(const ConfigNode& root, Plan& p) {
 }
 }  // namespace
 
+namespace {
+// recompute: a mode, or one per pipeline stage.
+void load_recompute(const ConfigNode& n, Plan& p) {
+  p.where["recompute"] = n.loc();
+  if (!n.is_sequence()) {
+    p.recompute = n.as_choice({"none", "selective", "full"});
+    return;
+  }
+  for (const ConfigNode& m : n.items()) p.stage_recompute.push_back(m.as_choice({"none", "selective", "full"}));
+  if (static_cast<long long>(p.stage_recompute.size()) != p.pp)
+    n.fail(std::to_string(p.stage_recompute.size()) + " modes for pp = " + std::to_string(p.pp) +
+           " stages; valid: one mode (none, selective, full) for every stage, or one for all");
+  p.recompute = p.stage_recompute.front();
+  if (std::all_of(p.stage_recompute.begin(), p.stage_recompute.end(),
+                  [&](const std::string& m) { return m == p.recompute; }))
+    p.stage_recompute.clear();  // the same everywhere: the plain key
+}
+}  // namespace
+
 Plan load_plan(const ConfigNode& root) {
   root.expect_map({"name",
                    "tp",
@@ -234,7 +257,7 @@ Plan load_plan(const ConfigNode& root) {
     p.schedule = s.as_string();
     p.where["schedule"] = s.loc();
   }
-  if (root.has("recompute")) p.recompute = root.child("recompute").as_choice({"none", "selective", "full"});
+  if (root.has("recompute")) load_recompute(root.child("recompute"), p);
   p.virtual_stages = positive(root, "virtual_stages", 1, p, limits::kMaxLayers);
   if (p.virtual_stages > 1 && p.schedule != "interleaved-1f1b")
     root.child("virtual_stages").fail("more than one model chunk per GPU needs schedule: interleaved-1f1b");

@@ -10,7 +10,7 @@
 //   stages: [10, 12, 12, 14]  # layers per (virtual) stage; default: as even as possible
 //   token_slices: auto     # schedule terapipe: auto (TeraPipe's dynamic program) | k equal
 //                          # slices | [lengths] adding up to the sequence
-//   recompute: full        # none | selective (attention) | full
+//   recompute: full        # none | selective (attention) | full, or one per pipeline stage
 //   sequence_parallel: false  # tensor parallelism with reduce-scatter/all-gather (Megatron SP)
 //   zero: 0                # 0 (plain data parallelism) | 1 | 2 | 3 (FSDP)
 //   zero_prefetch: 1       # ZeRO-3: blocks gathered ahead of the one computing
@@ -59,6 +59,14 @@ struct Plan {
   std::vector<int> token_slices;
   int token_slice_count = 0;
   std::string recompute = "none";
+  // `recompute: [full, full, selective, none]`: one mode per pipeline stage (pp entries; a
+  // stage's model chunks share it). Under 1F1B the first stages hold the most microbatches
+  // in flight, so they may need recomputation where the last ones do not. Empty: every stage
+  // `recompute` (which then holds the first stage's mode).
+  std::vector<std::string> stage_recompute;
+  const std::string& recompute_of(int virtual_stage) const {
+    return stage_recompute.empty() ? recompute : stage_recompute[static_cast<size_t>(virtual_stage % pp)];
+  }
   bool sequence_parallel = false;
   int zero = 0;
   // ZeRO-3: blocks (layers) whose weights are gathered ahead of the one computing (FSDP's
@@ -123,6 +131,14 @@ struct Plan {
   // overlap_grad_reduce (max(40M, 1M x dp) parameters of `element_bytes`), else 0 (none).
   double gradient_bucket_bytes(double element_bytes) const;
 };
+
+// The first rule of Megatron-Core's overlap switches (its arguments.py asserts) the plan
+// breaks: the key and what is wrong; an empty key when it keeps them all. The loader fails
+// at that key; plans built in code (the search's refinement) check it too.
+struct SwitchBreak {
+  std::string key, problem;
+};
+SwitchBreak megatron_switch_break(const Plan& plan);
 
 Plan load_plan(const ConfigNode& root);
 Plan load_plan_file(const std::string& path);

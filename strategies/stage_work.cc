@@ -23,7 +23,7 @@ std::vector<int> stage_of_ops(const ModelGraph& m, const std::vector<int>& order
   return stage;
 }
 
-ActivationSplit activation_of(const Op& op, const ModelGraph& m, const Plan& plan) {
+ActivationSplit activation_of(const Op& op, const ModelGraph& m, const Plan& plan, const std::string& recompute) {
   const bool in_layer = op.layer >= 0 && op.layer < m.layers;
   const double t = plan.tp;
   // Sequence parallelism splits along the sequence what tensor parallelism leaves whole.
@@ -31,9 +31,9 @@ ActivationSplit activation_of(const Op& op, const ModelGraph& m, const Plan& pla
   ActivationSplit a;
   a.full = op.activation_bytes / (split ? t : 1) / plan.cp;  // each context rank keeps its tokens
   a.stored = a.full;
-  if (in_layer && plan.recompute == "selective")
+  if (in_layer && recompute == "selective")
     a.stored = a.full - op.selective_recompute_bytes / (split ? t : 1) / plan.cp;
-  if (in_layer && plan.recompute == "full") a.stored = op.layer_input ? a.full : 0;
+  if (in_layer && recompute == "full") a.stored = op.layer_input ? a.full : 0;
   return a;
 }
 
@@ -59,9 +59,10 @@ std::vector<int> pass_ops(const ModelGraph& m, const std::vector<int>& all_ops, 
 // not wait for.
 class Cutter {
  public:
-  Cutter(const ModelGraph& m, const Plan& plan, const std::vector<int>& ops, Pass kind)
+  Cutter(const ModelGraph& m, const Plan& plan, const std::string& recompute, const std::vector<int>& ops, Pass kind)
       : m_(m),
         plan_(plan),
+        recompute_(recompute),
         kind_(kind),
         backward_(kind == Pass::Backward || kind == Pass::BackwardInput || kind == Pass::BackwardWeight),
         exchanges_(kind != Pass::BackwardWeight && plan.ep > 1),
@@ -107,7 +108,7 @@ class Cutter {
   // A split backward frees an op's activations once nothing needs them: after W for ops
   // with weights (their inputs make the weight gradient), after B for the rest.
   void account(const Op& op) {
-    const ActivationSplit act = activation_of(op, m_, plan_);
+    const ActivationSplit act = activation_of(op, m_, plan_, recompute_);
     const bool frees = kind_ == Pass::Backward || (kind_ == Pass::BackwardInput && !has_weight_gradient(op)) ||
                        kind_ == Pass::BackwardWeight;
     if (backward_ && frees)
@@ -138,6 +139,7 @@ class Cutter {
 
   const ModelGraph& m_;
   const Plan& plan_;
+  const std::string& recompute_;  // the stage's mode
   Pass kind_;
   bool backward_, exchanges_;
   SegmentDeps deps_;
@@ -145,9 +147,10 @@ class Cutter {
   std::vector<Segment> out_;
 };
 
-std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::vector<int>& all_ops, Pass kind) {
+std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::string& recompute,
+                         const std::vector<int>& all_ops, Pass kind) {
   const std::vector<int> ops = pass_ops(m, all_ops, kind);
-  Cutter cutter(m, plan, ops, kind);
+  Cutter cutter(m, plan, recompute, ops, kind);
   for (int v : ops) cutter.add(v);
   return cutter.finish();
 }
@@ -177,7 +180,7 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& pla
     if (op.expert) work[s].expert_params_per_gpu += held;
     if (op.weight_rows > 0 && op.weight_cols > 0)
       work[s].matrices.emplace_back(op.weight_rows, op.weight_cols / (op.tp == workloads::TpMode::Split ? plan.tp : 1));
-    work[s].stored_activation_per_sample += activation_of(op, model, plan).stored;
+    work[s].stored_activation_per_sample += activation_of(op, model, plan, plan.recompute_of(s)).stored;
   }
   for (size_t s = 0; s < work.size(); ++s) {
     for (size_t b = 0; b < block_ops[s].size(); ++b) {
@@ -191,19 +194,20 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& pla
         if (model.op(v).expert) blk.expert_params_per_gpu += held;
       }
       const std::vector<int> reversed(ops.rbegin(), ops.rend());
-      blk.fwd = cut(model, plan, ops, Pass::Forward);
-      blk.bwd = cut(model, plan, reversed, Pass::Backward);
+      const std::string& rc = plan.recompute_of(static_cast<int>(s));
+      blk.fwd = cut(model, plan, rc, ops, Pass::Forward);
+      blk.bwd = cut(model, plan, rc, reversed, Pass::Backward);
       if (split_backward) {
-        blk.bwd_input = cut(model, plan, reversed, Pass::BackwardInput);
-        blk.bwd_weight = cut(model, plan, reversed, Pass::BackwardWeight);
+        blk.bwd_input = cut(model, plan, rc, reversed, Pass::BackwardInput);
+        blk.bwd_weight = cut(model, plan, rc, reversed, Pass::BackwardWeight);
       }
-      if (blk.is_layer && plan.recompute == "full") {
-        blk.recompute = cut(model, plan, ops, Pass::Replay);
-      } else if (blk.is_layer && plan.recompute == "selective") {
+      if (blk.is_layer && rc == "full") {
+        blk.recompute = cut(model, plan, rc, ops, Pass::Replay);
+      } else if (blk.is_layer && rc == "selective") {
         std::vector<int> attention;  // replay only the ops whose activations were dropped
         for (int v : ops)
           if (model.op(v).selective_recompute_bytes > 0) attention.push_back(v);
-        if (!attention.empty()) blk.recompute = cut(model, plan, attention, Pass::Replay);
+        if (!attention.empty()) blk.recompute = cut(model, plan, rc, attention, Pass::Replay);
       }
       work[s].blocks.push_back(std::move(blk));
     }

@@ -65,6 +65,8 @@ struct ActivationSplit {
   double full = 0;
   double stored = 0;
 };
-ActivationSplit activation_of(const workloads::Op& op, const workloads::ModelGraph& model, const Plan& plan);
+// `recompute`: the mode of the op's stage (Plan::recompute_of).
+ActivationSplit activation_of(const workloads::Op& op, const workloads::ModelGraph& model, const Plan& plan,
+                              const std::string& recompute);
 
 }  // namespace dejavu::strategies

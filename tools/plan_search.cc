@@ -258,6 +258,7 @@ nlohmann::json plan_json(const strategies::Plan& p) {
                       {"sequence_parallel", p.sequence_parallel},
                       {"zero", p.zero}};
   if (!p.stages.empty()) j["stages"] = p.stages;
+  if (!p.stage_recompute.empty()) j["recompute"] = p.stage_recompute;
   if (p.ep > 1) j["ep"] = p.ep;
   if (p.cp > 1) {
     j["cp"] = p.cp;
@@ -267,8 +268,15 @@ nlohmann::json plan_json(const strategies::Plan& p) {
   if (p.use_gpus > 0) j["gpus"] = p.use_gpus;
   if (!p.replica_microbatches.empty()) j["replica_microbatches"] = p.replica_microbatches;
   const auto& d = p.data_parallel;
-  if (d.sync != "all-reduce" || d.compression != "none" || d.delay > 0)
-    j["data_parallel"] = {{"sync", d.sync}, {"compression", d.compression}, {"delay", d.delay}};
+  if (d.sync != "all-reduce" || d.compression != "none" || d.delay > 0 || d.bucket_bytes > 0)
+    j["data_parallel"] = {{"sync", d.sync},
+                          {"servers", d.servers},
+                          {"compression", d.compression},
+                          {"delay", d.delay},
+                          {"bucket_bytes", d.bucket_bytes}};
+  if (p.overlap_grad_reduce) j["overlap_grad_reduce"] = true;
+  if (p.overlap_param_gather) j["overlap_param_gather"] = true;
+  if (p.tp_comm_overlap) j["tp_comm_overlap"] = true;
   return j;
 }
 nlohmann::json candidate_json(const search::Candidate& c) {

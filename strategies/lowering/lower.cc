@@ -128,6 +128,8 @@ std::vector<BlockItems> block_items(const workloads::ModelGraph& model, const pl
   whole.pp = 1;
   whole.virtual_stages = 1;
   whole.stages.clear();
+  whole.recompute = plan.recompute_of(stage);  // the stage's own mode, on every layer
+  whole.stage_recompute.clear();
   lowering::GroupPricer pricer(model, cluster, plan, stage, replica, collective_algorithm);
   std::vector<BlockItems> out;
   const std::vector<StageWork> work = build_stage_work(model, whole, split_backward);

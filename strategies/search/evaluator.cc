@@ -27,7 +27,9 @@ std::string plan_key(const Plan& p) {
   std::string st;
   for (int l : p.stages) st += std::to_string(l) + ",";
   add("stages", st);
-  add("rc", p.recompute);
+  std::string rc = p.recompute + ":";
+  for (const std::string& m : p.stage_recompute) rc += m + ",";
+  add("rc", rc);
   add("sp", p.sequence_parallel ? "1" : "0");
   add("zero", std::to_string(p.zero) + "/" + std::to_string(p.zero_prefetch));
   const auto& d = p.data_parallel;

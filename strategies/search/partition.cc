@@ -297,6 +297,7 @@ PartitionProblem partition_problem(const Problem& problem, const Plan& plan, con
                                                   cluster.gpus[gpu_index(plan, s, 0, 1)].host);
       sig += std::to_string(ring.bottleneck_Bps) + "/" + std::to_string(ring.latency_s);
     }
+    sig += "/" + plan.recompute_of(s);
     auto it = priced.find(sig);
     if (it == priced.end()) it = priced.emplace(sig, block_costs(model, cluster, plan, s, algorithm)).first;
     const std::vector<BlockCost>& blocks = it->second;

@@ -19,7 +19,8 @@ PipelineModel::PipelineModel(const Problem& problem, std::string collective_algo
       collective_(sim::collective_algorithms().make(algorithm_)) {}
 
 const std::vector<BlockItems>& PipelineModel::blocks(const Plan& plan, int stage) {
-  const int rc = plan.recompute == "full" ? 2 : plan.recompute == "selective" ? 1 : 0;
+  const std::string& mode = plan.recompute_of(stage);
+  const int rc = mode == "full" ? 2 : mode == "selective" ? 1 : 0;
   const bool split = schedules().make(plan.schedule)->splits_backward();
   // Stages whose tensor groups have the same GPU types and rings price alike.
   auto [kind, fresh] = stage_kind_.try_emplace(std::make_tuple(plan.tp, plan.pp, stage), 0);

@@ -60,6 +60,14 @@ std::vector<Knobs> neighbours(const Problem& problem, const Space& space, const 
                 k.sp = sp;
                 out.push_back(k);
               }
+          // with each other ZeRO stage, the rest as they were: a mesh with more replicas often
+          // wants its states sharded differently
+          k.mb = at.mb, k.recompute = at.recompute, k.sp = at.sp && tp > 1;
+          for (int zero : space.zero)
+            if (zero != at.zero) {
+              k.zero = zero;
+              out.push_back(k);
+            }
         }
   auto each = [&](const auto& values, auto set) {
     for (const auto& x : values) {

@@ -1,6 +1,7 @@
 #include "strategies/search/searcher.h"
 
 #include "platforms/gpu_order.h"
+#include "strategies/search/refine.h"
 #include "strategies/search/replica_balance.h"
 #include "strategies/search/stage_balance.h"
 
@@ -83,6 +84,7 @@ Score Tracker::keep(const Plan& plan) {
 
 bool Tracker::out_of_time() {
   if (options_.budget_s <= 0) return false;
+  if (result_.budget_exhausted) return true;  // spent: no more looks at the clock
   if (now_s() - budget_start_ >= options_.budget_s) result_.budget_exhausted = true;
   return result_.budget_exhausted;
 }
@@ -98,6 +100,7 @@ void Tracker::progress(long done, long total) {
 double Tracker::best_s() const { return result_.top.empty() ? 0 : result_.top.front().score.iteration_time_s; }
 
 SearchResult Tracker::finish() {
+  if (options_.refine) refine(problem_, *this);
   result_.evaluations = evaluator_.evaluations() - evaluations_at_start_;
   result_.simulations = evaluator_.simulations() - simulations_at_start_;
   result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

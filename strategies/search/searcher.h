@@ -29,6 +29,7 @@ struct SearchOptions {
   long iterations = 0;                            // mcmc proposals, diff steps; 0: the searcher's default
   std::function<void(const Progress&)> progress;  // called now and then
   bool polish = true;  // mcmc, bo and rl end with a local search around their best (polish.h)
+  bool refine = true;  // every searcher's best plans refined over the second-tier knobs (refine.h)
 };
 
 struct Candidate {
@@ -89,7 +90,9 @@ class Tracker {
   void progress(long done, long total);
   double best_s() const;
   const Candidate* best() const { return result_.top.empty() ? nullptr : &result_.top.front(); }
+  const std::vector<Candidate>& top() const { return result_.top; }
   const SearchOptions& options() const { return options_; }
+  // Refines the best plans (refine.h, unless options.refine is off), then the result.
   SearchResult finish();
 
  private:

@@ -142,7 +142,10 @@ std::string describe(const Plan& p) {
   std::string s = "tp" + std::to_string(p.tp) + " pp" + std::to_string(p.pp) + " dp" + std::to_string(p.dp) + " mb" +
                   std::to_string(p.micro_batch_size);
   if (p.pp > 1) s += " " + p.schedule + (p.virtual_stages > 1 ? "/v" + std::to_string(p.virtual_stages) : "");
-  if (p.recompute != "none") s += " rc=" + p.recompute;
+  if (!p.stage_recompute.empty())
+    s += " rc=" + listed(p.stage_recompute, ",", [](const std::string& m) { return m; });
+  else if (p.recompute != "none")
+    s += " rc=" + p.recompute;
   if (p.zero > 0) s += " zero" + std::to_string(p.zero);
   if (p.sequence_parallel) s += " sp";
   if (p.ep > 1) s += " ep" + std::to_string(p.ep);
@@ -157,8 +160,14 @@ std::string describe(const Plan& p) {
   if (p.use_gpus > 0) s += " on" + std::to_string(p.use_gpus);
   if (!p.stages.empty()) s += " stages=" + listed(p.stages, ",", number);
   if (!p.replica_microbatches.empty()) s += " split=" + listed(p.replica_microbatches, ",", number);
+  std::string overlaps;  // Megatron-Core's overlap switches on
+  if (p.overlap_grad_reduce) overlaps += ",grad";
+  if (p.overlap_param_gather) overlaps += ",param";
+  if (p.tp_comm_overlap) overlaps += ",tp";
+  if (!overlaps.empty()) s += " overlap=" + overlaps.substr(1);
   const auto& d = p.data_parallel;
-  if (d.sync != "all-reduce") s += " " + d.sync;
+  if (d.bucket_bytes > 0) s += " bucket=" + std::to_string(static_cast<long long>(d.bucket_bytes / 1e6)) + "MB";
+  if (d.sync != "all-reduce") s += " " + d.sync + (d.servers != 1 ? "/" + std::to_string(d.servers) : "");
   if (d.compression != "none") s += " " + d.compression;
   if (d.delay > 0) s += " delay" + std::to_string(d.delay);
   return s;
@@ -174,7 +183,10 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   out << "schedule: " << p.schedule << "\n";
   if (p.virtual_stages > 1) out << "virtual_stages: " << p.virtual_stages << "\n";
   if (!p.stages.empty()) out << "stages: " << listed(p.stages, ", ", number) << "\n";
-  out << "recompute: " << p.recompute << "\n";
+  if (p.stage_recompute.empty())
+    out << "recompute: " << p.recompute << "\n";
+  else
+    out << "recompute: " << listed(p.stage_recompute, ", ", [](const std::string& m) { return m; }) << "\n";
   out << "sequence_parallel: " << (p.sequence_parallel ? "true" : "false") << "\n";
   out << "zero: " << p.zero << "\n";
   if (!p.offload_optimizer.empty() || !p.offload_parameters.empty()) {
@@ -189,9 +201,14 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   if (p.use_gpus > 0) out << "gpus: " << p.use_gpus << "  # the platform's first " << p.use_gpus << " GPUs\n";
   if (!p.replica_microbatches.empty())
     out << "replica_microbatches: " << listed(p.replica_microbatches, ", ", number) << "\n";
-  const auto& d = p.data_parallel;  // the update-rule variants of --objective time-to-accuracy
-  if (d.sync != "all-reduce" || d.compression != "none" || d.delay > 0) {
+  if (p.overlap_grad_reduce) out << "overlap_grad_reduce: true\n";
+  if (p.overlap_param_gather) out << "overlap_param_gather: true\n";
+  if (p.tp_comm_overlap) out << "tp_comm_overlap: true\n";
+  const auto& d = p.data_parallel;  // refined syncs and buckets, and the update-rule variants
+  if (d.sync != "all-reduce" || d.compression != "none" || d.delay > 0 || d.bucket_bytes > 0) {
     out << "data_parallel: {sync: " << d.sync;
+    if (d.servers != 1) out << ", servers: " << d.servers;
+    if (d.bucket_bytes > 0) out << ", bucket: " << static_cast<long long>(d.bucket_bytes) << " B";
     if (d.sync == "gossip") out << ", peers: " << d.peers;
     if (d.compression != "none") out << ", compression: " << d.compression;
     if (d.compression == "topk") out << ", density: " << d.density;

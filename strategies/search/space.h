@@ -5,8 +5,9 @@
 // recomputation, ZeRO stage, sequence parallelism, where every server has a host side
 // optimizer offload (to CPU memory, and NVMe when given), and for sequences of kLongContext
 // tokens or more context parallelism (cp up to a server's GPUs, its keys and values gathered
-// or passed around a ring). Gradient sync stays a plain ring all-reduce without buckets: a
-// user's choice to compare by hand (`dejavu simulate`), not a knob the searchers turn.
+// or passed around a ring). The knobs that tune a plan rather than shape it (recomputation
+// per stage, overlap switches, buckets, sync topologies, Chimera and TeraPipe) are the
+// second tier every searcher's best plans are refined over (refine.h).
 #pragma once
 
 #include <ostream>

@@ -55,17 +55,21 @@ WorkerTiming worker_timing(const workloads::ModelGraph& model, const platforms::
 
 std::vector<Plan> update_rule_variants(const Plan& plan) {
   std::vector<Plan> out;
-  const bool plain = plan.dp > 1 && plan.zero < 3 && plan.data_parallel.sync == "all-reduce" &&
-                     plan.data_parallel.compression == "none" && plan.data_parallel.delay == 0 &&
-                     plan.gradient_bucket_bytes(1) <= 0 && plan.replica_microbatches.empty() && plan.ep == 1;
+  // The rules replace the gradient all-reduce: the buckets that overlap it go with it.
+  Plan base = plan;
+  base.overlap_grad_reduce = base.overlap_param_gather = false;
+  base.data_parallel.bucket_bytes = 0;
+  const bool plain = base.dp > 1 && base.zero < 3 && base.data_parallel.sync == "all-reduce" &&
+                     base.data_parallel.compression == "none" && base.data_parallel.delay == 0 &&
+                     base.replica_microbatches.empty() && base.ep == 1;
   if (plain) {
     for (const char* c : {"topk", "powersgd", "1bit"}) {
-      out.push_back(plan);
+      out.push_back(base);
       out.back().data_parallel.compression = c;
     }
-    out.push_back(plan);
+    out.push_back(base);
     out.back().data_parallel.delay = 1;
-    out.push_back(plan);
+    out.push_back(base);
     out.back().data_parallel.sync = "gossip";
     out.back().data_parallel.peers = 1;
     for (Plan& p : out) p.zero = 0;

@@ -35,7 +35,9 @@ WorkerTiming worker_timing(const workloads::ModelGraph& model, const platforms::
 // The plan with each update rule its other knobs allow: topk, powersgd and 1bit
 // compression, delayed averaging by one step, gossip with one peer, and with pp > 1 the
 // asynchronous PipeDream-2BW schedule. ZeRO-1 and -2 plans are tried without ZeRO (the
-// exchanges these rules change are plain all-reduces); ZeRO-3 plans keep their rule.
+// exchanges these rules change are plain all-reduces), and without the gradient buckets and
+// overlap switches the refinement may have set (they overlap the all-reduce the rules
+// replace); ZeRO-3 plans keep their rule.
 std::vector<Plan> update_rule_variants(const Plan& plan);
 
 struct TimeToAccuracy {

@@ -57,12 +57,14 @@ TEST(SearchCli, GlobalBatchFromTheWorkloadYaml) {
 // Two servers of two A100s behind one 100 Gb/s NIC each (the contention suite's platform):
 // plans whose data-parallel traffic shares the NIC slow down there. Ranked with links
 // shared, the listed plans are priced as SimGrid prices them (within 1%) and in its order;
-// ranked as if every transfer had its links to itself (--rerank 0), the list is wrong by
-// more than 5% on some plan and its winner is no faster on SimGrid than the shared ranking's.
+// ranked as if every transfer had its links to itself (--rerank 0), the list of ten is wrong
+// by more than 5% on some plan and its winner is no faster on SimGrid than the shared
+// ranking's. (The refined plans on top overlap their gradient all-reduce with the backward,
+// which hides most of the contention; the plans below them do not.)
 TEST(SearchCli, RankedWithLinksSharedAsSimGridRanks) {
   const std::string problem = "search --platform " + src("tests/fixtures/contention/servers-2x2-shared-nic.yaml") +
                               " --workload " + src("workloads/presets/gpt3-1.3b.yaml") +
-                              " --global-batch 32 --algo grid --top 3 --verify simgrid --quiet --json ";
+                              " --global-batch 32 --algo grid --top 10 --verify simgrid --quiet --json ";
   auto listed = [&](const std::string& extra) {
     const fs::path json = scratch() / "ranked.json";
     const CliRun r = run_dejavu(problem + json.string() + extra);
@@ -74,8 +76,8 @@ TEST(SearchCli, RankedWithLinksSharedAsSimGridRanks) {
     return times;
   };
   const auto shared = listed(""), alone = listed(" --rerank 0");
-  ASSERT_EQ(shared.size(), 3u);
-  ASSERT_EQ(alone.size(), 3u);
+  ASSERT_EQ(shared.size(), 10u);
+  ASSERT_EQ(alone.size(), 10u);
   for (size_t k = 0; k < shared.size(); ++k) {
     EXPECT_NEAR(shared[k].first, shared[k].second, 0.01 * shared[k].second) << k;
     if (k > 0) {

@@ -180,6 +180,7 @@ PYBIND11_MODULE(dejavu, m) {
           d["sequence_parallel"] = p.sequence_parallel;
           d["zero"] = p.zero;
           if (!p.stages.empty()) d["stages"] = p.stages;
+          if (!p.stage_recompute.empty()) d["recompute"] = p.stage_recompute;
           return d;
         };
         py::list tops;

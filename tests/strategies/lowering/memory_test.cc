@@ -32,7 +32,7 @@ double layer_activation(const workloads::ModelGraph& m, const Plan& plan, bool s
   double sum = 0;
   for (size_t v = 0; v < m.size(); ++v)
     if (m.op(v).layer == 0) {
-      const ActivationSplit a = activation_of(m.op(v), m, plan);
+      const ActivationSplit a = activation_of(m.op(v), m, plan, plan.recompute);
       sum += stored ? a.stored : a.full;
     }
   return sum * plan.micro_batch_size;
@@ -238,6 +238,47 @@ TEST(PipelineMemory, OneFOneBHoldsPMinusIMicrobatchesAndGPipeAllOfThem) {
       EXPECT_NEAR(held, expected * A, 1) << schedule << " stage " << i;
     }
   }
+}
+
+// `recompute: [full, none]`: each stage runs and holds what the plan of its mode alone gives
+// that stage (the stage's work does not depend on the other's mode), so stage 0 matches the
+// all-full plan and stage 1 the all-none plan, in busy time and in peak memory; the step lies
+// between theirs, and the search's fast path prices it as its engine does.
+TEST(PipelineMemory, RecomputationPerStageIsEachStagesOwnMode) {
+  const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
+  Plan plan;
+  plan.pp = 2;
+  plan.dp = 4;
+  plan.global_batch_size = 32;
+  auto run = [&](const std::string& rc, std::vector<std::string> stages) {
+    Plan p = plan;
+    p.recompute = rc;
+    p.stage_recompute = std::move(stages);
+    return simulate(model, cluster, p).report;
+  };
+  const Report full = run("full", {}), none = run("none", {}), mixed = run("full", {"full", "none"});
+  auto stage = [](const Report& r, int s) {
+    for (const DeviceReport& d : r.devices)
+      if (d.stage == s && d.dp_rank == 0) return d;
+    ADD_FAILURE() << "no stage " << s;
+    return DeviceReport{};
+  };
+  EXPECT_NEAR(stage(mixed, 0).peak_memory_bytes, stage(full, 0).peak_memory_bytes, 1);
+  EXPECT_NEAR(stage(mixed, 1).peak_memory_bytes, stage(none, 1).peak_memory_bytes, 1);
+  EXPECT_NEAR(stage(mixed, 0).busy_s, stage(full, 0).busy_s, 1e-9);
+  EXPECT_NEAR(stage(mixed, 1).busy_s, stage(none, 1).busy_s, 1e-9);
+  EXPECT_LT(stage(full, 0).peak_memory_bytes, stage(none, 0).peak_memory_bytes);
+  EXPECT_LT(none.iteration_time_s, mixed.iteration_time_s);
+  EXPECT_LT(mixed.iteration_time_s, full.iteration_time_s);
+  Plan p = plan;
+  p.recompute = "full";
+  p.stage_recompute = {"full", "none"};
+  const search::Problem problem{&model, &cluster, 32};
+  search::Score fast;
+  ASSERT_TRUE(search::PipelineModel(problem).score(p, fast));
+  const double alone = simulate(model, cluster, p, search::kSearchEngine).report.iteration_time_s;
+  EXPECT_NEAR(fast.iteration_time_s, alone, 1e-9 * alone);  // both without link sharing
 }
 
 TEST(RuntimeMemory, ReservedMemoryIsResidentOnEveryGpuAndTheFastPathAgrees) {

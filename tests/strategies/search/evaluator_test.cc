@@ -10,6 +10,7 @@
 #include "strategies/lowering.h"
 #include "strategies/search/evaluator.h"
 #include "strategies/search/pipeline_model.h"
+#include "strategies/search/refine.h"
 #include "strategies/search/space.h"
 #include "workloads/generator.h"
 
@@ -134,6 +135,33 @@ TEST(PipelineModel, AnOptimizerTheHostCannotHoldDoesNotFit) {
     EXPECT_EQ(f.fits, std::string(tier) == "nvme") << tier;
     EXPECT_EQ(s.fits, f.fits) << tier;
   }
+}
+
+// The refinements the fast path takes (recomputation per stage; the others go to the
+// engine) price as the engine prices them.
+TEST(PipelineModel, MatchesTheEngineOnRecomputationPerStage) {
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
+  const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
+  const Problem problem{&model, &cluster, 64};
+  SimulationEvaluator slow(problem, "ring", SimulationEvaluator::Path::Simulate);
+  PipelineModel fast(problem);
+  int taken = 0;
+  const std::vector<Plan> plans = enumerate(problem, default_space(problem, 4));
+  for (size_t i = 0; i < plans.size(); i += 7) {
+    if (plans[i].pp < 2 || plans[i].recompute == "none") continue;
+    for (const Plan& plan : refinements(problem, plans[i])) {
+      if (plan.stage_recompute.empty()) continue;
+      Score f;
+      if (!fast.score(plan, f)) continue;
+      ++taken;
+      const Score s = slow.evaluate(plan);
+      SCOPED_TRACE(describe(plan));
+      EXPECT_NEAR(f.iteration_time_s, s.iteration_time_s, 1e-9 * s.iteration_time_s);
+      EXPECT_NEAR(f.peak_memory_bytes, s.peak_memory_bytes, 1e-9 * s.peak_memory_bytes);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  EXPECT_GT(taken, 20);
 }
 
 TEST(PipelineModel, MatchesTheEngineOnAMixedCluster) {

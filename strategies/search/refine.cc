@@ -1,0 +1,139 @@
+#include "strategies/search/refine.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "strategies/data_parallel.h"
+#include "strategies/schedules/schedule.h"
+#include "strategies/search/space.h"
+
+namespace dejavu::strategies::search {
+
+namespace {
+
+const std::vector<std::string> kModes = {"none", "selective", "full"};  // lightest first
+
+// The first k stages keep the plan's mode, the others a lighter one.
+void add_stage_recompute(const Plan& at, std::vector<Plan>& out) {
+  if (at.pp < 2) return;
+  const std::string& strong = at.recompute_of(0);
+  const auto top = std::find(kModes.begin(), kModes.end(), strong);
+  for (auto weak = kModes.begin(); weak != top; ++weak)
+    for (int k = 1; k < at.pp; ++k) {
+      Plan p = at;
+      p.stage_recompute.assign(static_cast<size_t>(at.pp), *weak);
+      std::fill(p.stage_recompute.begin(), p.stage_recompute.begin() + k, strong);
+      p.recompute = strong;
+      out.push_back(std::move(p));
+    }
+}
+
+// Each overlap switch flipped alone, all that apply on at once (from ZeRO 0 or 3 also with
+// the distributed optimizer, ZeRO 1 and 2, that the gradient and parameter overlaps need), and
+// DDP's 25 MB buckets.
+void add_overlaps(const Plan& at, std::vector<Plan>& out) {
+  std::vector<Plan> flips(4, at);
+  flips[0].overlap_grad_reduce = !at.overlap_grad_reduce;
+  flips[1].overlap_param_gather = !at.overlap_param_gather;
+  flips[2].tp_comm_overlap = !at.tp_comm_overlap;
+  Plan& all = flips[3];
+  all.overlap_grad_reduce = at.dp > 1 && at.zero < 3;
+  all.overlap_param_gather = all.overlap_grad_reduce && at.zero >= 1;
+  all.tp_comm_overlap = at.tp > 1 && at.sequence_parallel;
+  if (at.dp > 1 && (at.zero == 0 || at.zero == 3))  // with Megatron's distributed optimizer, its overlaps
+    for (int zero : {1, 2}) {
+      flips.push_back(all);
+      Plan& p = flips.back();
+      p.zero = zero;
+      p.overlap_grad_reduce = p.overlap_param_gather = true;
+      p.offload_parameters.clear();  // ZeRO-Infinity's parameter offload needs ZeRO-3
+    }
+  if (at.dp > 1 && at.zero < 3 && at.data_parallel.bucket_bytes == 0) {
+    flips.push_back(at);
+    flips.back().data_parallel.bucket_bytes = 25e6;
+  }
+  for (Plan& p : flips)
+    if (megatron_switch_break(p).key.empty()) out.push_back(std::move(p));
+}
+
+// Plain data parallelism (no ZeRO, buckets, compression or uneven replicas) synchronised by
+// another topology that averages exactly; a parameter server sharded over the servers.
+void add_syncs(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
+  const auto& d = at.data_parallel;
+  if (at.dp < 2 || at.zero > 0 || at.overlap_grad_reduce || d.bucket_bytes > 0 || d.compression != "none" ||
+      d.delay > 0 || !at.replica_microbatches.empty())
+    return;
+  for (const std::string& name : sync_topologies().names()) {
+    if (name == d.sync || !sync_topologies().make(name)->averages_exactly()) continue;
+    Plan p = at;
+    p.data_parallel.sync = name;
+    out.push_back(std::move(p));
+    if (sync_topologies().make(name)->takes_servers() && at.dp > 2 && problem.cluster->server_count() > 1) {
+      // sharded, one shard per server
+      out.push_back(out.back());
+      out.back().data_parallel.servers = std::min(at.dp, problem.cluster->server_count());
+    }
+  }
+}
+
+// Flushing schedules the space leaves to the engine (Chimera, TeraPipe), one model chunk.
+void add_schedules(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
+  if (at.pp < 2) return;
+  const Space space = default_space(problem);
+  for (const std::string& name : schedules().names()) {
+    if (name == at.schedule || std::find(space.schedules.begin(), space.schedules.end(), name) != space.schedules.end())
+      continue;
+    if (!schedules().make(name)->flushes()) continue;
+    Plan p = at;
+    p.schedule = name;
+    p.virtual_stages = 1;
+    p.stages.clear();
+    out.push_back(std::move(p));
+  }
+}
+
+}  // namespace
+
+std::vector<Plan> refinements(const Problem& problem, const Plan& at) {
+  std::vector<Plan> out;
+  add_stage_recompute(at, out);
+  add_overlaps(at, out);
+  add_syncs(problem, at, out);
+  add_schedules(problem, at, out);
+  return out;
+}
+
+long refine(const Problem& problem, Tracker& tracker, int bases, int rounds) {
+  // The best plans of distinct meshes: plans that differ only in what the refinement itself
+  // moves, or in the microbatch or ZeRO stage, would refine alike.
+  std::vector<Candidate> from;
+  std::set<std::tuple<int, int, int, int>> meshes;
+  for (const Candidate& c : tracker.top()) {
+    if (static_cast<int>(from.size()) >= bases) break;
+    const Plan& p = c.plan;
+    if (meshes.insert({p.tp, p.pp, p.cp, p.ep}).second) from.push_back(c);
+  }
+  long scored = 0;
+  for (const Candidate& base : from) {
+    Plan at = base.plan;
+    double at_cost = base.score.cost();
+    for (int round = 0; round < rounds && !tracker.out_of_time(); ++round) {
+      Plan next;
+      double next_cost = at_cost;
+      for (const Plan& p : refinements(problem, at)) {
+        if (tracker.out_of_time()) break;
+        const Score s = tracker.evaluate(p);
+        ++scored;
+        if (s.cost() < next_cost) next = p, next_cost = s.cost();
+      }
+      if (!(next_cost < at_cost)) break;
+      at = next;
+      at_cost = next_cost;
+    }
+  }
+  return scored;
+}
+
+}  // namespace dejavu::strategies::search

@@ -1,0 +1,35 @@
+// The second tier of the plan space. Searchers move the knobs that shape a plan (space.h:
+// degrees, microbatch, schedule, recomputation, ZeRO, SP, offload); when one finishes
+// (Tracker::finish) its best plans are refined over the knobs that tune a shape, the same
+// for every searcher:
+//   - recomputation per pipeline stage: the first k stages keep the plan's mode, the rest a
+//     lighter one (under 1F1B the first stages hold the most microbatches in flight);
+//   - Megatron-Core's overlap switches: overlapped gradient reduce (buckets), overlapped
+//     parameter gather (distributed optimizer), tensor-parallel communication overlap, each
+//     alone and all that apply at once, under the rules Megatron asserts
+//     (megatron_switch_break); and PyTorch DDP's 25 MB gradient buckets;
+//   - the sync topologies that average exactly (SyncTopology::averages_exactly: a parameter
+//     server sharded over the servers, a rolling parameter server) for plain data parallelism;
+//   - the flushing schedules the space leaves out (Chimera, TeraPipe with its own slices).
+// Coordinate descent: from each of the best plans of `bases` distinct shapes (mesh and ZeRO
+// stage), score every refinement and move to the best one that is faster, for at most
+// `rounds` moves. What changes the update rule
+// (compression, gossip, delayed averaging, asynchronous pipelines) is not refined here: a
+// faster step need not be a faster run (`search --objective time-to-accuracy` weighs them).
+#pragma once
+
+#include <vector>
+
+#include "strategies/search/searcher.h"
+
+namespace dejavu::strategies::search {
+
+inline constexpr int kRefineBases = 3, kRefineRounds = 2;
+
+// Every plan one refinement away from `at` (invalid ones are left to the evaluator).
+std::vector<Plan> refinements(const Problem& problem, const Plan& at);
+
+// Refines the tracker's best plans; returns the plans it scored.
+long refine(const Problem& problem, Tracker& tracker, int bases = kRefineBases, int rounds = kRefineRounds);
+
+}  // namespace dejavu::strategies::search
