@@ -8,6 +8,7 @@
 #include "sim/limits.h"
 #include "strategies/data_parallel.h"
 #include "strategies/schedules/schedule.h"
+#include "workloads/dlrm.h"
 #include "workloads/token_slice.h"
 
 namespace dejavu::strategies {
@@ -150,8 +151,9 @@ void load_offload(const ConfigNode& root, Plan& p) {
 }  // namespace
 
 namespace {
-// gpu_order: GPU types of the catalog, each once.
-void load_gpu_order(const ConfigNode& root, Plan& p) {
+// gpu_order: GPU types of the catalog, each once; gpus: how many of the platform's.
+void load_gpu_placement(const ConfigNode& root, Plan& p) {
+  if (root.has("gpus")) p.use_gpus = positive(root, "gpus", 1, p, limits::kMaxGpus);
   if (!root.has("gpu_order")) return;
   const ConfigNode n = root.child("gpu_order");
   p.where["gpu_order"] = n.loc();
@@ -193,6 +195,17 @@ void load_replica_microbatches(const ConfigNode& root, Plan& p) {
 }  // namespace
 
 namespace {
+// embedding_sharding: a mode for every table group, or one per group.
+void load_embedding_sharding(const ConfigNode& n, Plan& p) {
+  p.where["embedding_sharding"] = n.loc();
+  if (!n.is_sequence()) {
+    p.embedding_sharding = {n.as_choice(workloads::embedding_shardings())};
+    return;
+  }
+  for (const ConfigNode& m : n.items()) p.embedding_sharding.push_back(m.as_choice(workloads::embedding_shardings()));
+  if (p.embedding_sharding.empty()) n.fail("an empty list; valid: a sharding, or one per table group");
+}
+
 // recompute: a mode, or one per pipeline stage.
 void load_recompute(const ConfigNode& n, Plan& p) {
   p.where["recompute"] = n.loc();
@@ -237,6 +250,7 @@ Plan load_plan(const ConfigNode& root) {
                    "token_slices",
                    "gpu_order",
                    "gpus",
+                   "embedding_sharding",
                    "replica_microbatches"});
   Plan p;
   p.file = root.file();
@@ -285,8 +299,8 @@ Plan load_plan(const ConfigNode& root) {
   load_megatron_switches(root, p);
   load_offload(root, p);
   load_token_slices(root, p);
-  load_gpu_order(root, p);
-  if (root.has("gpus")) p.use_gpus = positive(root, "gpus", 1, p, limits::kMaxGpus);
+  load_gpu_placement(root, p);
+  if (root.has("embedding_sharding")) load_embedding_sharding(root.child("embedding_sharding"), p);
   load_replica_microbatches(root, p);
   return p;
 }

@@ -105,6 +105,11 @@ struct Plan {
   // leaving the rest idle, as `search --objective cost` proposes; 0: every GPU of the cluster.
   // strategies/plan_cluster.h gives the cluster a plan runs on.
   int use_gpus = 0;
+  // `embedding_sharding: column-wise` (or one per table group: [column-wise, data-parallel]):
+  // how a DLRM's embedding tables are sharded over the expert-parallel group, overriding the
+  // workload's `sharding` (strategies/plan_model.h regenerates the model); empty: the
+  // workload's.
+  std::vector<std::string> embedding_sharding;
   // Heterogeneous data parallelism (`replica_microbatches: [6, 6, 10, 10]`, HetPipe, AMP):
   // the microbatches each data-parallel replica runs, so replicas of faster GPUs take more
   // of the batch; they add up to global_batch_size / micro_batch_size, and the gradient

@@ -2,6 +2,7 @@
 
 #include "platforms/gpu_order.h"
 #include "strategies/plan_cluster.h"
+#include "strategies/plan_model.h"
 
 #include <algorithm>
 #include <cmath>
@@ -155,13 +156,14 @@ void add_faults(strategies::ConvergenceConfig& c, const strategies::FaultScenari
 
 std::vector<ConvergeRow> run_converge(const ConvergeArgs& a) {
   const platforms::Cluster platform = load_platform(a.platform, a.calibrations);
-  const workloads::ModelGraph model = workloads::load_workload_file(a.workload);
+  const workloads::ModelGraph workload = workloads::load_workload_file(a.workload);
   const std::vector<Entry> entries = entries_of(a);
   std::vector<ConvergeRow> rows;
   for (const Entry& e : entries) {
     const strategies::Plan plan = strategies::load_plan_file(e.plan);
     // The plan's gpu_order places it (and the fault scenario's GPUs) before anything else.
     const platforms::Cluster cluster = strategies::cluster_for_plan(platform, plan);
+    const workloads::ModelGraph model = strategies::model_for_plan(workload, plan);
     std::unique_ptr<strategies::FaultScenario> scenario;
     if (!a.faults.empty())
       scenario = std::make_unique<strategies::FaultScenario>(strategies::load_fault_scenario_file(a.faults, cluster));

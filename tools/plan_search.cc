@@ -14,6 +14,7 @@
 #include "strategies/training/time_to_accuracy.h"
 #include "platforms/gpu_order.h"
 #include "strategies/plan_cluster.h"
+#include "strategies/plan_model.h"
 #include "strategies/search/cluster_parts.h"
 #include "strategies/search/gpu_orders.h"
 #include "strategies/search/rerank.h"
@@ -86,7 +87,8 @@ std::vector<search::SearchResult> search_parts(const search::Problem& problem, c
     parts.push_back(part);
   }
   std::vector<search::SearchResult> out;
-  for (const auto& results : per_algo) out.push_back(search::merge_orders(results, options.top, "cluster sizes"));
+  for (const auto& results : per_algo)
+    out.push_back(search::merge_orders(results, options.top, std::to_string(results.size()) + " cluster sizes"));
   return out;
 }
 
@@ -151,9 +153,9 @@ SearchRun run_search(const SearchArgs& a) {
         VerifiedPlan v;
         v.engine = a.verify;
         try {
-          v.iteration_time_s =
-              strategies::simulate(model, strategies::cluster_for_plan(cluster, c.plan), c.plan, a.verify)
-                  .report.iteration_time_s;
+          v.iteration_time_s = strategies::simulate(strategies::model_for_plan(model, c.plan),
+                                                    strategies::cluster_for_plan(cluster, c.plan), c.plan, a.verify)
+                                   .report.iteration_time_s;
         } catch (const Error& e) {
           v.error = e.what();
         }
@@ -266,6 +268,7 @@ nlohmann::json plan_json(const strategies::Plan& p) {
   }
   if (!p.gpu_order.empty()) j["gpu_order"] = p.gpu_order;
   if (p.use_gpus > 0) j["gpus"] = p.use_gpus;
+  if (!p.embedding_sharding.empty()) j["embedding_sharding"] = p.embedding_sharding;
   if (!p.replica_microbatches.empty()) j["replica_microbatches"] = p.replica_microbatches;
   const auto& d = p.data_parallel;
   if (d.sync != "all-reduce" || d.compression != "none" || d.delay > 0 || d.bucket_bytes > 0)

@@ -2,6 +2,7 @@
 
 #include "platforms/gpu_order.h"
 #include "strategies/plan_cluster.h"
+#include "strategies/plan_model.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -291,8 +292,8 @@ std::string run_point(const SweepSpec& spec, const SweepPoint& point) {
         workloads::load_workload(ConfigNode(docs["workload"].second, spec.workload, ""));
     // The point's plan, simulated on the sweep's engine, into the record.
     auto record = [&](const strategies::Plan& plan) {
-      const strategies::Simulation s =
-          strategies::simulate(model, strategies::cluster_for_plan(cluster, plan), plan, spec.engine);
+      const strategies::Simulation s = strategies::simulate(
+          strategies::model_for_plan(model, plan), strategies::cluster_for_plan(cluster, plan), plan, spec.engine);
       j["status"] = "ok";
       j["iteration_time_s"] = s.report.iteration_time_s;
       j["tflops_per_gpu"] = s.report.tflops_per_gpu;

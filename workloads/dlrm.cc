@@ -1,6 +1,7 @@
 #include "workloads/dlrm.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "sim/limits.h"
 #include "workloads/op_builders.h"
@@ -18,31 +19,84 @@ std::vector<int> widths(const ConfigNode& list) {
   if (out.empty()) list.fail("expected at least one layer");
   return out;
 }
-// The embedding tables, summed: how many, the fewest rows, lookups per sample, parameters.
+// One sharding's embedding tables, summed: how many, the fewest rows, lookups per sample,
+// parameters.
 struct Tables {
   double tables = 0, rows_min = 0, lookups = 0, params = 0;
-  int dim = 0;
 };
 
-Tables tables_of(const ConfigNode& list) {
-  Tables s;
+// The table groups, summed per sharding (each group's own `sharding`, else `fallback`), in
+// the order the shardings first appear; `modes` gets each group's.
+std::vector<std::pair<std::string, Tables>> tables_of(const ConfigNode& list, const std::string& fallback, int& dim,
+                                                      std::vector<std::string>& modes) {
+  std::vector<std::pair<std::string, Tables>> out;
   for (const ConfigNode& t : list.items()) {
-    t.expect_map({"count", "rows", "dim", "pooling"});
+    t.expect_map({"count", "rows", "dim", "pooling", "sharding"});
     const int count = positive_key(t, "count", 1, false, limits::kMaxCount),
               rows = positive_key(t, "rows", 0, true, 1 << 30);
     const int d = positive_key(t, "dim", 0, true, limits::kMaxWidth),
               pooling = positive_key(t, "pooling", 1, false, 1 << 20);
-    if (s.dim != 0 && d != s.dim)
+    if (dim != 0 && d != dim)
       t.child("dim").fail("every table needs the same dim for the interaction, got " + std::to_string(d));
-    s.dim = d;
+    dim = d;
+    modes.push_back(t.has("sharding") ? t.child("sharding").as_choice(embedding_shardings()) : fallback);
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& m) { return m.first == modes.back(); });
+    if (it == out.end()) it = out.insert(out.end(), {modes.back(), Tables{}});
+    Tables& s = it->second;
     s.tables += count;
     s.rows_min = s.rows_min == 0 ? rows : std::min<double>(s.rows_min, rows);
     s.lookups += static_cast<double>(count) * pooling;
     s.params += static_cast<double>(count) * rows * d;
   }
-  return s;
+  if (out.empty()) list.fail("expected at least one table group");
+  return out;
+}
+
+// The lookups of one sharding's tables, pooled, and the exchange that brings each sample's
+// pooled vectors (tables x dim) to the GPU that owns the sample; `experts` the count expert
+// parallelism must divide (whole tables, columns or rows).
+Op embedding_op(const std::string& name, const std::string& sharding, const Tables& t, int dim, double e,
+                int& experts) {
+  Op emb = memory_op(name, OpClass::Embedding, -1, t.lookups * dim, e, TpMode::Replicated);
+  emb.params = t.params;
+  emb.fwd_bytes = (t.lookups + t.tables) * dim * e;
+  emb.bwd_bytes = (t.lookups + t.tables) * dim * e;
+  emb.activation_bytes = t.tables * dim * e;
+  experts = sharding == "table-wise"    ? static_cast<int>(t.tables)
+            : sharding == "column-wise" ? dim
+            : sharding == "row-wise"    ? static_cast<int>(std::min(t.rows_min, 1e9))
+                                        : 0;
+  if (sharding == "data-parallel") return emb;
+  emb.expert = true;
+  const double exchanged = t.tables * dim * e;
+  emb.ep_a2a_fwd_bytes = exchanged;
+  emb.ep_a2a_bwd_before_bytes = exchanged;
+  if (sharding == "row-wise") {
+    emb.ep_fwd_op = sim::CollectiveOp::ReduceScatter;
+    emb.ep_bwd_op = sim::CollectiveOp::AllGather;
+    emb.ep_bytes_per_member = true;  // partial sums for every sample of the group
+  }
+  return emb;
 }
 }  // namespace
+
+const std::vector<std::string>& embedding_shardings() {
+  static const std::vector<std::string> names = {"table-wise", "row-wise", "column-wise", "data-parallel"};
+  return names;
+}
+
+ModelGraph with_embedding_sharding(const ModelGraph& model, const std::vector<std::string>& modes) {
+  YAML::Node root = YAML::Load(model.source_yaml);
+  YAML::Node tables = root["tables"];
+  for (size_t i = 0; i < tables.size(); ++i) {
+    if (modes.size() == 1)
+      tables[i].remove("sharding");
+    else
+      tables[i]["sharding"] = modes.at(i);
+  }
+  if (modes.size() == 1) root["sharding"] = modes.front();
+  return load_workload(ConfigNode(root, model.source_file, ""));
+}
 
 ModelGraph DlrmGenerator::generate(const ConfigNode& n) const {
   n.expect_map(
@@ -54,41 +108,26 @@ ModelGraph DlrmGenerator::generate(const ConfigNode& n) const {
   const double e = sim::dtype_bytes(sim::storage_of(g.dtype));
   const int dense = positive_key(n, "dense_features", 13, false, limits::kMaxWidth);
   const std::vector<int> bottom = widths(n.child("bottom_mlp")), top = widths(n.child("top_mlp"));
-  const std::string sharding =
-      n.has("sharding") ? n.child("sharding").as_choice({"table-wise", "row-wise", "column-wise", "data-parallel"})
-                        : "table-wise";
-  const Tables t = tables_of(n.child("tables"));
-  const double tables = t.tables, rows_min = t.rows_min, lookups = t.lookups, params = t.params;
-  const int dim = t.dim;
+  const std::string sharding = n.has("sharding") ? n.child("sharding").as_choice(embedding_shardings()) : "table-wise";
+  int dim = 0;
+  const auto by_sharding = tables_of(n.child("tables"), sharding, dim, g.embedding_sharding);
+  double tables = 0;
+  for (const auto& [mode, t] : by_sharding) tables += t.tables;
   if (bottom.back() != dim)
     n.child("bottom_mlp")
         .fail("must end at the embedding dim " + std::to_string(dim) + ", got " + std::to_string(bottom.back()));
-  g.experts = sharding == "table-wise"    ? static_cast<int>(tables)
-              : sharding == "column-wise" ? dim
-              : sharding == "row-wise"    ? static_cast<int>(std::min(rows_min, 1e9))
-                                          : 0;
   g.layers = static_cast<int>(top.size());
   Chain chain(g);
 
-  // Sparse features: lookups pooled per table; the exchange brings each sample's pooled
-  // vectors (tables x dim) to the GPU that owns the sample.
-  Op emb = memory_op("embedding_lookup", OpClass::Embedding, -1, lookups * dim, e, TpMode::Replicated);
-  emb.params = params;
-  emb.fwd_bytes = (lookups + tables) * dim * e;
-  emb.bwd_bytes = (lookups + tables) * dim * e;
-  emb.activation_bytes = tables * dim * e;
-  if (sharding != "data-parallel") {
-    emb.expert = true;
-    const double exchanged = tables * dim * e;
-    emb.ep_a2a_fwd_bytes = exchanged;
-    emb.ep_a2a_bwd_before_bytes = exchanged;
-    if (sharding == "row-wise") {
-      emb.ep_fwd_op = sim::CollectiveOp::ReduceScatter;
-      emb.ep_bwd_op = sim::CollectiveOp::AllGather;
-      emb.ep_bytes_per_member = true;  // partial sums for every sample of the group
-    }
+  // Sparse features: one lookup op per sharding, one after another; expert parallelism
+  // must divide every sharded one's tables, columns or rows.
+  int pooled = -1;
+  for (const auto& [mode, t] : by_sharding) {
+    int experts = 0;
+    const std::string name = by_sharding.size() == 1 ? "embedding_lookup" : "embedding_lookup." + mode;
+    pooled = chain.add(embedding_op(name, mode, t, dim, e, experts));
+    if (experts > 0) g.experts = g.experts == 0 ? experts : std::gcd(g.experts, experts);
   }
-  const int pooled = chain.add(emb);
   chain.resume(-1);  // the bottom MLP: a branch of its own, on the dense features
   int in = dense;
   for (size_t i = 0; i < bottom.size(); ++i) {

@@ -26,4 +26,11 @@ class DlrmGenerator : public Generator {
   ModelGraph generate(const ConfigNode& config) const override;
 };
 
+// The ways a table group may be sharded, as the workload's and a plan's `sharding` name them.
+const std::vector<std::string>& embedding_shardings();
+
+// The model regenerated from its workload text with its tables sharded by `modes`: one mode
+// for every table group, or one per group (model.embedding_sharding.size() of them).
+ModelGraph with_embedding_sharding(const ModelGraph& model, const std::vector<std::string>& modes);
+
 }  // namespace dejavu::workloads

@@ -36,6 +36,10 @@ ModelGraph load_workload(const ConfigNode& root) {
   ModelGraph g = generators().make(kind.as_string())->generate(root);
   g.topological_order();  // rejects cycles here, at the edge
   g.dtype_where = root.has("dtype") ? root.child("dtype").loc() : SourceLoc{root.loc().file, 0, 0};
+  if (!g.embedding_sharding.empty()) {  // a plan may shard its tables otherwise: keep the text
+    g.source_yaml = YAML::Dump(root.yaml());
+    g.source_file = root.file();
+  }
   if (root.has("global_batch_size")) {
     const ConfigNode b = root.child("global_batch_size");
     g.global_batch_size = static_cast<int>(b.as_int(1, limits::kMaxBatch));

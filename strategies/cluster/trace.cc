@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "strategies/plan_model.h"
 #include "sim/csv.h"
 #include "sim/limits.h"
 #include "strategies/cluster/placement.h"
@@ -88,6 +89,8 @@ TraceJob read_job(const CsvRow& row, const std::string& dir, const platforms::Cl
     j.plan = searched_plan(row, j, cluster, searched);
   else
     j.plan = row.has("plan") ? load_plan_file(beside(row, "plan", dir)) : plan_from_columns(row, j.gpus);
+  if (!j.plan.embedding_sharding.empty())
+    j.model = std::make_shared<const workloads::ModelGraph>(model_for_plan(*j.model, j.plan));
   if (const std::string why = why_not_shared(j.plan); !why.empty()) row.fail("plan", why);
   if (j.plan.gpus() != j.gpus)
     row.fail("plan", "its tp*cp*pp*dp is " + std::to_string(j.plan.gpus()) + "; the job takes " +

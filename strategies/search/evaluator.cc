@@ -46,6 +46,9 @@ std::string plan_key(const Plan& p) {
   for (int l : p.token_slices) slices += std::to_string(l) + ",";
   add("slices", slices);
   add("gpus", std::to_string(p.use_gpus));
+  std::string tables;
+  for (const std::string& m : p.embedding_sharding) tables += m + ",";
+  add("tables", tables);
   std::string split;
   for (int m : p.replica_microbatches) split += std::to_string(m) + ",";
   add("split", split);

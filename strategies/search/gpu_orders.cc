@@ -5,6 +5,7 @@
 #include "platforms/cluster_part.h"
 #include "platforms/gpu_order.h"
 #include "strategies/search/evaluator.h"
+#include "workloads/dlrm.h"
 
 namespace dejavu::strategies::search {
 
@@ -36,34 +37,58 @@ SearchResult merge_orders(const std::vector<SearchResult>& per_order, int top, c
   std::stable_sort(out.top.begin(), out.top.end(),
                    [](const Candidate& a, const Candidate& b) { return a.objective() < b.objective(); });
   if (static_cast<int>(out.top.size()) > top) out.top.resize(static_cast<size_t>(top));
-  out.note =
-      winner->note + (winner->note.empty() ? "" : "; ") + "best of " + std::to_string(per_order.size()) + " " + what;
+  out.note = winner->note + (winner->note.empty() ? "" : "; ") + "best of " + what;
   out.ranking = winner->ranking;
   return out;
 }
 
+std::vector<std::vector<std::string>> embedding_sharding_choices(const workloads::ModelGraph& model) {
+  const size_t groups = model.embedding_sharding.size();
+  if (groups == 0) return {{}};
+  std::vector<std::vector<std::string>> out;
+  for (const std::string& m : workloads::embedding_shardings()) out.push_back({m});
+  if (groups == 2)
+    for (const std::string& a : workloads::embedding_shardings())
+      for (const std::string& b : workloads::embedding_shardings())
+        if (a != b) out.push_back({a, b});
+  return out;
+}
+
 GpuOrderProblems::GpuOrderProblems(const Problem& problem, int gpus)
-    : orders_(gpu_orders(*problem.cluster)), gpus_(gpus < problem.cluster->gpu_count() ? gpus : 0) {
-  for (const std::vector<std::string>& order : orders_) {
+    : gpus_(gpus < problem.cluster->gpu_count() ? gpus : 0) {
+  const std::vector<std::vector<std::string>> orders = gpu_orders(*problem.cluster);
+  for (const std::vector<std::string>& order : orders)
     clusters_.push_back(platforms::first_gpus(platforms::ordered_by_gpu(*problem.cluster, order), gpus_));
-    problems_.push_back(problem);
-    problems_.back().cluster = &clusters_.back();
-    prices_.push_back(rank_engine_price(problems_.back()));
+  for (const std::vector<std::string>& modes : embedding_sharding_choices(*problem.model)) {
+    models_.push_back(modes.empty() ? *problem.model : workloads::with_embedding_sharding(*problem.model, modes));
+    for (size_t o = 0; o < orders.size(); ++o) {
+      orders_.push_back(orders[o]);
+      shardings_.push_back(modes);
+      problems_.push_back(problem);
+      problems_.back().cluster = &clusters_[o];
+      problems_.back().model = &models_.back();
+      prices_.push_back(rank_engine_price(problems_.back()));
+    }
   }
 }
 
 SearchResult GpuOrderProblems::search(const Searcher& searcher, SearchOptions options, long rerank) const {
-  if (options.budget_s > 0) options.budget_s /= static_cast<double>(orders_.size());
+  if (options.budget_s > 0) options.budget_s /= static_cast<double>(problems_.size());
   std::vector<SearchResult> per_order;
-  for (size_t i = 0; i < orders_.size(); ++i) {
+  for (size_t i = 0; i < problems_.size(); ++i) {
     SimulationEvaluator evaluator(problems_[i]);
     per_order.push_back(search_ranked(searcher, problems_[i], evaluator, options, rerank, prices_[i]));
     for (Candidate& c : per_order.back().top) {
       c.plan.gpu_order = orders_[i];
       c.plan.use_gpus = gpus_;
+      c.plan.embedding_sharding = shardings_[i];
     }
   }
-  return merge_orders(per_order, options.top);
+  const bool sharded = shardings_.size() > 1 && shardings_.front() != shardings_.back();
+  const size_t orders = sharded ? problems_.size() / models_.size() : problems_.size();
+  std::string what = orders > 1 ? std::to_string(orders) + " GPU orders" : "";
+  if (sharded) what += (what.empty() ? "" : " x ") + std::to_string(models_.size()) + " embedding shardings";
+  return merge_orders(per_order, options.top, what);
 }
 
 }  // namespace dejavu::strategies::search

@@ -4,6 +4,8 @@
 // all orders, each carrying its `gpu_order`, make the result. The orders are the permutations
 // of the types sorted by name, so the result does not depend on how the platform file listed
 // its servers.
+// A model with embedding tables (DLRM) is searched the same way once per way of sharding them
+// (embedding_sharding_choices), each plan carrying its `embedding_sharding`.
 #pragma once
 
 #include <deque>
@@ -25,9 +27,15 @@ std::vector<std::vector<std::string>> gpu_orders(const platforms::Cluster& clust
 // over the parts of a cluster (cluster_parts.h), `what` naming them in the note: the best
 // `top` plans of all by Candidate::objective(), counts and wall time summed, budget exhausted
 // if any one's was, notes and ranking of the one whose best plan won.
-SearchResult merge_orders(const std::vector<SearchResult>& per_order, int top, const std::string& what = "GPU orders");
+// (`what` counts them for the note: "2 GPU orders x 4 embedding shardings".)
+SearchResult merge_orders(const std::vector<SearchResult>& per_order, int top, const std::string& what);
 
-// A problem once per order of its cluster's GPU types: the cluster so ordered, and a price on
+// The embedding shardings a model with tables is searched under: each of the four for every
+// table group, and with two groups every pair; {{}} (the workload's own) without tables.
+std::vector<std::vector<std::string>> embedding_sharding_choices(const workloads::ModelGraph& model);
+
+// A problem once per order of its cluster's GPU types (and per embedding sharding choice of
+// its model): the cluster so ordered, and a price on
 // the ranking engine per order, shared by every searcher run here (they find the same plans).
 // With `gpus` (0 < gpus < the cluster's count) each order's cluster is its first `gpus` GPUs
 // (platforms/cluster_part.h) and the plans found carry `gpus` (Plan::use_gpus), as
@@ -40,11 +48,12 @@ class GpuOrderProblems {
   // The searcher on every order (a fresh evaluator each, the budget shared among them), the
   // plans of each carrying its order, merged. `rerank` as search_ranked takes it.
   SearchResult search(const Searcher& searcher, SearchOptions options, long rerank) const;
-  size_t size() const { return orders_.size(); }
+  size_t size() const { return problems_.size(); }
 
  private:
-  std::vector<std::vector<std::string>> orders_;
-  int gpus_ = 0;  // Plan::use_gpus of the plans found
+  std::vector<std::vector<std::string>> orders_, shardings_;  // per problem
+  std::deque<workloads::ModelGraph> models_;                  // one per sharding choice
+  int gpus_ = 0;                                              // Plan::use_gpus of the plans found
   std::deque<platforms::Cluster> clusters_;
   std::deque<Problem> problems_;
   std::vector<PriceFn> prices_;

@@ -10,6 +10,7 @@
 
 #include "platforms/gpu_order.h"
 #include "strategies/plan_cluster.h"
+#include "strategies/plan_model.h"
 #include "sim/error.h"
 #include "strategies/search/evaluator.h"
 #include "strategies/schedules/schedule.h"
@@ -145,13 +146,14 @@ bool priced(const search::Problem& problem, const Plan& plan, const ConvergenceC
   search::Candidate c;
   c.plan = plan;
   try {
-    search::SimulationEvaluator fit(search::Problem{problem.model, &cluster, problem.global_batch}, "ring",
+    const workloads::ModelGraph model = model_for_plan(*problem.model, plan);
+    search::SimulationEvaluator fit(search::Problem{&model, &cluster, problem.global_batch}, "ring",
                                     search::SimulationEvaluator::Path::Simulate);
     c.score = fit.evaluate(plan);
     if (c.score.valid && c.score.fits) {
-      const TimeToAccuracy t = time_to_accuracy(*problem.model, cluster, plan, base, "analytic", &trained);
+      const TimeToAccuracy t = time_to_accuracy(model, cluster, plan, base, "analytic", &trained);
       c.score.iteration_time_s = t.step_s;  // and the throughput of that step
-      c.score.tokens_per_s = plan.global_batch_size * problem.model->tokens_per_sample / t.step_s;
+      c.score.tokens_per_s = plan.global_batch_size * model.tokens_per_sample / t.step_s;
       c.to_accuracy_s = t.reached ? t.time_s : std::numeric_limits<double>::infinity();
       c.steps = t.steps;
       c.rule = t.rule;

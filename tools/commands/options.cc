@@ -2,6 +2,7 @@
 
 #include "platforms/gpu_order.h"
 #include "strategies/plan_cluster.h"
+#include "strategies/plan_model.h"
 
 #include <charconv>
 #include <cmath>
@@ -103,7 +104,7 @@ LoadedInputs load_inputs(const SimulationInputs& in) {
   strategies::Plan plan = strategies::load_plan_file(in.plan);
   // The plan's gpu_order (and gpus) places it on the servers before anything sees their node ids.
   return {strategies::cluster_for_plan(load_platform(in.platform, in.calibrations), plan),
-          workloads::load_workload_file(in.workload), std::move(plan)};
+          strategies::model_for_plan(workloads::load_workload_file(in.workload), plan), std::move(plan)};
 }
 
 }  // namespace dejavu::tools

@@ -8,6 +8,7 @@
 
 #include "platforms/gpu_order.h"
 #include "strategies/plan_cluster.h"
+#include "strategies/plan_model.h"
 #include "platforms/cluster.h"
 #include "sim/config_node.h"
 #include "sim/engine.h"
@@ -143,7 +144,8 @@ PYBIND11_MODULE(dejavu, m) {
         const strategies::Plan p = strategies::load_plan(config(plan, "plan"));
         const platforms::Cluster cluster =
             strategies::cluster_for_plan(platforms::load_cluster(config(platform, "platform")), p);
-        const workloads::ModelGraph model = workloads::load_workload(config(workload, "workload"));
+        const workloads::ModelGraph model =
+            strategies::model_for_plan(workloads::load_workload(config(workload, "workload")), p);
         return Result{strategies::simulate(model, cluster, p, engine)};
       },
       py::arg("platform"), py::arg("workload"), py::arg("plan"), py::arg("engine") = "analytic",

@@ -13,6 +13,7 @@
 #include "strategies/search/evaluator.h"
 #include "strategies/search/partition.h"
 #include "strategies/search/polish.h"
+#include "strategies/search/gpu_orders.h"
 #include "strategies/search/searchers.h"
 #include "strategies/search/space.h"
 #include "strategies/simulate.h"
@@ -247,6 +248,23 @@ TEST(Space, DlrmsShardedPlanIsInTheSpaceAndBeatsEveryReplicatedOne) {
   const Plan preset = load_plan_file(src("strategies/presets/dp8-ep8-mb2048.yaml"));
   EXPECT_NEAR(sharded, simulate(in.model, in.cluster, preset).report.iteration_time_s, 1e-9);
   EXPECT_GT(replicated, 5 * sharded);
+}
+
+// The search turns a DLRM's embedding sharding: every searcher runs once per choice (each
+// of the four for all tables; with two table groups also every pair), each plan carrying its
+// choice; a model without tables is searched once.
+TEST(Space, EveryEmbeddingShardingIsSearched) {
+  const Inputs dlrm = load("dgx-a100-1x8", "dlrm-criteo", 16384);
+  EXPECT_EQ(embedding_sharding_choices(dlrm.model).size(), 4u);
+  EXPECT_EQ(GpuOrderProblems(dlrm.problem()).size(), 4u);
+  const workloads::ModelGraph two = workloads::load_workload(ConfigNode::load_string(
+      "kind: dlrm\nbottom_mlp: [32, 16]\ntop_mlp: [8, 1]\ntables:\n"
+      "  - {count: 4, rows: 100000, dim: 16, sharding: column-wise}\n  - {count: 4, rows: 100, dim: 16}\n",
+      "two.yaml"));
+  EXPECT_EQ(embedding_sharding_choices(two).size(), 16u);  // 4 for all, 12 pairs that differ
+  const Inputs gpt = load("dgx-a100-1x8", "gpt3-1.3b", 64);
+  EXPECT_EQ(embedding_sharding_choices(gpt.model), (std::vector<std::vector<std::string>>{{}}));
+  EXPECT_EQ(GpuOrderProblems(gpt.problem()).size(), 1u);
 }
 
 TEST(AlpaPartition, MatchesBruteForceOnRandomHeterogeneousProblems) {
