@@ -1,6 +1,7 @@
 #include "strategies/plan_model.h"
 
 #include <string>
+#include <utility>
 
 #include "sim/error.h"
 #include "workloads/dlrm.h"
@@ -25,6 +26,11 @@ workloads::ModelGraph model_for_plan(const workloads::ModelGraph& model, const P
                                " table groups of model " + model.name +
                                "; valid: one sharding for them all, or a list of " + std::to_string(groups));
   return workloads::with_embedding_sharding(model, modes);
+}
+
+workloads::ModelGraph model_for_plan(workloads::ModelGraph&& model, const Plan& plan) {
+  if (plan.embedding_sharding.empty()) return std::move(model);
+  return model_for_plan(static_cast<const workloads::ModelGraph&>(model), plan);
 }
 
 }  // namespace dejavu::strategies

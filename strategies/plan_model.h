@@ -12,5 +12,7 @@ namespace dejavu::strategies {
 // Throws ConfigError at the plan's `embedding_sharding` for a model without embedding
 // tables or a list whose length is not the model's table groups.
 workloads::ModelGraph model_for_plan(const workloads::ModelGraph& model, const Plan& plan);
+// The same, taking a model just loaded: moved through when the plan changes nothing.
+workloads::ModelGraph model_for_plan(workloads::ModelGraph&& model, const Plan& plan);
 
 }  // namespace dejavu::strategies

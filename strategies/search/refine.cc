@@ -42,9 +42,10 @@ void add_overlaps(const Plan& at, std::vector<Plan>& out) {
   all.overlap_grad_reduce = at.dp > 1 && at.zero < 3;
   all.overlap_param_gather = all.overlap_grad_reduce && at.zero >= 1;
   all.tp_comm_overlap = at.tp > 1 && at.sequence_parallel;
+  const Plan all_on = all;                          // (pushing below moves the flips)
   if (at.dp > 1 && (at.zero == 0 || at.zero == 3))  // with Megatron's distributed optimizer, its overlaps
     for (int zero : {1, 2}) {
-      flips.push_back(all);
+      flips.push_back(all_on);
       Plan& p = flips.back();
       p.zero = zero;
       p.overlap_grad_reduce = p.overlap_param_gather = true;
