@@ -125,7 +125,7 @@ long refine(const Problem& problem, Tracker& tracker, int bases, int rounds) {
       double next_cost = at_cost;
       for (const Plan& p : refinements(problem, at)) {
         if (tracker.out_of_time()) break;
-        const Score s = tracker.evaluate(p);
+        const Score s = tracker.evaluate_as_is(p);
         ++scored;
         if (s.cost() < next_cost) next = p, next_cost = s.cost();
       }

@@ -11,9 +11,10 @@
 //   - the sync topologies that average exactly (SyncTopology::averages_exactly: a parameter
 //     server sharded over the servers, a rolling parameter server) for plain data parallelism;
 //   - the flushing schedules the space leaves out (Chimera, TeraPipe with its own slices).
-// Coordinate descent: from each of the best plans of `bases` distinct shapes (mesh and ZeRO
-// stage), score every refinement and move to the best one that is faster, for at most
-// `rounds` moves. What changes the update rule
+// Coordinate descent: from each of the best plans of `bases` distinct meshes (tensor,
+// pipeline, context and expert degrees), score every refinement and move to the best one that is faster, for at most
+// `rounds` moves. A refinement keeps the layer split and replica batches of the plan it
+// refines (on a mixed cluster the Tracker balanced those already), so it is scored as is. What changes the update rule
 // (compression, gossip, delayed averaging, asynchronous pipelines) is not refined here: a
 // faster step need not be a faster run (`search --objective time-to-accuracy` weighs them).
 #pragma once

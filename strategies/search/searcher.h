@@ -86,6 +86,9 @@ class Tracker {
   // (replica_balance.h), and both, and keeps those too; the searcher is told the plan's own
   // score, so what it learns and re-cuts is the plan it proposed.
   Score evaluate(const Plan& plan);
+  // Evaluates and keeps the plan as it is, without the balanced variants (the refinement's
+  // plans keep the split of the plan they refine).
+  Score evaluate_as_is(const Plan& plan) { return keep(plan); }
   bool out_of_time();  // sets budget_exhausted once the budget is spent
   void progress(long done, long total);
   double best_s() const;
