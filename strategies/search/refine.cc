@@ -79,14 +79,16 @@ void add_syncs(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
   }
 }
 
-// Flushing schedules the space leaves to the engine (Chimera, TeraPipe), one model chunk.
-void add_schedules(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
+// Flushing schedules the space leaves to the engine (Chimera, TeraPipe), one model chunk;
+// token slicing only when asked (its dynamic program prices every cut: dear).
+void add_schedules(const Problem& problem, const Plan& at, bool token_slicing, std::vector<Plan>& out) {
   if (at.pp < 2) return;
   const Space space = default_space(problem);
   for (const std::string& name : schedules().names()) {
     if (name == at.schedule || std::find(space.schedules.begin(), space.schedules.end(), name) != space.schedules.end())
       continue;
-    if (!schedules().make(name)->flushes()) continue;
+    const auto schedule = schedules().make(name);
+    if (!schedule->flushes() || (schedule->slices_tokens() && !token_slicing)) continue;
     Plan p = at;
     p.schedule = name;
     p.virtual_stages = 1;
@@ -97,12 +99,12 @@ void add_schedules(const Problem& problem, const Plan& at, std::vector<Plan>& ou
 
 }  // namespace
 
-std::vector<Plan> refinements(const Problem& problem, const Plan& at) {
+std::vector<Plan> refinements(const Problem& problem, const Plan& at, bool token_slicing) {
   std::vector<Plan> out;
   add_stage_recompute(at, out);
   add_overlaps(at, out);
   add_syncs(problem, at, out);
-  add_schedules(problem, at, out);
+  add_schedules(problem, at, token_slicing, out);
   return out;
 }
 
@@ -123,7 +125,8 @@ long refine(const Problem& problem, Tracker& tracker, int bases, int rounds) {
     for (int round = 0; round < rounds && !tracker.out_of_time(); ++round) {
       Plan next;
       double next_cost = at_cost;
-      for (const Plan& p : refinements(problem, at)) {
+      const bool token_slicing = &base == &from.front() && round == 0;  // once: the best plan
+      for (const Plan& p : refinements(problem, at, token_slicing)) {
         if (tracker.out_of_time()) break;
         const Score s = tracker.evaluate_as_is(p);
         ++scored;

@@ -27,8 +27,10 @@ namespace dejavu::strategies::search {
 
 inline constexpr int kRefineBases = 3, kRefineRounds = 2;
 
-// Every plan one refinement away from `at` (invalid ones are left to the evaluator).
-std::vector<Plan> refinements(const Problem& problem, const Plan& at);
+// Every plan one refinement away from `at` (invalid ones are left to the evaluator); TeraPipe
+// only with `token_slicing` (its slices are chosen by a dynamic program that prices every
+// cut: refine tries it once, on the best plan).
+std::vector<Plan> refinements(const Problem& problem, const Plan& at, bool token_slicing = true);
 
 // Refines the tracker's best plans; returns the plans it scored.
 long refine(const Problem& problem, Tracker& tracker, int bases = kRefineBases, int rounds = kRefineRounds);
