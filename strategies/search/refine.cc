@@ -91,8 +91,8 @@ void add_schedules(const Problem& problem, const Plan& at, bool token_slicing, s
     if (!schedule->flushes() || (schedule->slices_tokens() && !token_slicing)) continue;
     Plan p = at;
     p.schedule = name;
+    if (p.virtual_stages > 1) p.stages.clear();  // a split of p stages is kept
     p.virtual_stages = 1;
-    p.stages.clear();
     out.push_back(std::move(p));
   }
 }
