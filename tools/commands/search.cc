@@ -1,6 +1,8 @@
 // `dejavu search`: the best plans of the search space by one searcher or all of them.
 #include <cstdio>
 #include <iostream>
+#include <utility>
+#include <vector>
 
 #include "sim/limits.h"
 #include "sim/units.h"
@@ -44,13 +46,17 @@ class SearchCommand : public Command {
                    "rank by the iteration (time), by GPU-hours with plans on parts of the cluster too (cost), or by "
                    "the time to a target loss, update-rule variants included (time-to-accuracy)")
         ->check(CLI::IsMember({"time", "cost", "time-to-accuracy"}));
-    cmd.add_option("--steps", a_.steps, "cost: the iterations the GPU-hours count (default 1000)")
-        ->check(whole_in(1, 1000000000000LL));
-    cmd.add_option("--target-loss", a_.target_loss, "time-to-accuracy: the convergence model's target loss")
-        ->check(number_in(1e-6, 100));
-    cmd.add_option("--data", a_.data, "time-to-accuracy: the convergence model's data (as converge --data)");
-    cmd.add_option("--lr", a_.learning_rate, "time-to-accuracy: the convergence model's learning rate")
-        ->check(number_in(1e-9, 1e3));
+    auto only = [&](const char* objective, CLI::Option* option) { objective_only_.push_back({objective, option}); };
+    only("cost", cmd.add_option("--steps", a_.steps, "cost: the iterations the GPU-hours count (default 1000)")
+                     ->check(whole_in(1, 1000000000000LL)));
+    only("time-to-accuracy",
+         cmd.add_option("--target-loss", a_.target_loss, "time-to-accuracy: the convergence model's target loss")
+             ->check(number_in(1e-6, 100)));
+    only("time-to-accuracy",
+         cmd.add_option("--data", a_.data, "time-to-accuracy: the convergence model's data (as converge --data)"));
+    only("time-to-accuracy",
+         cmd.add_option("--lr", a_.learning_rate, "time-to-accuracy: the convergence model's learning rate")
+             ->check(number_in(1e-9, 1e3)));
     cmd.add_option("--json", a_.json, "write the results as JSON");
     cmd.add_option("-o,--output", a_.output, "write the best plan as a plan YAML");
     cmd.add_option("--report", a_.report, "write the top plans of every searcher as an HTML page");
@@ -60,6 +66,11 @@ class SearchCommand : public Command {
   }
 
   int run() override {
+    for (const auto& [objective, option] : objective_only_)
+      if (option->count() > 0 && a_.objective != objective)
+        throw ConfigError(SourceLoc{option->get_name(), 0, 0}, "",
+                          "only --objective " + objective + " reads it; give --objective " + objective + " or drop " +
+                              option->get_name());
     OutputSet out;
     out.add("--output", a_.output);
     out.add("--json", a_.json);
@@ -88,6 +99,8 @@ class SearchCommand : public Command {
  private:
   SearchArgs a_;
   bool quiet_ = false;
+  // Options one objective reads, refused with another (a silently ignored option misleads).
+  std::vector<std::pair<std::string, CLI::Option*>> objective_only_;
 };
 
 }  // namespace
