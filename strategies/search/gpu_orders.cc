@@ -51,6 +51,15 @@ std::vector<std::vector<std::string>> embedding_sharding_choices(const workloads
     for (const std::string& a : workloads::embedding_shardings())
       for (const std::string& b : workloads::embedding_shardings())
         if (a != b) out.push_back({a, b});
+  if (groups > 2)  // the workload's own, and each group moved alone from it
+    for (size_t g = 0; g < groups; ++g)
+      for (const std::string& m : workloads::embedding_shardings()) {
+        std::vector<std::string> modes = model.embedding_sharding;
+        modes[g] = m;
+        if (std::find(out.begin(), out.end(), modes) == out.end() &&
+            !(std::all_of(modes.begin(), modes.end(), [&](const std::string& x) { return x == modes.front(); })))
+          out.push_back(modes);
+      }
   return out;
 }
 

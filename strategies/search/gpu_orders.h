@@ -31,7 +31,8 @@ std::vector<std::vector<std::string>> gpu_orders(const platforms::Cluster& clust
 SearchResult merge_orders(const std::vector<SearchResult>& per_order, int top, const std::string& what);
 
 // The embedding shardings a model with tables is searched under: each of the four for every
-// table group, and with two groups every pair; {{}} (the workload's own) without tables.
+// table group; with two groups every pair; with more, the workload's own and each group moved
+// alone from it to each other sharding; {{}} (the workload's own) without tables.
 std::vector<std::vector<std::string>> embedding_sharding_choices(const workloads::ModelGraph& model);
 
 // A problem once per order of its cluster's GPU types (and per embedding sharding choice of

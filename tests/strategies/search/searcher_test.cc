@@ -262,6 +262,18 @@ TEST(Space, EveryEmbeddingShardingIsSearched) {
       "  - {count: 4, rows: 100000, dim: 16, sharding: column-wise}\n  - {count: 4, rows: 100, dim: 16}\n",
       "two.yaml"));
   EXPECT_EQ(embedding_sharding_choices(two).size(), 16u);  // 4 for all, 12 pairs that differ
+  // Three groups (two row-wise, one table-wise): 4 for all, the workload's own, and each group
+  // moved alone from it to each other sharding (3 x 3 = 9), one of which (the third to
+  // row-wise) is all row-wise again: 4 + 1 + 8.
+  const workloads::ModelGraph three = workloads::load_workload(
+      ConfigNode::load_string("kind: dlrm\nbottom_mlp: [32, 16]\ntop_mlp: [8, 1]\nsharding: row-wise\ntables:\n"
+                              "  - {count: 4, rows: 100000, dim: 16}\n  - {count: 4, rows: 1000, dim: 16}\n"
+                              "  - {count: 2, rows: 100, dim: 16, sharding: table-wise}\n",
+                              "three.yaml"));
+  const auto choices = embedding_sharding_choices(three);
+  EXPECT_EQ(choices.size(), 13u);
+  EXPECT_NE(std::find(choices.begin(), choices.end(), std::vector<std::string>{"row-wise", "row-wise", "table-wise"}),
+            choices.end());  // the workload's own
   const Inputs gpt = load("dgx-a100-1x8", "gpt3-1.3b", 64);
   EXPECT_EQ(embedding_sharding_choices(gpt.model), (std::vector<std::vector<std::string>>{{}}));
   EXPECT_EQ(GpuOrderProblems(gpt.problem()).size(), 1u);
