@@ -369,7 +369,9 @@ void write_search_html(std::ostream& out, const SearchRun& run) {
       out << "<p>No plan fits in memory.</p>\n";
       continue;
     }
+    const bool cost = run.objective == "cost";
     out << "<table><tr><th>#</th><th>plan</th><th>iteration</th><th></th><th>tokens/s</th><th>peak memory</th>"
+        << (cost ? "<th>GPU-hours (" + std::to_string(run.steps) + " iterations)</th>" : "")
         << (i < run.verified.size() ? "<th>verified</th>" : "") << "</tr>\n";
     for (size_t k = 0; k < r.top.size(); ++k) {
       const auto& c = r.top[k];
@@ -381,6 +383,7 @@ void write_search_html(std::ostream& out, const SearchRun& run) {
           << "</td><td><div class=\"bar\" style=\"width:" << bar << "px\"></div></td><td>"
           << static_cast<long long>(c.score.tokens_per_s) << "</td><td>"
           << esc(units::format_bytes(c.score.peak_memory_bytes)) << "</td>";
+      if (cost) out << "<td>" << esc(gpu_hours_text(c.gpu_hours)) << "</td>";
       if (i < run.verified.size()) {
         const auto& v = run.verified[i][k];
         out << "<td>" << esc(v.error.empty() ? v.engine + " " + units::format_time(v.iteration_time_s) : v.error)

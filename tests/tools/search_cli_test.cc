@@ -138,10 +138,12 @@ TEST(SearchCli, CostRanksPlansOnPartsOfTheClusterByGpuHours) {
   const fs::path plan = dir / "cheap.yaml", json = dir / "cost.json", sim = dir / "sim.json";
   const std::string problem = "--platform " + src("platforms/presets/dgx-a100-4x8.yaml") + " --workload " +
                               src("workloads/presets/gpt3-1.3b.yaml") + " --global-batch 64 --algo grid";
+  const fs::path html = dir / "cost.html";
   const CliRun r = run_dejavu("search " + problem + " --objective cost --steps 3600 --json " + json.string() + " -o " +
-                              plan.string());
+                              plan.string() + " --report " + html.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("by cluster part"), std::string::npos) << r.out;
+  EXPECT_NE(slurp(html).find("<th>GPU-hours (3600 iterations)</th>"), std::string::npos);
   const nlohmann::json j = nlohmann::json::parse(slurp(json));
   const nlohmann::json& best = j["best"];
   const auto& p = best["plan"];
