@@ -1,6 +1,5 @@
 #include "tools/converge.h"
 
-#include "platforms/gpu_order.h"
 #include "strategies/plan_cluster.h"
 #include "strategies/plan_model.h"
 

@@ -12,7 +12,6 @@
 #include "sim/units.h"
 #include "strategies/simulate.h"
 #include "strategies/training/time_to_accuracy.h"
-#include "platforms/gpu_order.h"
 #include "strategies/plan_cluster.h"
 #include "strategies/plan_model.h"
 #include "strategies/search/cluster_parts.h"

@@ -93,10 +93,8 @@ SearchResult GpuOrderProblems::search(const Searcher& searcher, SearchOptions op
       c.plan.embedding_sharding = shardings_[i];
     }
   }
-  const bool sharded = shardings_.size() > 1 && shardings_.front() != shardings_.back();
-  const size_t orders = sharded ? problems_.size() / models_.size() : problems_.size();
-  std::string what = orders > 1 ? std::to_string(orders) + " GPU orders" : "";
-  if (sharded) what += (what.empty() ? "" : " x ") + std::to_string(models_.size()) + " embedding shardings";
+  std::string what = clusters_.size() > 1 ? std::to_string(clusters_.size()) + " GPU orders" : "";
+  if (models_.size() > 1) what += (what.empty() ? "" : " x ") + std::to_string(models_.size()) + " embedding shardings";
   return merge_orders(per_order, options.top, what);
 }
 

@@ -67,11 +67,12 @@ void add_syncs(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
       d.delay > 0 || !at.replica_microbatches.empty())
     return;
   for (const std::string& name : sync_topologies().names()) {
-    if (name == d.sync || !sync_topologies().make(name)->averages_exactly()) continue;
+    const auto sync = sync_topologies().make(name);
+    if (name == d.sync || !sync->averages_exactly()) continue;
     Plan p = at;
     p.data_parallel.sync = name;
     out.push_back(std::move(p));
-    if (sync_topologies().make(name)->takes_servers() && at.dp > 2 && problem.cluster->server_count() > 1) {
+    if (sync->takes_servers() && at.dp > 2 && problem.cluster->server_count() > 1) {
       // sharded, one shard per server
       out.push_back(out.back());
       out.back().data_parallel.servers = std::min(at.dp, problem.cluster->server_count());
@@ -81,12 +82,11 @@ void add_syncs(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
 
 // Flushing schedules the space leaves to the engine (Chimera, TeraPipe), one model chunk;
 // token slicing only when asked (its dynamic program prices every cut: dear).
-void add_schedules(const Problem& problem, const Plan& at, bool token_slicing, std::vector<Plan>& out) {
+void add_schedules(const Plan& at, bool token_slicing, std::vector<Plan>& out) {
   if (at.pp < 2) return;
-  const Space space = default_space(problem);
+  const std::vector<std::string> searched = Space().schedules;  // the first tier's, whatever the problem
   for (const std::string& name : schedules().names()) {
-    if (name == at.schedule || std::find(space.schedules.begin(), space.schedules.end(), name) != space.schedules.end())
-      continue;
+    if (name == at.schedule || std::find(searched.begin(), searched.end(), name) != searched.end()) continue;
     const auto schedule = schedules().make(name);
     if (!schedule->flushes() || (schedule->slices_tokens() && !token_slicing)) continue;
     Plan p = at;
@@ -104,7 +104,7 @@ std::vector<Plan> refinements(const Problem& problem, const Plan& at, bool token
   add_stage_recompute(at, out);
   add_overlaps(at, out);
   add_syncs(problem, at, out);
-  add_schedules(problem, at, token_slicing, out);
+  add_schedules(at, token_slicing, out);
   return out;
 }
 

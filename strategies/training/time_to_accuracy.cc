@@ -8,7 +8,6 @@
 #include <map>
 #include <set>
 
-#include "platforms/gpu_order.h"
 #include "strategies/plan_cluster.h"
 #include "strategies/plan_model.h"
 #include "sim/error.h"

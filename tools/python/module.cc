@@ -6,7 +6,6 @@
 
 #include <sstream>
 
-#include "platforms/gpu_order.h"
 #include "strategies/plan_cluster.h"
 #include "strategies/plan_model.h"
 #include "platforms/cluster.h"
