@@ -66,9 +66,8 @@ STEP_SUITES = strategies/validation/megatron_seqpar_selective_a100.yaml $(sort $
 validate: build
 	$(BUILD)/tools/dejavu validate platforms/validation/nccl_allreduce_busbw.yaml
 	$(BUILD)/tools/dejavu validate strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml
-	$(BUILD)/tools/dejavu validate --summary --residuals strategies/validation/residuals.csv $(STEP_SUITES)
-	@echo "wrote strategies/validation/residuals.csv (simulate's error bars; the next build embeds it)"
-	$(BUILD)/tools/dejavu validate --summary $(FP8_SUITES)
+	$(BUILD)/tools/dejavu validate --summary --residuals strategies/validation/residuals.csv $(STEP_SUITES) $(FP8_SUITES)
+	@echo "wrote strategies/validation/residuals.csv (simulate's error bars, 16-bit rows; the next build embeds it)"
 
 # fp8 training rows (public/fp8/): out of sample, kept out of the residuals (16-bit bands).
 FP8_SUITES = $(sort $(wildcard strategies/validation/public/fp8/*.yaml)) \
@@ -77,7 +76,7 @@ validate-fp8: build
 	$(BUILD)/tools/dejavu validate --summary $(FP8_SUITES)
 
 # Each framework's step efficiency per GPU type, fitted to its public suite's fit rows
-# (platforms/calibration/steps/; a few minutes). Rerun `make validate` after it.
+# (platforms/calibration/steps/; about 15 minutes on 2 cores). Rerun `make validate` after it.
 STEP_FITS = llmfoundry_mpt_bench:H100-SXM-80GB:llm-foundry_h100-sxm-80gb \
             llmfoundry_mpt_bench:A100-SXM-80GB:llm-foundry_a100-sxm-80gb \
             llmfoundry_mpt_bench:A100-SXM-40GB:llm-foundry_a100-sxm-40gb \

@@ -309,7 +309,7 @@ std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& all, cons
 
 Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
   root.expect_map({"gpu", "gemm", "attention", "elementwise", "norm", "embedding", "optimizer", "flash_attention",
-                   "triton_attention", "step_efficiency"});
+                   "triton_attention", "step_efficiency", "attention_step_efficiency"});
   Calibration c;
   const ConfigNode g = root.child("gpu");
   c.gpu = g.as_string();
@@ -320,6 +320,8 @@ Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
   // A stack's kernels in a step reach a share of their isolated speed; above 1 they would
   // beat the kernels measured alone by half again, which no framework does.
   c.efficiency.step = root.get_double("step_efficiency", c.efficiency.step, 0.05, 1.5);
+  // Its attention kernels beside that (a Triton kernel in a step against the one timed alone).
+  c.efficiency.attention_step = root.get_double("attention_step_efficiency", c.efficiency.attention_step, 0.05, 3);
   for (int k = 0; k < sim::kOpClasses; ++k) {
     const char* name = sim::to_string(static_cast<sim::OpClass>(k));
     if (!root.has(name)) continue;
@@ -380,7 +382,7 @@ void apply_calibration(Cluster& cluster, const Calibration& c, const std::string
 
 bool step_calibrated(const Cluster& cluster, const std::string& gpu) {
   const auto it = cluster.efficiency.find(gpu);
-  return it != cluster.efficiency.end() && it->second.step != 1;
+  return it != cluster.efficiency.end() && (it->second.step != 1 || it->second.attention_step != 1);
 }
 
 PerfModel perf_model(const Cluster& cluster, const GpuSpec& gpu) {

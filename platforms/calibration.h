@@ -30,6 +30,7 @@
 //   gemm: {compute_efficiency: 0.82, half_time: 4 us, memory_efficiency: 0.8, launch: 3 us}
 //   elementwise: {memory_efficiency: 0.83}     # what is not given keeps its default
 //   step_efficiency: 0.77   # a software stack's kernels in a step, against measured alone
+//   attention_step_efficiency: 1.2   # its attention kernels beside that (default 1)
 //                           # (`dejavu calibrate --suite`, fitted to its measured steps)
 #pragma once
 

@@ -79,7 +79,11 @@ double PerfModel::attention_s(const sim::Kernel& k, const OpEfficiency& e) const
 
 bool fused_attention(sim::OpClass c) { return c == sim::OpClass::FlashAttention || c == sim::OpClass::TritonAttention; }
 
-double PerfModel::time_s(const sim::Kernel& k) const { return kernel_s(k) / eff_.step; }
+bool attention_class(sim::OpClass c) { return c == sim::OpClass::Attention || fused_attention(c); }
+
+double PerfModel::time_s(const sim::Kernel& k) const {
+  return kernel_s(k) / (eff_.step * (attention_class(k.op_class) ? eff_.attention_step : 1));
+}
 
 double PerfModel::kernel_s(const sim::Kernel& k) const {
   const OpEfficiency& e = eff_.per_class.at(static_cast<size_t>(k.op_class));

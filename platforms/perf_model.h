@@ -63,6 +63,9 @@ struct Efficiency {
   // by it. 1 unless a step calibration (`dejavu calibrate --suite`) fitted it to a
   // framework's measured steps.
   double step = 1;
+  // The attention kernels' own share beside it (unfused, FlashAttention, Triton): their time
+  // is divided by step * attention_step. 1 unless a step calibration fitted the two apart.
+  double attention_step = 1;
   static Efficiency defaults();
   // The defaults with what was measured on this GPU type (its GEMMs) in place.
   static Efficiency defaults_for(const GpuSpec& gpu);
@@ -70,6 +73,8 @@ struct Efficiency {
 
 // FlashAttention or Triton attention: one fused kernel.
 bool fused_attention(sim::OpClass c);
+// Any attention kernel: unfused, FlashAttention or Triton.
+bool attention_class(sim::OpClass c);
 
 class PerfModel {
  public:

@@ -104,7 +104,7 @@ Calibrations load_calibrations(const std::vector<std::string>& paths) {
 }
 
 platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms, Calibrations& calibrations,
-                              double step_efficiency) {
+                              const PublicOptions& o) {
   const std::string& gpu = r.text("gpu");
   // The vendor's server of that GPU: DGX A100 / H100 / H200 / B200, or a GB200 NVL72 rack.
   const std::map<std::string, std::string> server = {
@@ -127,19 +127,20 @@ platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms, Cal
       platforms::apply_calibration(c, platforms::load_calibration(f.file, &c), f.file.loc().file);
       f.used = true;
     }
-  if (step_efficiency > 0) {
+  if (o.step_efficiency > 0 || o.attention_step_efficiency > 0) {
     auto it = c.efficiency.emplace(gpu, platforms::Efficiency::defaults_for(platforms::gpu_spec(gpu))).first;
-    it->second.step = step_efficiency;
+    if (o.step_efficiency > 0) it->second.step = o.step_efficiency;
+    if (o.attention_step_efficiency > 0) it->second.attention_step = o.attention_step_efficiency;
   }
   return c;
 }
 
-PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& calibrations, double step_efficiency) {
+PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& calibrations, const PublicOptions& o) {
   sim::DType dtype = sim::DType::BF16;  // the converter writes a dtype name: bf16, fp16, fp8, fp4
   sim::parse_dtype(r.text("precision"), &dtype);
   strategies::Plan plan = plan_of(r);
   const workloads::ModelGraph model = model_of(r, dtype);
-  const platforms::Cluster cluster = cluster_of(r, platforms, calibrations, step_efficiency);
+  const platforms::Cluster cluster = cluster_of(r, platforms, calibrations, o);
   strategies::Simulation s = strategies::simulate(model, cluster, plan);
   // Unstated recomputation: none if the run fits without it, else selective (Megatron's and
   // NeMo's recommended default since Korthikanti et al. 2022), else full.
@@ -186,7 +187,7 @@ PublicSuite run_public_training(const std::string& csv, const std::string& sourc
       continue;
     }
     try {
-      out.runs.push_back(run_row(r, platforms, calibrations, options.step_efficiency));
+      out.runs.push_back(run_row(r, platforms, calibrations, options));
     } catch (const Error& e) {
       ++out.skipped[std::string("dejavu refuses the plan: ") + std::string(e.what()).substr(0, 90)];
     }

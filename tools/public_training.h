@@ -29,10 +29,11 @@ struct PublicSuite {
 struct PublicOptions {
   // Calibration YAMLs, each applied to the rows on its GPU type (an error if no row is).
   std::vector<std::string> calibrations;
-  std::string gpu;             // only the rows on this GPU type (empty: every row)
-  bool fit_only = false;       // only the fit set's rows
-  bool held_out_only = false;  // only the held-out set's rows
-  double step_efficiency = 0;  // > 0: this step efficiency on every row, over the calibrations
+  std::string gpu;                       // only the rows on this GPU type (empty: every row)
+  bool fit_only = false;                 // only the fit set's rows
+  bool held_out_only = false;            // only the held-out set's rows
+  double step_efficiency = 0;            // > 0: this step efficiency on every row, over the calibrations
+  double attention_step_efficiency = 0;  // > 0: and this attention share beside it (perf_model.h)
   // Which rows by training precision: "16-bit" (bf16 and fp16, each as its row says) or "fp8"
   // (8 bits or fewer: Transformer Engine fp8 or fp4 GEMMs, bf16 tensors: sim::storage_of).
   std::string precision = "16-bit";

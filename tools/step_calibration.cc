@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <map>
 
 #include "sim/error.h"
 #include "tools/public_training.h"
@@ -16,19 +18,20 @@ struct Rows {
   std::vector<double> measured, predicted;
 };
 
-Rows run_set(const PublicSuiteFiles& f, const std::string& gpu, bool held_out, double step_efficiency) {
+// No factors: the suite's own calibrations.
+Rows run_set(const PublicSuiteFiles& f, const std::string& gpu, bool held_out, const StepFactors* x) {
   PublicOptions o;
   o.calibrations = f.calibrations;
   o.gpu = gpu;
   o.fit_only = !held_out;
-  o.step_efficiency = step_efficiency;
+  o.held_out_only = held_out;
+  if (x) o.step_efficiency = x->step, o.attention_step_efficiency = x->attention;
   o.precision = f.precision;
   Rows rows;
-  for (const PublicRun& r : run_public_training(f.measurements, f.source, f.platforms, o).runs)
-    if (r.held_out == held_out) {
-      rows.measured.push_back(r.measured_s);
-      rows.predicted.push_back(r.predicted_s);
-    }
+  for (const PublicRun& r : run_public_training(f.measurements, f.source, f.platforms, o).runs) {
+    rows.measured.push_back(r.measured_s);
+    rows.predicted.push_back(r.predicted_s);
+  }
   return rows;
 }
 
@@ -39,38 +42,102 @@ double geomean_abs_error(const Rows& r) {
   return r.measured.empty() ? 0 : std::exp(log_sum / r.measured.size());
 }
 
-double squared_log_error(const Rows& r) {
+std::vector<double> log_errors(const Rows& r) {
+  std::vector<double> e;
+  for (size_t i = 0; i < r.measured.size(); ++i) e.push_back(std::log(r.predicted[i] / r.measured[i]));
+  return e;
+}
+
+// The sum of |e| over the rows `use` weighs 1.
+double masked_abs(const std::vector<double>& e, const std::vector<double>& use) {
   double sum = 0;
-  for (size_t i = 0; i < r.measured.size(); ++i) sum += std::pow(std::log(r.predicted[i] / r.measured[i]), 2);
+  for (size_t i = 0; i < e.size(); ++i) sum += use[i] * std::fabs(e[i]);
   return sum;
 }
 
 // The step efficiency of the rows' measured steps taken whole: what a pure-compute step
-// would need. Kernels are part of a step, so the fitted value lies below it when runs are
-// slower than predicted (above it when faster).
+// would need, the fit's starting point.
 double whole_step_guess(const Rows& r) {
   double log_sum = 0;
   for (size_t i = 0; i < r.measured.size(); ++i) log_sum += std::log(r.predicted[i] / r.measured[i]);
   return std::exp(log_sum / r.measured.size());
 }
 
-// The range calibrations accept (platforms/calibration.cc).
-constexpr double kMinStep = 0.05, kMaxStep = 1.5;
+// The ranges calibrations accept (platforms/calibration.cc), in logs.
+const double kLo[2] = {std::log(0.05), std::log(0.05)}, kHi[2] = {std::log(1.5), std::log(3.0)};
 
-// The x in [lo, hi] minimising cost(x), to 1e-3, returned as exp(x).
-template <typename Cost>
-double golden_section(double lo, double hi, Cost&& cost) {
-  const double g = (std::sqrt(5.0) - 1) / 2;
-  double a = hi - g * (hi - lo), b = lo + g * (hi - lo);
-  double ca = cost(a), cb = cost(b);
-  while (hi - lo > 1e-3) {
-    if (ca < cb) {
-      hi = b, b = a, cb = ca, a = hi - g * (hi - lo), ca = cost(a);
-    } else {
-      lo = a, a = b, ca = cb, b = lo + g * (hi - lo), cb = cost(b);
+StepFactors factors_at(const double x[2]) { return {std::exp(x[0]), std::exp(x[1])}; }
+
+// The fit rows' log errors at (log step, log attention).
+using Errors = std::function<std::vector<double>(const double[2])>;
+
+// One damped Gauss-Newton step from x (Levenberg-Marquardt on the 2 x 2 normal equations)
+// on the rows `use` weighs 1: the Jacobian of their log errors by forward differences in
+// log(step) and log(attention), weights 1 / |error| making the least squares an L1 fit
+// (iteratively reweighted); lambda grows until the step lowers the cost. False when no
+// step does. With `both` false the attention share stays where it is.
+bool gauss_newton_step(double x[2], std::vector<double>& e, double& lambda, bool both, const std::vector<double>& use,
+                       const Errors& errors) {
+  constexpr double h = 0.02;
+  std::vector<double> col[2] = {{}, std::vector<double>(e.size(), 0.0)};
+  for (int k = 0; k < (both ? 2 : 1); ++k) {
+    double y[2] = {x[0], x[1]};
+    y[k] += h;
+    col[k] = errors(y);
+    for (size_t i = 0; i < e.size(); ++i) col[k][i] = (col[k][i] - e[i]) / h;
+  }
+  double a[2][2] = {{0, 0}, {0, 0}}, g[2] = {0, 0};
+  for (size_t i = 0; i < e.size(); ++i) {
+    const double w = use[i] / std::max(std::fabs(e[i]), 5e-3);
+    for (int k = 0; k < 2; ++k) {
+      g[k] += w * col[k][i] * e[i];
+      for (int l = 0; l < 2; ++l) a[k][l] += w * col[k][i] * col[l][i];
     }
   }
-  return std::exp((lo + hi) / 2);
+  const double cost = masked_abs(e, use);
+  for (int tries = 0; tries < 8; ++tries, lambda *= 10) {
+    const double m00 = a[0][0] * (1 + lambda) + 1e-12, m11 = a[1][1] * (1 + lambda) + 1e-12;
+    const double det = m00 * m11 - a[0][1] * a[1][0];
+    double y[2] = {x[0] - (m11 * g[0] - a[0][1] * g[1]) / det, x[1] - (m00 * g[1] - a[1][0] * g[0]) / det};
+    for (int k = 0; k < 2; ++k) y[k] = std::clamp(y[k], kLo[k], kHi[k]);
+    std::vector<double> ey = errors(y);
+    if (masked_abs(ey, use) < cost) {
+      x[0] = y[0], x[1] = y[1], e = std::move(ey), lambda /= 10;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The factors (logs, in x) minimising the L1 cost of the rows `use` weighs 1, from the
+// whole-step guess and an attention share of 1.
+void minimise(double x[2], const Errors& errors, const std::vector<double>& use, bool both, double guess) {
+  x[0] = std::clamp(std::log(guess), kLo[0], kHi[0]), x[1] = 0;
+  std::vector<double> e = errors(x);
+  double lambda = 1e-3;
+  for (int iteration = 0; iteration < 12; ++iteration) {
+    const double before[2] = {x[0], x[1]};
+    if (!gauss_newton_step(x, e, lambda, both, use, errors)) break;
+    if (std::fabs(x[0] - before[0]) + std::fabs(x[1] - before[1]) < 1e-3) break;
+  }
+}
+
+// Two-fold cross-validation on the fit rows alone (even and odd rows, each fitted on the
+// other): true when the attention share beside the step efficiency predicts the unseen half
+// better than the step efficiency alone, by 2% of its error at least. The held-out set plays
+// no part.
+bool attention_share_predicts(const Errors& errors, size_t rows, double guess) {
+  double cost[2] = {0, 0};  // step alone, both
+  for (int fold = 0; fold < 2; ++fold) {
+    std::vector<double> train(rows), test(rows);
+    for (size_t i = 0; i < rows; ++i) train[i] = (i % 2 != static_cast<size_t>(fold)), test[i] = 1 - train[i];
+    for (int both = 0; both < 2; ++both) {
+      double x[2];
+      minimise(x, errors, train, both == 1, guess);
+      cost[both] += masked_abs(errors(x), test);
+    }
+  }
+  return cost[1] < 0.98 * cost[0];  // a second factor must earn its place: 2% less error
 }
 
 }  // namespace
@@ -80,34 +147,35 @@ StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gp
   StepFit fit;
   fit.suite = f.name;
   fit.gpu = gpu;
-  const Rows base = run_set(f, gpu, false, 0);
+  const Rows base = run_set(f, gpu, false, nullptr);
   if (static_cast<int>(base.measured.size()) < kMinStepFitRows)
     throw ConfigError(SourceLoc{suite_yaml, 0, 0}, "source",
                       f.name + " has " + std::to_string(base.measured.size()) + " fit rows on " + gpu +
                           " that dejavu runs; a step calibration needs at least " + std::to_string(kMinStepFitRows));
-  // Golden-section search over log(step efficiency), bracketing the whole-step guess; a
-  // result at an edge of the bracket moves the bracket past that edge (within 0.05 to 1.5).
-  const double guess = whole_step_guess(base);
-  double lo = std::clamp(guess * (guess < 1 ? 0.4 : 0.9), kMinStep, kMaxStep);
-  double hi = std::clamp(guess * (guess < 1 ? 1.1 : 2.5), kMinStep, kMaxStep);
-  auto cost = [&](double x) {
-    ++fit.evaluations;
-    return squared_log_error(run_set(f, gpu, false, std::exp(x)));
+  // Least absolute log(predicted / measured) over the fit rows in log(step efficiency) and
+  // log(attention share); the share only with kMinAttentionFitRows fit rows or more and when
+  // cross-validation on them says it predicts (1 otherwise). Runs are cached by factors.
+  std::map<std::pair<double, double>, std::vector<double>> seen;
+  const Errors errors = [&](const double y[2]) {
+    auto [it, fresh] = seen.try_emplace({y[0], y[1]});
+    if (fresh) {
+      ++fit.evaluations;
+      const StepFactors s = factors_at(y);
+      it->second = log_errors(run_set(f, gpu, false, &s));
+    }
+    return it->second;
   };
-  for (int moves = 0;; ++moves) {
-    fit.step_efficiency = golden_section(std::log(lo), std::log(hi), cost);
-    const bool at_lo = fit.step_efficiency < lo * 1.01 && lo > kMinStep;
-    const bool at_hi = fit.step_efficiency > hi * 0.99 && hi < kMaxStep;
-    if ((!at_lo && !at_hi) || moves == 3) break;
-    const double edge = at_lo ? lo : hi;
-    lo = std::clamp(edge * (at_lo ? 0.4 : 0.9), kMinStep, kMaxStep);
-    hi = std::clamp(edge * (at_lo ? 1.1 : 2.5), kMinStep, kMaxStep);
-  }
-  const Rows held = run_set(f, gpu, true, 0);
+  const size_t n = base.measured.size();
+  const double guess = whole_step_guess(base);
+  fit.attention_fitted = static_cast<int>(n) >= kMinAttentionFitRows && attention_share_predicts(errors, n, guess);
+  double x[2];
+  minimise(x, errors, std::vector<double>(n, 1.0), fit.attention_fitted, guess);
+  fit.factors = factors_at(x);
+  const Rows held = run_set(f, gpu, true, nullptr);
   fit.fit = {static_cast<int>(base.measured.size()), geomean_abs_error(base),
-             geomean_abs_error(run_set(f, gpu, false, fit.step_efficiency))};
+             geomean_abs_error(run_set(f, gpu, false, &fit.factors))};
   fit.held_out = {static_cast<int>(held.measured.size()), geomean_abs_error(held),
-                  held.measured.empty() ? 0 : geomean_abs_error(run_set(f, gpu, true, fit.step_efficiency))};
+                  held.measured.empty() ? 0 : geomean_abs_error(run_set(f, gpu, true, &fit.factors))};
   return fit;
 }
 
@@ -122,7 +190,8 @@ void write_step_calibration(std::ostream& out, const StepFit& fit, const std::st
                 100 * fit.fit.before, 100 * fit.fit.after, fit.held_out.rows, 100 * fit.held_out.before,
                 100 * fit.held_out.after);
   out << buf;
-  std::snprintf(buf, sizeof buf, "gpu: %s\nstep_efficiency: %.4f\n", fit.gpu.c_str(), fit.step_efficiency);
+  std::snprintf(buf, sizeof buf, "gpu: %s\nstep_efficiency: %.4f\nattention_step_efficiency: %.4f\n", fit.gpu.c_str(),
+                fit.factors.step, fit.factors.attention);
   out << buf;
 }
 

@@ -1,12 +1,16 @@
-// A step calibration: the one factor by which a software stack's kernels inside a training
-// step run slower than the same kernels measured alone (platforms::Efficiency::step), fitted
-// on a public suite's fit rows of one GPU type and reported on its held-out rows, which the
-// fit never reads.
+// A step calibration: the factor by which a software stack's kernels inside a training step
+// run slower than the same kernels measured alone (platforms::Efficiency::step), and the
+// share its attention kernels reach beside that (Efficiency::attention_step: frameworks differ
+// most in their attention kernel, e.g. llm-foundry's Triton one), fitted on a public suite's
+// fit rows of one GPU type and reported on its held-out rows, which the fit never reads.
 //
-// The fit minimises the mean squared log(predicted / measured) over the fit rows, by golden-
-// section search over the step efficiency; each evaluation simulates every fit row. The
-// efficiency scales kernels only, not collectives, so a step's share of exposed
-// communication keeps the price the NCCL suite validated.
+// The fit minimises the sum of |log(predicted / measured)| over the fit rows (an L1 fit, so one
+// odd row does not pull both factors) by damped Gauss-Newton with weights 1 / |error|
+// (iteratively reweighted least squares) in the two factors' logs; rows whose attention share
+// differs, as sequence lengths do, tell the factors apart. Each evaluation simulates every
+// fit row. The factors scale
+// kernels only, not collectives, so a step's share of exposed communication keeps the price
+// the NCCL suite validated.
 #pragma once
 
 #include <ostream>
@@ -21,15 +25,26 @@ struct SetFit {
   double before = 0, after = 0;
 };
 
+// The two factors a step calibration fits (platforms::Efficiency::step and attention_step).
+struct StepFactors {
+  double step = 1;       // every kernel's time divided by it
+  double attention = 1;  // attention kernels' (unfused, FlashAttention, Triton) by it as well
+};
+
 struct StepFit {
   std::string suite, gpu;
-  double step_efficiency = 1;
-  int evaluations = 0;  // simulations of the fit set
+  StepFactors factors;
+  bool attention_fitted = false;  // false: the attention share kept at 1
+  int evaluations = 0;            // simulations of the fit set
   SetFit fit, held_out;
 };
 
 // At least kMinStepFitRows fit rows on `gpu` (a ConfigError otherwise).
 constexpr int kMinStepFitRows = 2;
+// Fewer fit rows than this fit the step efficiency alone (two factors on two rows would fit
+// anything); with more, the attention share is fitted too only if two-fold cross-validation
+// on the fit rows says it predicts rows it was not fitted to better than the step alone.
+constexpr int kMinAttentionFitRows = 8;
 StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gpu);
 
 // The calibration YAML `--calibration` reads: the GPU type and its step efficiency, with how

@@ -65,7 +65,7 @@ ValidationReport run_validation_suite(const std::string& path) {
     r.unit = "s";
     PublicOptions options;
     options.calibrations = calibrations;
-    options.precision = precision_of(root);
+    options.precision = r.precision = precision_of(root);
     const PublicSuite suite =
         run_public_training(measurements, root.get_string("source"), beside(path, root.child("platforms")), options);
     for (const PublicRun& run : suite.runs)
@@ -217,6 +217,7 @@ void write_validation_report(std::ostream& out, const ValidationReport& r) {
 std::vector<Residual> residuals_of(const std::vector<ValidationReport>& reports) {
   std::vector<Residual> out;
   for (const ValidationReport& r : reports) {
+    if (r.precision != "16-bit") continue;
     bool has_held_out = false;
     for (const ValidationRow& row : r.rows) has_held_out = has_held_out || row.held_out;
     for (const ValidationRow& row : r.rows)

@@ -42,6 +42,7 @@ struct ValidationReport {
   double geomean_abs_error = 0;
   double recorded_error = 0;           // 0: none recorded
   std::map<std::string, int> skipped;  // rows that could not be simulated, by reason
+  std::string precision = "16-bit";    // a public suite's rows: "16-bit" or "fp8"
   bool regressed() const { return recorded_error > 0 && geomean_abs_error > recorded_error * (1 + 1e-9); }
 };
 
@@ -61,7 +62,7 @@ void write_validation_report(std::ostream& out, const ValidationReport& r);
 // rows slower and faster than measured.
 void write_validation_summary(std::ostream& out, const std::vector<ValidationReport>& reports);
 // The step-time rows of the reports as residuals (fit, held-out, or all for a suite with no
-// fit set).
+// fit set). fp8 suites are left out: simulate's bands are those of 16-bit runs.
 std::vector<Residual> residuals_of(const std::vector<ValidationReport>& reports);
 
 }  // namespace dejavu::tools

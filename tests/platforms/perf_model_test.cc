@@ -132,4 +132,25 @@ TEST(PerfModel, FusedAttentionByHeadSizeHandWorked) {
   EXPECT_NEAR(pm.time_s(k), 1e12 / 156e12, 1e-6);
 }
 
+// A step calibration's factors: every kernel's time over step, attention kernels' (unfused,
+// FlashAttention, Triton) over step x attention_step. Elementwise 1 GB at 80% of 2039 GB/s,
+// no launch: 0.6130 ms, / 0.5 = 1.226 ms. FlashAttention as above (heads of 128): 8.994 ms,
+// / (0.5 x 0.8) = 22.49 ms.
+TEST(PerfModel, StepFactorsDivideKernelsAndAttentionApart) {
+  Efficiency eff = Efficiency::defaults();
+  eff.per_class[static_cast<size_t>(sim::OpClass::FlashAttention)] = {0.5, 0, 0.5, 0, 32, 1};
+  eff.per_class[static_cast<size_t>(sim::OpClass::Elementwise)] = {0.5, 5e-6, 0.8, 0};
+  eff.step = 0.5;
+  eff.attention_step = 0.8;
+  const PerfModel pm(gpu_spec("A100-SXM-80GB"), eff);
+  EXPECT_NEAR(pm.time_s({sim::OpClass::Elementwise, 0, 1e9, sim::DType::BF16}), 1.226e-3, 1e-6);
+  sim::Kernel k{sim::OpClass::FlashAttention, 1e12, 1e9, sim::DType::BF16};
+  k.head_dim = 128;
+  EXPECT_NEAR(pm.time_s(k), 22.49e-3, 1e-5);
+  // Unfused attention is an attention kernel too; a GEMM is not.
+  EXPECT_TRUE(attention_class(sim::OpClass::Attention));
+  EXPECT_TRUE(attention_class(sim::OpClass::TritonAttention));
+  EXPECT_FALSE(attention_class(sim::OpClass::Gemm));
+}
+
 }  // namespace dejavu::platforms

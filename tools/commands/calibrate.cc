@@ -67,10 +67,17 @@ class CalibrateCommand : public Command {
     const StepFit fit = fit_step_efficiency(suite_, gpu_);
     if (!output_.empty()) out.write(output_, [&](std::ostream& o) { write_step_calibration(o, fit, suite_); });
     out.commit();
-    std::printf("dejavu calibrate: step efficiency of %s on %s, fitted to its %d fit rows (%d simulations of them)\n",
+    std::printf("dejavu calibrate: step efficiencies of %s on %s, fitted to its %d fit rows (%d simulations of them)\n",
                 fit.suite.c_str(), gpu_.c_str(), fit.fit.rows, fit.evaluations);
-    std::printf("  step_efficiency %.4f: kernels in a step at %.1f%% of their speed measured alone\n",
-                fit.step_efficiency, 100 * fit.step_efficiency);
+    std::printf("  step_efficiency %.4f: kernels in a step at %.1f%% of their speed measured alone\n", fit.factors.step,
+                100 * fit.factors.step);
+    if (fit.attention_fitted)
+      std::printf("  attention_step_efficiency %.4f: attention kernels at %.1f%% of that again\n",
+                  fit.factors.attention, 100 * fit.factors.attention);
+    else
+      std::printf("  attention_step_efficiency 1: not fitted (%s)\n",
+                  fit.fit.rows < kMinAttentionFitRows ? "too few fit rows"
+                                                      : "cross-validation on the fit rows: it does not predict");
     std::printf("  set        rows  geomean |error|: uncalibrated  calibrated\n");
     std::printf("  fit        %4d  %28.1f%%  %9.1f%%\n", fit.fit.rows, 100 * fit.fit.before, 100 * fit.fit.after);
     std::printf("  held-out   %4d  %28.1f%%  %9.1f%%  (never read by the fit)\n", fit.held_out.rows,
