@@ -1,6 +1,7 @@
 #include "strategies/search/gpu_orders.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "platforms/cluster_part.h"
 #include "platforms/gpu_order.h"
@@ -42,24 +43,52 @@ SearchResult merge_orders(const std::vector<SearchResult>& per_order, int top, c
   return out;
 }
 
+namespace {
+
+bool uniform(const std::vector<std::string>& modes) {
+  return std::all_of(modes.begin(), modes.end(), [&](const std::string& x) { return x == modes.front(); });
+}
+
+// Every way of sharding `groups` table groups, in odometer order of the four names.
+std::vector<std::vector<std::string>> every_combination(size_t groups) {
+  const std::vector<std::string>& names = workloads::embedding_shardings();
+  std::vector<std::vector<std::string>> out;
+  std::vector<size_t> digit(groups, 0);
+  for (;;) {
+    std::vector<std::string> modes;
+    for (size_t d : digit) modes.push_back(names[d]);
+    out.push_back(modes);
+    size_t g = 0;
+    while (g < groups && ++digit[g] == names.size()) digit[g++] = 0;
+    if (g == groups) return out;
+  }
+}
+
+}  // namespace
+
 std::vector<std::vector<std::string>> embedding_sharding_choices(const workloads::ModelGraph& model) {
   const size_t groups = model.embedding_sharding.size();
   if (groups == 0) return {{}};
   std::vector<std::vector<std::string>> out;
   for (const std::string& m : workloads::embedding_shardings()) out.push_back({m});
-  if (groups == 2)
-    for (const std::string& a : workloads::embedding_shardings())
-      for (const std::string& b : workloads::embedding_shardings())
-        if (a != b) out.push_back({a, b});
-  if (groups > 2)  // the workload's own, and each group moved alone from it
+  if (groups == 1) return out;
+  // Then the workload's own and every other combination (up to kMaxShardingCombinations),
+  // or each group moved alone from the workload's own.
+  std::vector<std::vector<std::string>> rest;
+  if (std::pow(4.0, static_cast<double>(groups)) <= kMaxShardingCombinations) {
+    rest = every_combination(groups);
+  } else {
+    rest.push_back(model.embedding_sharding);
     for (size_t g = 0; g < groups; ++g)
       for (const std::string& m : workloads::embedding_shardings()) {
-        std::vector<std::string> modes = model.embedding_sharding;
-        modes[g] = m;
-        if (std::find(out.begin(), out.end(), modes) == out.end() &&
-            !(std::all_of(modes.begin(), modes.end(), [&](const std::string& x) { return x == modes.front(); })))
-          out.push_back(modes);
+        rest.push_back(model.embedding_sharding);
+        rest.back()[g] = m;
       }
+  }
+  // The workload's own first after the four uniform ones; no duplicates, no uniform twice.
+  std::stable_partition(rest.begin(), rest.end(), [&](const auto& m) { return m == model.embedding_sharding; });
+  for (const std::vector<std::string>& modes : rest)
+    if (!uniform(modes) && std::find(out.begin(), out.end(), modes) == out.end()) out.push_back(modes);
   return out;
 }
 
@@ -68,11 +97,17 @@ GpuOrderProblems::GpuOrderProblems(const Problem& problem, int gpus)
   const std::vector<std::vector<std::string>> orders = gpu_orders(*problem.cluster);
   for (const std::vector<std::string>& order : orders)
     clusters_.push_back(platforms::first_gpus(platforms::ordered_by_gpu(*problem.cluster, order), gpus_));
-  for (const std::vector<std::string>& modes : embedding_sharding_choices(*problem.model)) {
+  const auto choices = embedding_sharding_choices(*problem.model);
+  // With three table groups or more, past the four uniform shardings and the workload's own
+  // the choices are screened (search() below).
+  const size_t searched = problem.model->embedding_sharding.size() >= 3 ? 5 : choices.size();
+  for (size_t c = 0; c < choices.size(); ++c) {
+    const std::vector<std::string>& modes = choices[c];
     models_.push_back(modes.empty() ? *problem.model : workloads::with_embedding_sharding(*problem.model, modes));
     for (size_t o = 0; o < orders.size(); ++o) {
       orders_.push_back(orders[o]);
       shardings_.push_back(modes);
+      screened_.push_back(c >= searched);
       problems_.push_back(problem);
       problems_.back().cluster = &clusters_[o];
       problems_.back().model = &models_.back();
@@ -81,21 +116,63 @@ GpuOrderProblems::GpuOrderProblems(const Problem& problem, int gpus)
   }
 }
 
-SearchResult GpuOrderProblems::search(const Searcher& searcher, SearchOptions options, long rerank) const {
-  if (options.budget_s > 0) options.budget_s /= static_cast<double>(problems_.size());
-  std::vector<SearchResult> per_order;
-  for (size_t i = 0; i < problems_.size(); ++i) {
-    SimulationEvaluator evaluator(problems_[i]);
-    per_order.push_back(search_ranked(searcher, problems_[i], evaluator, options, rerank, prices_[i]));
-    for (Candidate& c : per_order.back().top) {
-      c.plan.gpu_order = orders_[i];
-      c.plan.use_gpus = gpus_;
-      c.plan.embedding_sharding = shardings_[i];
-    }
+SearchResult GpuOrderProblems::search_one(size_t i, const Searcher& searcher, const SearchOptions& options,
+                                          long rerank) const {
+  SimulationEvaluator evaluator(problems_[i]);
+  SearchResult r = search_ranked(searcher, problems_[i], evaluator, options, rerank, prices_[i]);
+  for (Candidate& c : r.top) {
+    c.plan.gpu_order = orders_[i];
+    c.plan.use_gpus = gpus_;
+    c.plan.embedding_sharding = shardings_[i];
   }
-  std::string what = clusters_.size() > 1 ? std::to_string(clusters_.size()) + " GPU orders" : "";
-  if (models_.size() > 1) what += (what.empty() ? "" : " x ") + std::to_string(models_.size()) + " embedding shardings";
-  return merge_orders(per_order, options.top, what);
+  return r;
+}
+
+// The screened problems whose price of `best` (its plan as found, under their sharding) is
+// lowest, up to kScreenedSearches of them; `priced` counts the simulations.
+std::vector<size_t> GpuOrderProblems::screen(const Candidate& best, long& priced) const {
+  std::vector<std::pair<double, size_t>> by_price;
+  for (size_t i = 0; i < problems_.size(); ++i) {
+    if (!screened_[i] || orders_[i] != best.plan.gpu_order) continue;
+    Plan plan = best.plan;
+    plan.embedding_sharding.clear();  // the problem's model carries its own
+    SimulationEvaluator evaluator(problems_[i]);
+    by_price.emplace_back(evaluator.evaluate(plan).cost(), i);
+    ++priced;
+  }
+  std::stable_sort(by_price.begin(), by_price.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<size_t> out;
+  for (const auto& [price, i] : by_price)
+    if (std::isfinite(price) && out.size() < kScreenedSearches) out.push_back(i);
+  return out;
+}
+
+SearchResult GpuOrderProblems::search(const Searcher& searcher, SearchOptions options, long rerank) const {
+  const size_t searched = static_cast<size_t>(std::count(screened_.begin(), screened_.end(), false));
+  const size_t more = problems_.size() > searched ? kScreenedSearches : 0;
+  if (options.budget_s > 0) options.budget_s /= static_cast<double>(searched + more);
+  std::vector<SearchResult> per_problem;
+  for (size_t i = 0; i < problems_.size(); ++i)
+    if (!screened_[i]) per_problem.push_back(search_one(i, searcher, options, rerank));
+  auto what = [&](size_t shardings) {
+    std::string w = clusters_.size() > 1 ? std::to_string(clusters_.size()) + " GPU orders" : "";
+    if (shardings > 1) w += (w.empty() ? "" : " x ") + std::to_string(shardings) + " embedding shardings";
+    return w;
+  };
+  if (more == 0) return merge_orders(per_problem, options.top, what(models_.size()));
+  // Every other sharding priced with the best plan so far (under its GPU order); the
+  // cheapest searched.
+  const size_t first_shardings = searched / clusters_.size();
+  const SearchResult first = merge_orders(per_problem, options.top, what(first_shardings));
+  long priced = 0;
+  const std::vector<size_t> next = first.best() ? screen(*first.best(), priced) : std::vector<size_t>{};
+  for (size_t i : next) per_problem.push_back(search_one(i, searcher, options, rerank));
+  SearchResult out = merge_orders(per_problem, options.top, what(first_shardings + next.size()));
+  out.evaluations += priced, out.simulations += priced;
+  out.note += " (of " + std::to_string(models_.size()) + ": the other " + std::to_string(priced) +
+              " priced with the best plan of the first " + std::to_string(first_shardings) + ", the " +
+              std::to_string(next.size()) + " cheapest searched)";
+  return out;
 }
 
 }  // namespace dejavu::strategies::search

@@ -8,6 +8,7 @@
 // (embedding_sharding_choices), each plan carrying its `embedding_sharding`.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <string>
@@ -31,9 +32,16 @@ std::vector<std::vector<std::string>> gpu_orders(const platforms::Cluster& clust
 SearchResult merge_orders(const std::vector<SearchResult>& per_order, int top, const std::string& what);
 
 // The embedding shardings a model with tables is searched under: each of the four for every
-// table group; with two groups every pair; with more, the workload's own and each group moved
-// alone from it to each other sharding; {{}} (the workload's own) without tables.
+// table group first; then the workload's own and every other combination while there are at
+// most kMaxShardingCombinations (four table groups), else each group moved alone from the
+// workload's own to each other sharding; {{}} (the workload's own) without tables.
+constexpr double kMaxShardingCombinations = 256;
 std::vector<std::vector<std::string>> embedding_sharding_choices(const workloads::ModelGraph& model);
+
+// With three table groups or more, the choices past the four uniform ones and the
+// workload's own are screened: the best plan the searcher found on those five is priced
+// under each (one simulation), and the searcher runs on the kScreenedSearches cheapest.
+constexpr size_t kScreenedSearches = 4;
 
 // A problem once per order of its cluster's GPU types (and per embedding sharding choice of
 // its model): the cluster so ordered, and a price on
@@ -50,9 +58,15 @@ class GpuOrderProblems {
   // plans of each carrying its order, merged. `rerank` as search_ranked takes it.
   SearchResult search(const Searcher& searcher, SearchOptions options, long rerank) const;
   size_t size() const { return problems_.size(); }
+  // Problems searched only if screening picks them.
+  size_t screened() const { return static_cast<size_t>(std::count(screened_.begin(), screened_.end(), true)); }
 
  private:
+  SearchResult search_one(size_t i, const Searcher& searcher, const SearchOptions& options, long rerank) const;
+  std::vector<size_t> screen(const Candidate& best, long& priced) const;
+
   std::vector<std::vector<std::string>> orders_, shardings_;  // per problem
+  std::vector<bool> screened_;                                // per problem
   std::deque<workloads::ModelGraph> models_;                  // one per sharding choice
   int gpus_ = 0;                                              // Plan::use_gpus of the plans found
   std::deque<platforms::Cluster> clusters_;
