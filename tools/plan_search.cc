@@ -2,6 +2,7 @@
 #include "sim/json_text.h"
 #include "tools/platform_input.h"
 
+#include <algorithm>
 #include <cmath>
 #include <unistd.h>
 
@@ -9,6 +10,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "platforms/cluster_part.h"
+#include "platforms/gpu_order.h"
 #include "sim/units.h"
 #include "strategies/simulate.h"
 #include "strategies/training/time_to_accuracy.h"
@@ -65,10 +68,22 @@ std::vector<search::SearchResult> search_all(const search::Problem& problem, con
   return out;
 }
 
+// Dollars per hour of the first `n` GPUs of the cluster in the plan's GPU-type order.
+double price_per_hour(const platforms::Cluster& cluster, const strategies::Plan& plan, int n,
+                      const std::map<std::string, double>& prices) {
+  const platforms::Cluster part =
+      platforms::first_gpus(plan.gpu_order.empty() ? cluster : platforms::ordered_by_gpu(cluster, plan.gpu_order), n);
+  double sum = 0;
+  for (const auto& g : part.gpus) sum += prices.at(g.spec->name);
+  return sum;
+}
+
 // --objective cost: every searcher on each part of the cluster, its plans priced in GPU-hours
-// of `steps` iterations, merged per searcher over the parts; the best of each part kept.
+// of `steps` iterations (and dollars, with prices), merged per searcher over the parts; the
+// best of each part kept.
 std::vector<search::SearchResult> search_parts(const search::Problem& problem, const Algos& algos,
                                                search::SearchOptions options, long rerank, bool bar, long steps,
+                                               const std::map<std::string, double>& prices,
                                                std::vector<PartBest>& parts) {
   const std::vector<int> sizes = search::cluster_part_sizes(*problem.cluster);
   if (options.budget_s > 0) options.budget_s /= static_cast<double>(sizes.size());
@@ -78,8 +93,10 @@ std::vector<search::SearchResult> search_parts(const search::Problem& problem, c
     std::vector<search::SearchResult> found = search_all(problem, algos, options, rerank, bar, n);
     for (size_t i = 0; i < found.size(); ++i) {
       for (search::Candidate& c : found[i].top) {
-        c.gpu_hours = c.score.cost() * n * static_cast<double>(steps) / 3600;
-        if (part.best.gpu_hours == 0 || c.gpu_hours < part.best.gpu_hours) part.best = c;
+        const double hours = c.score.cost() * static_cast<double>(steps) / 3600;
+        c.gpu_hours = hours * n;
+        if (!prices.empty()) c.dollars = hours * price_per_hour(*problem.cluster, c.plan, n, prices);
+        if (part.best.gpu_hours == 0 || c.objective() < part.best.objective()) part.best = c;
       }
       per_algo[i].push_back(std::move(found[i]));
     }
@@ -89,6 +106,21 @@ std::vector<search::SearchResult> search_parts(const search::Problem& problem, c
   for (const auto& results : per_algo)
     out.push_back(search::merge_orders(results, options.top, std::to_string(results.size()) + " cluster sizes"));
   return out;
+}
+
+// Prices for every GPU type of the platform and none for another (a typo would go unread).
+std::map<std::string, double> checked_prices(const std::map<std::string, double>& prices,
+                                             const platforms::Cluster& cluster) {
+  if (prices.empty()) return prices;
+  const std::vector<std::string> types = platforms::gpu_types(cluster);
+  for (const auto& [type, price] : prices)
+    if (std::find(types.begin(), types.end(), type) == types.end())
+      throw ConfigError(SourceLoc{"--price", 0, 0}, "", "platform " + cluster.name + " has no " + type + " GPU");
+  for (const std::string& type : types)
+    if (!prices.count(type))
+      throw ConfigError(SourceLoc{"--price", 0, 0}, "",
+                        "no price for " + type + "; give --price " + type + "=DOLLARS_PER_GPU_HOUR for every GPU type");
+  return prices;
 }
 
 }  // namespace
@@ -140,7 +172,8 @@ SearchRun run_search(const SearchArgs& a) {
   // (The copies of model and cluster live in this frame; results hold plans only.)
   if (a.objective == "cost") {
     run.steps = a.steps;
-    run.results = search_parts(problem, algos, options, a.rerank, bar, a.steps, run.parts);
+    run.prices = checked_prices(a.prices, cluster);
+    run.results = search_parts(problem, algos, options, a.rerank, bar, a.steps, run.prices, run.parts);
   } else {
     run.results = search_all(problem, algos, options, a.rerank, bar);
   }
@@ -165,24 +198,30 @@ SearchRun run_search(const SearchArgs& a) {
   return run;
 }
 
-namespace {
-std::string gpu_hours_text(double h) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4g GPU-h", h);
+std::string cost_cell(const search::Candidate& c) {
+  char buf[96];
+  if (c.dollars > 0)
+    std::snprintf(buf, sizeof buf, "%.4g GPU-h, $%.2f", c.gpu_hours, c.dollars);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g GPU-h", c.gpu_hours);
   return buf;
 }
+
+namespace {
 
 // --objective cost: the best plan of each part of the cluster, the trade-off a user picks from.
 void write_parts_table(std::ostream& out, const SearchRun& run) {
   char buf[512];
-  out << "\n  by cluster part (GPU-hours of " << run.steps
-      << " iterations)\n  GPUs    iteration    GPU-hours      plan\n";
+  out << "\n  by cluster part (" << (run.prices.empty() ? "GPU-hours" : "GPU-hours and dollars") << " of " << run.steps
+      << " iterations)\n  GPUs    iteration    " << (run.prices.empty() ? "GPU-hours     " : "cost                  ")
+      << " plan\n";
+  const int width = run.prices.empty() ? 14 : 22;
   for (const PartBest& p : run.parts) {
     if (p.best.gpu_hours == 0)
-      std::snprintf(buf, sizeof buf, "  %-7d %-12s %-14s %s\n", p.gpus, "-", "-", "none fits");
+      std::snprintf(buf, sizeof buf, "  %-7d %-12s %-*s %s\n", p.gpus, "-", width, "-", "none fits");
     else
-      std::snprintf(buf, sizeof buf, "  %-7d %-12s %-14s %s\n", p.gpus,
-                    units::format_time(p.best.score.iteration_time_s).c_str(), gpu_hours_text(p.best.gpu_hours).c_str(),
+      std::snprintf(buf, sizeof buf, "  %-7d %-12s %-*s %s\n", p.gpus,
+                    units::format_time(p.best.score.iteration_time_s).c_str(), width, cost_cell(p.best).c_str(),
                     search::describe(p.best.plan).c_str());
     out << buf;
   }
@@ -217,7 +256,7 @@ void write_search_table(std::ostream& out, const SearchRun& run) {
         const VerifiedPlan& v = run.verified[i][k];
         check = v.error.empty() ? " " + units::format_time(v.iteration_time_s) : " failed: " + v.error;
       }
-      if (c.gpu_hours > 0) check += "  " + gpu_hours_text(c.gpu_hours);
+      if (c.gpu_hours > 0) check += "  " + cost_cell(c);
       if (c.to_accuracy_s > 0)
         check += std::isfinite(c.to_accuracy_s) ? "  to accuracy " + units::format_time(c.to_accuracy_s) + " (" +
                                                       std::to_string(c.steps) + " steps, " + c.rule + ")"
@@ -291,6 +330,7 @@ nlohmann::json candidate_json(const search::Candidate& c) {
                       {"fits", c.score.fits}};
   if (c.alone_s > 0) j["alone_iteration_time_s"] = c.alone_s;
   if (c.gpu_hours > 0) j["gpu_hours"] = c.gpu_hours;
+  if (c.dollars > 0) j["dollars"] = c.dollars;
   if (c.to_accuracy_s > 0) {  // infinity (not reached) as null
     j["time_to_accuracy_s"] = std::isfinite(c.to_accuracy_s) ? nlohmann::json(c.to_accuracy_s) : nlohmann::json();
     j["steps_to_accuracy"] = c.steps;
@@ -334,6 +374,7 @@ void write_search_json(std::ostream& out, const SearchRun& run) {
   j["objective"] = run.objective;
   if (run.objective == "cost") {
     j["steps"] = run.steps;
+    if (!run.prices.empty()) j["prices_per_gpu_hour"] = run.prices;
     j["parts"] = nlohmann::json::array();
     for (const PartBest& p : run.parts)
       j["parts"].push_back(
@@ -370,7 +411,9 @@ void write_search_html(std::ostream& out, const SearchRun& run) {
     }
     const bool cost = run.objective == "cost";
     out << "<table><tr><th>#</th><th>plan</th><th>iteration</th><th></th><th>tokens/s</th><th>peak memory</th>"
-        << (cost ? "<th>GPU-hours (" + std::to_string(run.steps) + " iterations)</th>" : "")
+        << (cost ? "<th>" + std::string(run.prices.empty() ? "GPU-hours" : "GPU-hours, dollars") + " (" +
+                       std::to_string(run.steps) + " iterations)</th>"
+                 : "")
         << (i < run.verified.size() ? "<th>verified</th>" : "") << "</tr>\n";
     for (size_t k = 0; k < r.top.size(); ++k) {
       const auto& c = r.top[k];
@@ -382,7 +425,7 @@ void write_search_html(std::ostream& out, const SearchRun& run) {
           << "</td><td><div class=\"bar\" style=\"width:" << bar << "px\"></div></td><td>"
           << static_cast<long long>(c.score.tokens_per_s) << "</td><td>"
           << esc(units::format_bytes(c.score.peak_memory_bytes)) << "</td>";
-      if (cost) out << "<td>" << esc(gpu_hours_text(c.gpu_hours)) << "</td>";
+      if (cost) out << "<td>" << esc(cost_cell(c)) << "</td>";
       if (i < run.verified.size()) {
         const auto& v = run.verified[i][k];
         out << "<td>" << esc(v.error.empty() ? v.engine + " " + units::format_time(v.iteration_time_s) : v.error)

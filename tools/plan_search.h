@@ -2,6 +2,7 @@
 // optionally re-check them on the SimGrid engine, write JSON and the winning plan's YAML.
 #pragma once
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct SearchArgs {
   // plans ranked by the GPU-hours of `steps` iterations on the GPUs each uses.
   std::string objective = "time";
   long steps = 1000;
+  // --objective cost with prices: dollars per GPU-hour by GPU type (every type of the
+  // platform); plans ranked by dollars instead of GPU-hours.
+  std::map<std::string, double> prices;
   double target_loss = 0.6;
   double learning_rate = 0.5;
   std::string data = "synthetic:classes=10,dim=64";
@@ -59,6 +63,7 @@ struct SearchRun {
   int gpus = 0, global_batch = 0;
   std::string objective = "time";
   long steps = 0;                                         // --objective cost: the iterations GPU-hours count
+  std::map<std::string, double> prices;                   // --objective cost: dollars per GPU-hour by type
   std::vector<PartBest> parts;                            // --objective cost: by GPU count, descending
   std::vector<strategies::search::SearchResult> results;  // one per searcher
   std::vector<std::vector<VerifiedPlan>> verified;        // [result][top plan], with --verify
@@ -68,6 +73,9 @@ struct SearchRun {
 
 // Throws ConfigError for bad arguments (unknown searcher, no global batch, ...).
 SearchRun run_search(const SearchArgs& args);
+
+// "12.3 GPU-h" or, with prices, "12.3 GPU-h, $24.60": a plan's cost under --objective cost.
+std::string cost_cell(const strategies::search::Candidate& c);
 
 void write_search_table(std::ostream& out, const SearchRun& run);
 void write_search_json(std::ostream& out, const SearchRun& run);

@@ -46,9 +46,12 @@ struct Candidate {
   // Under `search --objective cost`: the GPU-hours of the run's iterations on the plan's GPUs
   // (infinity: does not fit); 0 otherwise.
   double gpu_hours = 0;
-  // What the run ranks by: the GPU-hours or the time to accuracy when set, else the
+  // With prices per GPU type (`search --price`): those GPU-hours in dollars; 0 otherwise.
+  double dollars = 0;
+  // What the run ranks by: the dollars, GPU-hours or the time to accuracy when set, else the
   // iteration time.
   double objective() const {
+    if (dollars > 0) return dollars;
     if (gpu_hours > 0) return gpu_hours;
     return to_accuracy_s > 0 ? to_accuracy_s : score.cost();
   }

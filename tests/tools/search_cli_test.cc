@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/tools/cli_run.h"
@@ -133,6 +135,43 @@ TEST(SearchCli, AMixedClustersBestPlanDoesNotDependOnTheServerOrder) {
 // GPU-hours (with 3600 iterations, GPU-seconds of one: iteration x GPUs). GPT-3 1.3B fits on
 // one GPU, and the same FLOPs on fewer GPUs cross fewer links, so the cheapest plan leaves
 // servers idle; its YAML (`gpus: N`) simulates to the time the search printed.
+// --objective cost with prices (GPT-3 1.3B in fp16 on a DGX A100 at $2 a GPU-hour beside a
+// DGX-1 V100 at $0.5): with 3600 iterations a plan's dollars are its iteration in seconds
+// times the hourly price of the GPUs it uses, the first n in its GPU-type order: 8 x 2 +
+// 8 x 0.5 = $20 an hour for all 16, n x the first type's price for a part of one server. The
+// best plan is the part best with the fewest dollars.
+TEST(SearchCli, CostWithPricesRanksByDollars) {
+  const fs::path json = scratch() / "dollars.json", workload = scratch() / "gpt3-1.3b-fp16.yaml";
+  std::ofstream(workload) << "kind: transformer\nname: gpt3-1.3b-fp16\nlayers: 24\nhidden: 2048\nheads: 16\n"
+                             "seq_len: 2048\nvocab: 51200\ndtype: fp16\n";
+  const CliRun r = run_dejavu("search --platform " + src("platforms/presets/mixed-a100-v100-2x8.yaml") +
+                              " --workload " + workload.string() +
+                              " --global-batch 32 --algo mcmc --iterations 100 --objective cost --steps 3600 --price "
+                              "A100-SXM-80GB=2 --price V100-SXM2-32GB=0.5 --json " +
+                              json.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("GPU-hours and dollars"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  const std::map<std::string, double> price = {{"A100-SXM-80GB", 2}, {"V100-SXM2-32GB", 0.5}};
+  double cheapest = std::numeric_limits<double>::infinity();
+  int parts = 0;
+  for (const auto& part : j["parts"]) {
+    if (part["best"].is_null()) continue;
+    const int n = part["gpus"].get<int>();
+    if (n == 16) EXPECT_EQ(part["best"]["plan"]["gpu_order"].size(), 2u);
+    const auto& plan = part["best"]["plan"];
+    ASSERT_TRUE(plan.contains("gpu_order")) << plan.dump();
+    const double hourly = n == 16 ? 20 : n * price.at(plan["gpu_order"][0].get<std::string>());
+    EXPECT_NEAR(part["best"]["dollars"].get<double>(), hourly * part["best"]["iteration_time_s"].get<double>(),
+                1e-9 * hourly);
+    cheapest = std::min(cheapest, part["best"]["dollars"].get<double>());
+    ++parts;
+  }
+  EXPECT_GE(parts, 3);
+  EXPECT_DOUBLE_EQ(j["best"]["dollars"].get<double>(), cheapest);
+  EXPECT_EQ(j["prices_per_gpu_hour"]["V100-SXM2-32GB"].get<double>(), 0.5);
+}
+
 TEST(SearchCli, CostRanksPlansOnPartsOfTheClusterByGpuHours) {
   const fs::path dir = scratch();
   const fs::path plan = dir / "cheap.yaml", json = dir / "cost.json", sim = dir / "sim.json";

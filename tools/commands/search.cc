@@ -1,9 +1,13 @@
 // `dejavu search`: the best plans of the search space by one searcher or all of them.
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <iostream>
 #include <utility>
 #include <vector>
 
+#include "platforms/gpu_catalog.h"
 #include "sim/limits.h"
 #include "sim/units.h"
 #include "strategies/search/space.h"
@@ -19,8 +23,25 @@ namespace {
 std::string cost_text(const strategies::search::Candidate& c, long steps) {
   if (c.gpu_hours <= 0) return "";
   char buf[160];
-  std::snprintf(buf, sizeof buf, ", %.4g GPU-hours per %ld iterations on %lld GPUs", c.gpu_hours, steps, c.plan.gpus());
+  std::snprintf(buf, sizeof buf, ", %s per %ld iterations on %lld GPUs", cost_cell(c).c_str(), steps, c.plan.gpus());
   return buf;
+}
+
+// --price TYPE=DOLLARS: a GPU type of the catalog and a finite price above 0.
+void parse_price(const std::string& text, std::map<std::string, double>& prices) {
+  const size_t eq = text.find('=');
+  const std::string type = text.substr(0, eq);
+  auto fail = [&](const std::string& why) {
+    throw ConfigError(SourceLoc{"--price", 0, 0}, "", "\"" + text + "\": " + why);
+  };
+  if (eq == std::string::npos) fail("expected GPU_TYPE=DOLLARS_PER_GPU_HOUR, e.g. A100-SXM-80GB=1.8");
+  if (!platforms::has_gpu(type)) fail("unknown GPU \"" + type + "\"; valid: " + platforms::gpu_names());
+  char* end = nullptr;
+  const std::string number = text.substr(eq + 1);
+  const double price = std::strtod(number.c_str(), &end);
+  if (number.empty() || *end != '\0' || !std::isfinite(price) || price <= 0 || price > 1e6)
+    fail("expected a price above 0 and at most 1e6 dollars per GPU-hour after '='");
+  if (!prices.emplace(type, price).second) fail("a second price for " + type);
 }
 
 class SearchCommand : public Command {
@@ -49,6 +70,9 @@ class SearchCommand : public Command {
     auto only = [&](const char* objective, CLI::Option* option) { objective_only_.push_back({objective, option}); };
     only("cost", cmd.add_option("--steps", a_.steps, "cost: the iterations the GPU-hours count (default 1000)")
                      ->check(whole_in(1, 1000000000000LL)));
+    only("cost", cmd.add_option("--price", prices_,
+                                "cost: dollars per GPU-hour of a GPU type, TYPE=DOLLARS (repeat for every type of "
+                                "the platform); plans ranked by dollars"));
     only("time-to-accuracy",
          cmd.add_option("--target-loss", a_.target_loss, "time-to-accuracy: the convergence model's target loss")
              ->check(number_in(1e-6, 100)));
@@ -71,6 +95,7 @@ class SearchCommand : public Command {
         throw ConfigError(SourceLoc{option->get_name(), 0, 0}, "",
                           "only --objective " + objective + " reads it; give --objective " + objective + " or drop " +
                               option->get_name());
+    for (const std::string& p : prices_) parse_price(p, a_.prices);
     OutputSet out;
     out.add("--output", a_.output);
     out.add("--json", a_.json);
@@ -98,6 +123,7 @@ class SearchCommand : public Command {
 
  private:
   SearchArgs a_;
+  std::vector<std::string> prices_;  // --price as given
   bool quiet_ = false;
   // Options one objective reads, refused with another (a silently ignored option misleads).
   std::vector<std::pair<std::string, CLI::Option*>> objective_only_;
