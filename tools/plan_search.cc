@@ -56,26 +56,17 @@ using Algos = std::vector<std::string>;
 // on the cluster's first `gpus` GPUs (0: all). A fresh cache per searcher so their times
 // compare; one price per plan on the ranking engine, shared by the searchers.
 std::vector<search::SearchResult> search_all(const search::Problem& problem, const Algos& algos,
-                                             search::SearchOptions options, long rerank, bool bar, int gpus = 0) {
+                                             search::SearchOptions options, long rerank, bool bar, int gpus = 0,
+                                             const search::GpuOrderProblems::CandidateCost& cost = {}) {
   const search::GpuOrderProblems orders(problem, gpus);
   std::vector<search::SearchResult> out;
   for (const std::string& name : algos) {
     const std::string label = gpus > 0 ? name + " " + std::to_string(gpus) : name;
     if (bar) options.progress = [&](const search::Progress& p) { draw_bar(label, p); };
-    out.push_back(orders.search(*search::searchers().make(name), options, rerank));
+    out.push_back(orders.search(*search::searchers().make(name), options, rerank, cost));
     if (bar) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
   }
   return out;
-}
-
-// Dollars per hour of the first `n` GPUs of the cluster in the plan's GPU-type order.
-double price_per_hour(const platforms::Cluster& cluster, const strategies::Plan& plan, int n,
-                      const std::map<std::string, double>& prices) {
-  const platforms::Cluster part =
-      platforms::first_gpus(plan.gpu_order.empty() ? cluster : platforms::ordered_by_gpu(cluster, plan.gpu_order), n);
-  double sum = 0;
-  for (const auto& g : part.gpus) sum += prices.at(g.spec->name);
-  return sum;
 }
 
 // --objective cost: every searcher on each part of the cluster, its plans priced in GPU-hours
@@ -88,16 +79,21 @@ std::vector<search::SearchResult> search_parts(const search::Problem& problem, c
   const std::vector<int> sizes = search::cluster_part_sizes(*problem.cluster);
   if (options.budget_s > 0) options.budget_s /= static_cast<double>(sizes.size());
   std::vector<std::vector<search::SearchResult>> per_algo(algos.size());
+  // A plan's GPU-hours on the GPUs of its problem's cluster (the part, in its GPU-type order),
+  // and their dollars at each type's price.
+  auto cost = [&](search::Candidate& c, const platforms::Cluster& part) {
+    const double hours = c.score.cost() * static_cast<double>(steps) / 3600;
+    c.gpu_hours = hours * part.gpu_count();
+    if (prices.empty()) return;
+    c.dollars = 0;
+    for (const auto& g : part.gpus) c.dollars += hours * prices.at(g.spec->name);
+  };
   for (int n : sizes) {
     PartBest part{n, {}};
-    std::vector<search::SearchResult> found = search_all(problem, algos, options, rerank, bar, n);
+    std::vector<search::SearchResult> found = search_all(problem, algos, options, rerank, bar, n, cost);
     for (size_t i = 0; i < found.size(); ++i) {
-      for (search::Candidate& c : found[i].top) {
-        const double hours = c.score.cost() * static_cast<double>(steps) / 3600;
-        c.gpu_hours = hours * n;
-        if (!prices.empty()) c.dollars = hours * price_per_hour(*problem.cluster, c.plan, n, prices);
+      for (const search::Candidate& c : found[i].top)
         if (part.best.gpu_hours == 0 || c.objective() < part.best.objective()) part.best = c;
-      }
       per_algo[i].push_back(std::move(found[i]));
     }
     parts.push_back(part);

@@ -116,15 +116,19 @@ GpuOrderProblems::GpuOrderProblems(const Problem& problem, int gpus)
   }
 }
 
-SearchResult GpuOrderProblems::search_one(size_t i, const Searcher& searcher, const SearchOptions& options,
-                                          long rerank) const {
+SearchResult GpuOrderProblems::search_one(size_t i, const Searcher& searcher, const SearchOptions& options, long rerank,
+                                          const CandidateCost& cost) const {
   SimulationEvaluator evaluator(problems_[i]);
   SearchResult r = search_ranked(searcher, problems_[i], evaluator, options, rerank, prices_[i]);
   for (Candidate& c : r.top) {
     c.plan.gpu_order = orders_[i];
     c.plan.use_gpus = gpus_;
     c.plan.embedding_sharding = shardings_[i];
+    if (cost) cost(c, *problems_[i].cluster);
   }
+  if (cost)
+    std::stable_sort(r.top.begin(), r.top.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.objective() < b.objective(); });
   return r;
 }
 
@@ -135,7 +139,9 @@ std::vector<size_t> GpuOrderProblems::screen(const Candidate& best, long& priced
   for (size_t i = 0; i < problems_.size(); ++i) {
     if (!screened_[i] || orders_[i] != best.plan.gpu_order) continue;
     Plan plan = best.plan;
-    plan.embedding_sharding.clear();  // the problem's model carries its own
+    plan.embedding_sharding.clear();  // the problem's model and cluster carry these
+    plan.gpu_order.clear();
+    plan.use_gpus = 0;
     SimulationEvaluator evaluator(problems_[i]);
     by_price.emplace_back(evaluator.evaluate(plan).cost(), i);
     ++priced;
@@ -147,13 +153,14 @@ std::vector<size_t> GpuOrderProblems::screen(const Candidate& best, long& priced
   return out;
 }
 
-SearchResult GpuOrderProblems::search(const Searcher& searcher, SearchOptions options, long rerank) const {
+SearchResult GpuOrderProblems::search(const Searcher& searcher, SearchOptions options, long rerank,
+                                      const CandidateCost& cost) const {
   const size_t searched = static_cast<size_t>(std::count(screened_.begin(), screened_.end(), false));
   const size_t more = problems_.size() > searched ? kScreenedSearches : 0;
   if (options.budget_s > 0) options.budget_s /= static_cast<double>(searched + more);
   std::vector<SearchResult> per_problem;
   for (size_t i = 0; i < problems_.size(); ++i)
-    if (!screened_[i]) per_problem.push_back(search_one(i, searcher, options, rerank));
+    if (!screened_[i]) per_problem.push_back(search_one(i, searcher, options, rerank, cost));
   auto what = [&](size_t shardings) {
     std::string w = clusters_.size() > 1 ? std::to_string(clusters_.size()) + " GPU orders" : "";
     if (shardings > 1) w += (w.empty() ? "" : " x ") + std::to_string(shardings) + " embedding shardings";
@@ -166,7 +173,7 @@ SearchResult GpuOrderProblems::search(const Searcher& searcher, SearchOptions op
   const SearchResult first = merge_orders(per_problem, options.top, what(first_shardings));
   long priced = 0;
   const std::vector<size_t> next = first.best() ? screen(*first.best(), priced) : std::vector<size_t>{};
-  for (size_t i : next) per_problem.push_back(search_one(i, searcher, options, rerank));
+  for (size_t i : next) per_problem.push_back(search_one(i, searcher, options, rerank, cost));
   SearchResult out = merge_orders(per_problem, options.top, what(first_shardings + next.size()));
   out.evaluations += priced, out.simulations += priced;
   out.note += " (of " + std::to_string(models_.size()) + ": the other " + std::to_string(priced) +

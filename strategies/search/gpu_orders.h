@@ -54,15 +54,21 @@ class GpuOrderProblems {
   explicit GpuOrderProblems(const Problem& problem, int gpus = 0);
   GpuOrderProblems(const GpuOrderProblems&) = delete;  // its problems point into it
   GpuOrderProblems& operator=(const GpuOrderProblems&) = delete;
+  // What a plan found on one problem costs beyond its time (search --objective cost: its
+  // GPU-hours and dollars on that problem's cluster), set before the problems' plans merge.
+  using CandidateCost = std::function<void(Candidate&, const platforms::Cluster&)>;
   // The searcher on every order (a fresh evaluator each, the budget shared among them), the
-  // plans of each carrying its order, merged. `rerank` as search_ranked takes it.
-  SearchResult search(const Searcher& searcher, SearchOptions options, long rerank) const;
+  // plans of each carrying its order (and `cost`'s figures), merged by Candidate::objective().
+  // `rerank` as search_ranked takes it.
+  SearchResult search(const Searcher& searcher, SearchOptions options, long rerank,
+                      const CandidateCost& cost = {}) const;
   size_t size() const { return problems_.size(); }
   // Problems searched only if screening picks them.
   size_t screened() const { return static_cast<size_t>(std::count(screened_.begin(), screened_.end(), true)); }
 
  private:
-  SearchResult search_one(size_t i, const Searcher& searcher, const SearchOptions& options, long rerank) const;
+  SearchResult search_one(size_t i, const Searcher& searcher, const SearchOptions& options, long rerank,
+                          const CandidateCost& cost) const;
   std::vector<size_t> screen(const Candidate& best, long& priced) const;
 
   std::vector<std::vector<std::string>> orders_, shardings_;  // per problem
