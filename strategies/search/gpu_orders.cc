@@ -99,8 +99,9 @@ GpuOrderProblems::GpuOrderProblems(const Problem& problem, int gpus)
     clusters_.push_back(platforms::first_gpus(platforms::ordered_by_gpu(*problem.cluster, order), gpus_));
   const auto choices = embedding_sharding_choices(*problem.model);
   // With three table groups or more, past the four uniform shardings and the workload's own
-  // the choices are screened (search() below).
-  const size_t searched = problem.model->embedding_sharding.size() >= 3 ? 5 : choices.size();
+  // (when it is not one of them) the choices are screened (search() below).
+  const std::vector<std::string>& own = problem.model->embedding_sharding;
+  const size_t searched = own.size() >= 3 ? (uniform(own) ? 4 : 5) : choices.size();
   for (size_t c = 0; c < choices.size(); ++c) {
     const std::vector<std::string>& modes = choices[c];
     models_.push_back(modes.empty() ? *problem.model : workloads::with_embedding_sharding(*problem.model, modes));
