@@ -179,21 +179,23 @@ StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gp
   return fit;
 }
 
+std::string attention_verdict(const StepFit& fit) {
+  if (fit.attention_fitted) return "fitted beside the step efficiency";
+  return fit.fit.rows < kMinAttentionFitRows ? "kept at 1: too few fit rows"
+                                             : "kept at 1: cross-validation on the fit rows says it does not predict";
+}
+
 void write_step_calibration(std::ostream& out, const StepFit& fit, const std::string& suite_yaml) {
   char buf[1536];
   std::snprintf(buf, sizeof buf,
                 "# Step calibration fitted by `dejavu calibrate --suite %s --gpu %s`:\n"
                 "# the %d fit rows of %s on %s, geometric mean |error| %.1f%% -> %.1f%%;\n"
                 "# its %d held-out rows, never read by the fit: %.1f%% -> %.1f%%.\n"
-                "# The attention share %s.\n"
+                "# The attention share is %s.\n"
                 "# Use it with --calibration (after any kernel calibration of the same GPU type).\n",
                 suite_yaml.c_str(), fit.gpu.c_str(), fit.fit.rows, fit.suite.c_str(), fit.gpu.c_str(),
                 100 * fit.fit.before, 100 * fit.fit.after, fit.held_out.rows, 100 * fit.held_out.before,
-                100 * fit.held_out.after,
-                fit.attention_fitted ? "is fitted beside the step efficiency"
-                : fit.fit.rows < kMinAttentionFitRows
-                    ? "is kept at 1: too few fit rows"
-                    : "is kept at 1: cross-validation on the fit rows says it does not predict");
+                100 * fit.held_out.after, attention_verdict(fit).c_str());
   out << buf;
   std::snprintf(buf, sizeof buf, "gpu: %s\nstep_efficiency: %.4f\nattention_step_efficiency: %.4f\n", fit.gpu.c_str(),
                 fit.factors.step, fit.factors.attention);

@@ -47,6 +47,10 @@ constexpr int kMinStepFitRows = 2;
 constexpr int kMinAttentionFitRows = 8;
 StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gpu);
 
+// Whether the attention share was fitted, and why not: "fitted beside the step efficiency",
+// or "kept at 1: " and the reason (too few fit rows, or cross-validation).
+std::string attention_verdict(const StepFit& fit);
+
 // The calibration YAML `--calibration` reads: the GPU type and its step efficiency, with how
 // it was fitted in comments.
 void write_step_calibration(std::ostream& out, const StepFit& fit, const std::string& suite_yaml);

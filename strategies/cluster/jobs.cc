@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <set>
+#include <utility>
 
 #include "strategies/plan_model.h"
 #include "sim/config_node.h"
@@ -65,7 +66,7 @@ JobSpec load_job(const ConfigNode& job, size_t index, const std::string& dir, co
   spec.model =
       workload.is_map() ? workloads::load_workload(workload) : workloads::load_workload_file(beside(workload, dir));
   spec.plan = plan.is_map() ? load_plan(plan) : load_plan_file(beside(plan, dir));
-  spec.model = model_for_plan(spec.model, spec.plan);
+  spec.model = model_for_plan(std::move(spec.model), spec.plan);
   if (job.has("servers") || job.has("gpus")) spec.gpus = listed_gpus(job, cluster);
   check_plan(job, spec, cluster);
   return spec;

@@ -156,7 +156,7 @@ std::vector<size_t> GpuOrderProblems::screen(const Candidate& best, long& priced
 
 SearchResult GpuOrderProblems::search(const Searcher& searcher, SearchOptions options, long rerank,
                                       const CandidateCost& cost) const {
-  const size_t searched = static_cast<size_t>(std::count(screened_.begin(), screened_.end(), false));
+  const size_t searched = problems_.size() - screened();
   const size_t more = problems_.size() > searched ? kScreenedSearches : 0;
   if (options.budget_s > 0) options.budget_s /= static_cast<double>(searched + more);
   std::vector<SearchResult> per_problem;

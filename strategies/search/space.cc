@@ -136,6 +136,11 @@ std::string listed(const std::vector<T>& xs, const char* sep, F text) {
   return s + "]";
 }
 std::string number(int x) { return std::to_string(x); }
+// A plan's embedding_sharding: the one mode for all table groups, or the list.
+std::string shardings(const Plan& p, const char* sep) {
+  const auto& m = p.embedding_sharding;
+  return m.size() == 1 ? m.front() : listed(m, sep, [](const std::string& x) { return x; });
+}
 }  // namespace
 
 std::string describe(const Plan& p) {
@@ -158,10 +163,7 @@ std::string describe(const Plan& p) {
       s += (i ? "," : "") + p.gpu_order[i].substr(0, p.gpu_order[i].find('-'));
   }
   if (p.use_gpus > 0) s += " on" + std::to_string(p.use_gpus);
-  if (!p.embedding_sharding.empty())
-    s += " tables=" + (p.embedding_sharding.size() == 1
-                           ? p.embedding_sharding.front()
-                           : listed(p.embedding_sharding, ",", [](const std::string& m) { return m; }));
+  if (!p.embedding_sharding.empty()) s += " tables=" + shardings(p, ",");
   if (!p.stages.empty()) s += " stages=" + listed(p.stages, ",", number);
   if (!p.replica_microbatches.empty()) s += " split=" + listed(p.replica_microbatches, ",", number);
   std::string overlaps;  // Megatron-Core's overlap switches on
@@ -202,12 +204,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   }
   if (!p.gpu_order.empty())
     out << "gpu_order: " << listed(p.gpu_order, ", ", [](const std::string& t) { return t; }) << "\n";
-  if (!p.embedding_sharding.empty())
-    out << "embedding_sharding: "
-        << (p.embedding_sharding.size() == 1
-                ? p.embedding_sharding.front()
-                : listed(p.embedding_sharding, ", ", [](const std::string& m) { return m; }))
-        << "\n";
+  if (!p.embedding_sharding.empty()) out << "embedding_sharding: " << shardings(p, ", ") << "\n";
   if (p.use_gpus > 0) out << "gpus: " << p.use_gpus << "  # the platform's first " << p.use_gpus << " GPUs\n";
   if (!p.replica_microbatches.empty())
     out << "replica_microbatches: " << listed(p.replica_microbatches, ", ", number) << "\n";

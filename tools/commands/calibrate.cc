@@ -75,9 +75,7 @@ class CalibrateCommand : public Command {
       std::printf("  attention_step_efficiency %.4f: attention kernels at %.1f%% of that again\n",
                   fit.factors.attention, 100 * fit.factors.attention);
     else
-      std::printf("  attention_step_efficiency 1: not fitted (%s)\n",
-                  fit.fit.rows < kMinAttentionFitRows ? "too few fit rows"
-                                                      : "cross-validation on the fit rows: it does not predict");
+      std::printf("  attention_step_efficiency %s\n", attention_verdict(fit).c_str());
     std::printf("  set        rows  geomean |error|: uncalibrated  calibrated\n");
     std::printf("  fit        %4d  %28.1f%%  %9.1f%%\n", fit.fit.rows, 100 * fit.fit.before, 100 * fit.fit.after);
     std::printf("  held-out   %4d  %28.1f%%  %9.1f%%  (never read by the fit)\n", fit.held_out.rows,
