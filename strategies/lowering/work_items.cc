@@ -127,6 +127,7 @@ void ClassItems::emit_item(const WorkItem& item, int s, Zero3Device& zero3) {
     emit_fused(item, vs, s, zero3, chain);
   else
     emit_blocks(item, vs, s, zero3, chain);
+  zero3.finish();
   place(item, vs, s, chain);
 }
 

@@ -15,7 +15,7 @@ bool Zero3Stage::applies(const JobLayout& L) { return L.plan.zero >= 3 && (L.dpc
 
 Zero3Stage::Zero3Stage(sim::TaskGraph& g, const JobLayout& L, int s) : g_(g), L_(L), s_(s) {
   participants_ = g.add_participants(L.dev[s]);
-  gather_stream_ = g.stream("param-gather");
+  fetch_stream_ = g.stream("param-fetch");
   gather_label_ = g.label("zero-3 gather weights");
   reduce_label_ = g.label("zero-3 reduce-scatter gradients");
   dense_set_ = g.add_comm_set(L.dp_rings(s));
@@ -36,9 +36,9 @@ std::vector<sim::TaskId> Zero3Stage::fetch(double shard_bytes, int j) {
   if (L_.plan.offload_parameters == "nvme") {
     const platforms::ServerGroup& server = L_.cluster.group_of(L_.gpu(s_, 0, 0));
     const double read_s = shard_bytes * server.gpus_per_server / server.host.nvme_Bps;
-    out.push_back(g_.add_compute(dev, gather_stream_, read_s, read_label_, j));
+    out.push_back(g_.add_compute(dev, fetch_stream_, read_s, read_label_, j));
   }
-  out.push_back(g_.add_transfer(dev, gather_stream_, fetch_set_, shard_bytes, fetch_label_, j));
+  out.push_back(g_.add_transfer(dev, fetch_stream_, fetch_set_, shard_bytes, fetch_label_, j));
   if (out.size() == 2) g_.depend(out[0], out[1]);
   return out;
 }
@@ -55,7 +55,7 @@ void Zero3Stage::add(const Block& blk, bool gather, int microbatch) {
     const bool offloaded = gather && !L_.plan.offload_parameters.empty();
     const std::vector<sim::TaskId> fetched = offloaded ? fetch(bytes / shards, microbatch) : std::vector<sim::TaskId>{};
     out.ids.insert(out.ids.end(), fetched.begin(), fetched.end());
-    const sim::TaskId id = g_.add_collective(participants_, gather ? gather_stream_ : L_.streams.dp, op, set, bytes,
+    const sim::TaskId id = g_.add_collective(participants_, L_.streams.dp, op, set, bytes,
                                              gather ? gather_label_ : reduce_label_, microbatch);
     if (!fetched.empty()) g_.depend(fetched.back(), id);
     const double more = offloaded ? bytes : bytes * (shards - 1) / shards;
@@ -67,9 +67,20 @@ void Zero3Stage::add(const Block& blk, bool gather, int microbatch) {
   (gather ? gathers_ : reductions_).push_back(std::move(out));
 }
 
+double Zero3Stage::reduced_bytes(const Block& blk) const {
+  const double e = L_.element_bytes;
+  const double experts = L_.plan.ep > 1 ? blk.expert_params_per_gpu * e : 0;
+  const double dense = blk.params_per_gpu * e - experts;
+  double more = 0;
+  if (dense > 0 && L_.dpc > 1) more += dense * (L_.dpc - 1) / L_.dpc;
+  if (experts > 0 && L_.dpe > 1) more += experts * (L_.dpe - 1) / L_.dpe;
+  return more;
+}
+
 // The n-th gather of this GPU waits for its block n - 1 - prefetch to be done; the
 // block's first task waits for its gather; the gathered weights go at the block's end.
-// A pass that completes the gradients holds them from its start to their reduction.
+// A pass that completes the gradients holds them from its start to their reduction,
+// issued after the next block's gather (or when the item ends).
 void Zero3Device::block(const Block& blk, int j, bool gathers, bool reduces, Chain& chain,
                         const std::function<void()>& body) {
   if (!stage_ || blk.params_per_gpu <= 0 || (!gathers && !reduces)) return body();
@@ -81,6 +92,7 @@ void Zero3Device::block(const Block& blk, int j, bool gathers, bool reduces, Cha
     for (sim::TaskId id : z.gathers_[n].ids)
       if (n > static_cast<size_t>(prefetch)) g_.depend(block_end_[n - 1 - prefetch], id);
   }
+  finish();
   const sim::TaskId begin = static_cast<sim::TaskId>(g_.size());
   body();
   if (static_cast<sim::TaskId>(g_.size()) == begin) throw ModelError("a block with weights has no work for ZeRO-3");
@@ -90,11 +102,18 @@ void Zero3Device::block(const Block& blk, int j, bool gathers, bool reduces, Cha
     block_end_.push_back(chain.last);
   }
   if (reduces) {
-    if (reduced_ == z.reductions_.size()) z.add(blk, false, j);
-    g_.add_memory(begin, z.reductions_[reduced_].bytes, 0);
-    for (sim::TaskId id : z.reductions_[reduced_].ids) chain.wait(g_, id);
-    ++reduced_;
+    g_.add_memory(begin, z.reduced_bytes(blk), 0);
+    pending_ = Pending{&blk, j, chain};
   }
+}
+
+void Zero3Device::finish() {
+  if (!pending_.blk) return;
+  Zero3Stage& z = *stage_;
+  if (reduced_ == z.reductions_.size()) z.add(*pending_.blk, false, pending_.microbatch);
+  for (sim::TaskId id : z.reductions_[reduced_].ids) pending_.after.wait(g_, id);
+  ++reduced_;
+  pending_ = Pending{};
 }
 
 }  // namespace dejavu::strategies::lowering

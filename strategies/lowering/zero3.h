@@ -1,12 +1,15 @@
 // ZeRO-3 as FSDP and DeepSpeed run it: per block and pass, an all-gather of its weights
-// before it (on their own stream, `zero_prefetch` blocks ahead, so that the gathers run
-// under the compute) and, after every microbatch's pass that completes the block's
-// gradients, a reduce-scatter of them; dense weights over every replica, the experts'
-// over the replicas holding the same experts. One collective per block and pass stands
-// for every replica class, in the order the stage runs its blocks. With the parameters
-// offloaded (plan offload parameters, ZeRO-Infinity), each gather first copies every GPU's
-// shard of the block in from its server's CPU memory over PCIe (from NVMe: read first, the
-// server's GPUs sharing the NVMe), and the gathered block is held whole (no shard stays).
+// before it (`zero_prefetch` blocks ahead, so that the gathers run under the compute) and,
+// after every microbatch's pass that completes the block's gradients, a reduce-scatter of
+// them; dense weights over every replica, the experts' over the replicas holding the same
+// experts. Gathers and reductions share the data-parallel stream, as PyTorch runs every
+// collective of a process group on one NCCL stream: in issue order, the next block's
+// gather before this block's reduction (FSDP prefetches before it reduces). One collective
+// per block and pass stands for every replica class, in the order the stage runs its
+// blocks. With the parameters offloaded (plan offload parameters, ZeRO-Infinity), each
+// gather first copies every GPU's shard of the block in from its server's CPU memory over
+// PCIe on a stream of its own (from NVMe: read first, the server's GPUs sharing the NVMe),
+// and the gathered block is held whole (no shard stays).
 #pragma once
 
 #include <functional>
@@ -39,6 +42,7 @@ class Zero3Stage {
     double bytes = 0;  // what each GPU holds beyond its shard while the block needs it
   };
   void add(const Block& blk, bool gather, int microbatch);
+  double reduced_bytes(const Block& blk) const;                        // what a GPU holds until a block's reduction
   std::vector<sim::TaskId> fetch(double shard_bytes, int microbatch);  // offloaded parameters
   sim::TaskGraph& g_;
   const JobLayout& L_;
@@ -47,7 +51,7 @@ class Zero3Stage {
   sim::LabelId fetch_label_, read_label_;
   std::vector<Exchange> gathers_, reductions_;
   sim::ParticipantsId participants_;
-  sim::StreamId gather_stream_;
+  sim::StreamId fetch_stream_;
   sim::LabelId gather_label_, reduce_label_;
   sim::CommSetId dense_set_, expert_set_;
 };
@@ -59,12 +63,20 @@ class Zero3Device {
   Zero3Device(sim::TaskGraph& g, Zero3Stage* stage) : g_(g), stage_(stage) {}
   void block(const Block& blk, int microbatch, bool gathers, bool reduces, Chain& chain,
              const std::function<void()>& body);
+  // Issues the reduction still waiting for a next gather to go first (the item ends).
+  void finish();
 
  private:
+  struct Pending {
+    const Block* blk = nullptr;  // null: none
+    int microbatch = 0;
+    Chain after;  // the pass it waits for
+  };
   sim::TaskGraph& g_;
   Zero3Stage* stage_;                   // null: no ZeRO-3
   std::vector<sim::TaskId> block_end_;  // the last task of each gathered block, in order
   size_t reduced_ = 0;
+  Pending pending_;
 };
 
 }  // namespace dejavu::strategies::lowering

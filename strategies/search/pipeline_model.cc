@@ -184,14 +184,12 @@ struct PipelineModel::Timeline {
         pp_free(p, 0),
         dp_free(p, 0),
         last_backward(p, 0),
-        gather_free(p, 0),
         held(p, 0),
         held_peak(p, 0),
         events(p),
         block_end(p) {}
   std::vector<std::vector<double>> f_end, b_end, fs_end, bs_end;
   std::vector<double> compute_free, pp_free, dp_free, last_backward;
-  std::vector<double> gather_free;                                        // ZeRO-3's gather stream
   std::vector<double> held, held_peak;                                    // activations, without ZeRO-3
   std::vector<std::array<std::vector<MemoryEvent>, kEventLists>> events;  // per stage
   std::vector<std::vector<double>> block_end;                             // ZeRO-3: each gathered block's end, in order
@@ -263,13 +261,24 @@ PipelineModel::Work PipelineModel::work(const Plan& plan) {
 }
 
 // ZeRO-3, as lower() emits it: block by block, each block's weights gathered on the
-// gather stream once block n - 1 - prefetch is done, and released at the block's end.
+// data-parallel stream once block n - 1 - prefetch is done, and released at the block's
+// end; a block's reduce-scatter follows the next block's gather on that stream.
 double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, int s, int vs, int kind, double ready) {
   const double e = sim::dtype_bytes(sim::storage_of(problem_.model->dtype));
   const double dpc = plan.dp;
   const std::vector<BlockItems>& all = *w.stage_blocks[s];
   const std::vector<int>& mine = w.owned[vs];
   auto& events = t.events[s];
+  int pending = -1;  // the block whose reduction waits for the next gather
+  double pending_end = 0;
+  auto reduce = [&] {
+    if (pending < 0) return;
+    const double full = all[pending].params_per_gpu * e * (dpc - 1) / dpc;
+    t.dp_free[s] = std::max(t.dp_free[s], pending_end) + w.reduce_s[s][pending];
+    events[kReduceEndEvents].emplace_back(t.dp_free[s], 0, -full);
+    t.makespan = std::max(t.makespan, t.dp_free[s]);
+    pending = -1;
+  };
   double end = ready;
   for (size_t i = 0; i < mine.size(); ++i) {
     const int bi = mine[kind == kFwd ? i : mine.size() - 1 - i];
@@ -277,15 +286,19 @@ double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, i
     const ItemCost& c = cost_of(blk, kind);
     double start = std::max(t.compute_free[s], ready), gathered = 0;
     const bool gathers = kind != kBwdWeight && blk.params_per_gpu > 0;
+    // The gradients' reduce-scatter, after the pass that completes them (lower()'s rule).
+    const bool reduces = blk.params_per_gpu > 0 && (kind == kBwd || (kind == kBwdWeight && blk.weight_pass) ||
+                                                    (kind == kBwdInput && !blk.weight_pass));
     if (gathers) {
       const size_t n = t.block_end[s].size();
-      double g0 = t.gather_free[s];
+      double g0 = t.dp_free[s];
       if (n > static_cast<size_t>(plan.zero_prefetch)) g0 = std::max(g0, t.block_end[s][n - 1 - plan.zero_prefetch]);
-      t.gather_free[s] = g0 + w.gather_s[s][bi];
+      t.dp_free[s] = g0 + w.gather_s[s][bi];
       gathered = blk.params_per_gpu * e * (dpc - 1) / dpc;
       events[kGatherEvents].emplace_back(g0, 1, gathered);
-      start = std::max(start, t.gather_free[s]);
+      start = std::max(start, t.dp_free[s]);
     }
+    if (gathers || reduces) reduce();
     end = start + c.duration_s;
     t.compute_free[s] = end;
     if (c.peak != 0) events[kComputeEvents].emplace_back(start, 1, c.peak);
@@ -294,17 +307,13 @@ double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, i
       events[kComputeEvents].emplace_back(end, 0, -gathered);
       t.block_end[s].push_back(end);
     }
-    // The gradients' reduce-scatter, after the pass that completes them (lower()'s rule).
-    const bool reduces =
-        kind == kBwd || (kind == kBwdWeight && blk.weight_pass) || (kind == kBwdInput && !blk.weight_pass);
-    if (reduces && blk.params_per_gpu > 0) {
-      const double full = blk.params_per_gpu * e * (dpc - 1) / dpc;
-      events[kReduceStartEvents].emplace_back(start, 1, full);
-      t.dp_free[s] = std::max(t.dp_free[s], end) + w.reduce_s[s][bi];
-      events[kReduceEndEvents].emplace_back(t.dp_free[s], 0, -full);
-      t.makespan = std::max(t.makespan, t.dp_free[s]);
+    if (reduces) {
+      events[kReduceStartEvents].emplace_back(start, 1, blk.params_per_gpu * e * (dpc - 1) / dpc);
+      pending = bi;
+      pending_end = end;
     }
   }
+  reduce();
   return end;
 }
 

@@ -104,6 +104,39 @@ TEST(Zero3, TheNextLayersGatherRunsUnderThisLayersCompute) {
   EXPECT_NEAR(none.result.makespan_s - ahead.result.makespan_s, 7 * g, 1e-9);
 }
 
+TEST(Zero3, GathersAndReductionsTakeTurnsOnOneStreamInFsdpsIssueOrder) {
+  // PyTorch runs a process group's collectives on one NCCL stream, in issue order, and FSDP
+  // issues the next block's gather before this block's reduce-scatter. 2 layers over dp 2,
+  // every gather and reduce-scatter g = 10 ms (1 GB over 100 GB/s), longer than any pass
+  // (f, b < g), one layer of prefetch. The stream runs G1 G2 | G2' G1' R2 R1 back to back:
+  // G1' waits for F2 to end (2g + f < 3g), R2 for B2 (3g + b < 4g), R1 for B1 (4g + b < 5g),
+  // so the step is 6g + the optimizer step. (On streams of their own the reductions
+  // would run beside the gathers: 5g + b + step.)
+  const double F = 1e12, Q = 1e9, g = 1e-2;
+  auto model = equal_layers(2, F);
+  for (size_t v = 0; v < model.size(); ++v) {
+    auto& op = const_cast<workloads::Op&>(model.op(static_cast<int>(v)));
+    op.params = Q;
+    op.weight_bytes = 2 * Q;
+  }
+  const platforms::Cluster cluster = free_network(2, 1e11);
+  Plan plan;
+  plan.dp = 2;
+  plan.global_batch_size = 2;
+  plan.zero = 3;
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  const double f = pm.time_s({sim::OpClass::Gemm, F, 2 * Q, sim::DType::BF16});
+  const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 4 * Q, sim::DType::BF16});
+  ASSERT_LT(f, g);
+  ASSERT_LT(b, g);
+  const double step = pm.time_s(
+      {sim::OpClass::Optimizer, 0, 2 * Q / 2 * optimizer_bytes_per_param(sim::DType::BF16), sim::DType::BF16});
+  for (const char* engine : {"analytic", "analytic-no-contention"}) {
+    const Simulation s = simulate(model, cluster, plan, engine);
+    EXPECT_NEAR(s.result.makespan_s, 6 * g + step, 1e-9) << engine;
+  }
+}
+
 TEST(Pipeline, InterleavingVChunksDividesTheBubbleByV) {
   // p·v equal layers; each GPU runs v chunks of f/v and b/v: the makespan is
   // m(f+b) + (p-1)(f+b)/v with free communication.
