@@ -222,6 +222,32 @@ void load_recompute(const ConfigNode& n, Plan& p) {
                   [&](const std::string& m) { return m == p.recompute; }))
     p.stage_recompute.clear();  // the same everywhere: the plain key
 }
+
+// zero: 0..3, and zero_prefetch (ZeRO-3 only).
+void load_zero(const ConfigNode& root, Plan& p) {
+  if (root.has("zero")) {
+    const ConfigNode z = root.child("zero");
+    p.where["zero"] = z.loc();
+    p.zero = static_cast<int>(z.as_int(0, 3));
+  }
+  if (root.has("zero_prefetch")) {
+    const ConfigNode z = root.child("zero_prefetch");
+    p.where["zero_prefetch"] = z.loc();
+    const long long depth = z.as_int(0, 64);  // blocks gathered ahead
+    if (p.zero < 3) z.fail("prefetching gathers weights that only zero: 3 shards; use zero: 3 or drop zero_prefetch");
+    p.zero_prefetch = static_cast<int>(depth);
+  }
+}
+
+// recompute_early_stop: only where some stage recomputes fully.
+void load_early_stop(const ConfigNode& root, Plan& p) {
+  p.recompute_early_stop = flag(root, "recompute_early_stop", p);
+  if (p.recompute_early_stop && p.recompute != "full" &&
+      std::none_of(p.stage_recompute.begin(), p.stage_recompute.end(),
+                   [](const std::string& m) { return m == "full"; }))
+    root.child("recompute_early_stop")
+        .fail("stops a full recomputation early, and no stage recomputes fully; valid: recompute: full, or drop it");
+}
 }  // namespace
 
 Plan load_plan(const ConfigNode& root) {
@@ -235,6 +261,7 @@ Plan load_plan(const ConfigNode& root) {
                    "virtual_stages",
                    "stages",
                    "recompute",
+                   "recompute_early_stop",
                    "sequence_parallel",
                    "zero",
                    "zero_prefetch",
@@ -272,6 +299,7 @@ Plan load_plan(const ConfigNode& root) {
     p.where["schedule"] = s.loc();
   }
   if (root.has("recompute")) load_recompute(root.child("recompute"), p);
+  load_early_stop(root, p);
   p.virtual_stages = positive(root, "virtual_stages", 1, p, limits::kMaxLayers);
   if (p.virtual_stages > 1 && p.schedule != "interleaved-1f1b")
     root.child("virtual_stages").fail("more than one model chunk per GPU needs schedule: interleaved-1f1b");
@@ -283,18 +311,7 @@ Plan load_plan(const ConfigNode& root) {
     }
   }
   p.sequence_parallel = root.get_bool("sequence_parallel", false);
-  if (root.has("zero")) {
-    const ConfigNode z = root.child("zero");
-    p.where["zero"] = z.loc();
-    p.zero = static_cast<int>(z.as_int(0, 3));
-  }
-  if (root.has("zero_prefetch")) {
-    const ConfigNode z = root.child("zero_prefetch");
-    p.where["zero_prefetch"] = z.loc();
-    const long long depth = z.as_int(0, 64);  // blocks gathered ahead
-    if (p.zero < 3) z.fail("prefetching gathers weights that only zero: 3 shards; use zero: 3 or drop zero_prefetch");
-    p.zero_prefetch = static_cast<int>(depth);
-  }
+  load_zero(root, p);
   if (root.has("data_parallel")) load_data_parallel(root.child("data_parallel"), p);
   load_megatron_switches(root, p);
   load_offload(root, p);

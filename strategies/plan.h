@@ -11,6 +11,8 @@
 //   token_slices: auto     # schedule terapipe: auto (TeraPipe's dynamic program) | k equal
 //                          # slices | [lengths] adding up to the sequence
 //   recompute: full        # none | selective (attention) | full, or one per pipeline stage
+//   recompute_early_stop: true  # (full) PyTorch's non-reentrant checkpoint: a block's replay
+//                          # stops once every tensor its backward saved is rebuilt
 //   sequence_parallel: false  # tensor parallelism with reduce-scatter/all-gather (Megatron SP)
 //   zero: 0                # 0 (plain data parallelism) | 1 | 2 | 3 (FSDP)
 //   zero_prefetch: 1       # ZeRO-3: blocks gathered ahead of the one computing
@@ -67,6 +69,14 @@ struct Plan {
   const std::string& recompute_of(int virtual_stage) const {
     return stage_recompute.empty() ? recompute : stage_recompute[static_cast<size_t>(virtual_stage % pp)];
   }
+  // Full recomputation as PyTorch's non-reentrant checkpoint runs it (torch.utils.checkpoint
+  // with use_reentrant=False, its default early stop since PyTorch 2.1; FSDP's checkpoint
+  // wrapper, llm-foundry, torchtitan): a block's replay stops once the last tensor its
+  // backward saved is rebuilt, so the ops after the last one that saves anything are not
+  // replayed, nor that op if it only saves its inputs (a GEMM: Llama's down projection,
+  // a dropout-free GPT's second MLP GEMM). Megatron's and DeepSpeed's checkpointing replay
+  // the whole block (false).
+  bool recompute_early_stop = false;
   bool sequence_parallel = false;
   int zero = 0;
   // ZeRO-3: blocks (layers) whose weights are gathered ahead of the one computing (FSDP's

@@ -39,6 +39,17 @@ ActivationSplit activation_of(const Op& op, const ModelGraph& m, const Plan& pla
 
 namespace {
 
+// What PyTorch's non-reentrant checkpoint replays of a block before it stops early: every
+// op up to the last one that saves a tensor for its backward, that one only if it saves
+// more than its inputs (a GEMM saves its input and its weight; a norm its statistics, an
+// activation or dropout what it made). Nothing after it is replayed.
+std::vector<int> early_stop_replay(const workloads::ModelGraph& model, const std::vector<int>& ops) {
+  size_t end = ops.size();
+  while (end > 0 && model.op(ops[end - 1]).activation_bytes <= 0) --end;
+  if (end > 0 && model.op(ops[end - 1]).op_class == sim::OpClass::Gemm) --end;
+  return {ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(end)};
+}
+
 const char* pass_name(Pass kind) {
   return kind == Pass::Forward         ? "fwd"
          : kind == Pass::Replay        ? "recompute"
@@ -202,7 +213,8 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& pla
         blk.bwd_weight = cut(model, plan, rc, reversed, Pass::BackwardWeight);
       }
       if (blk.is_layer && rc == "full") {
-        blk.recompute = cut(model, plan, rc, ops, Pass::Replay);
+        blk.recompute =
+            cut(model, plan, rc, plan.recompute_early_stop ? early_stop_replay(model, ops) : ops, Pass::Replay);
       } else if (blk.is_layer && rc == "selective") {
         std::vector<int> attention;  // replay only the ops whose activations were dropped
         for (int v : ops)

@@ -295,6 +295,7 @@ nlohmann::json plan_json(const strategies::Plan& p) {
                       {"zero", p.zero}};
   if (!p.stages.empty()) j["stages"] = p.stages;
   if (!p.stage_recompute.empty()) j["recompute"] = p.stage_recompute;
+  if (p.recompute_early_stop) j["recompute_early_stop"] = true;
   if (p.ep > 1) j["ep"] = p.ep;
   if (p.cp > 1) {
     j["cp"] = p.cp;

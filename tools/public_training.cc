@@ -31,6 +31,15 @@ std::optional<std::string> unsupported(const CsvRow& r) {
   return std::nullopt;
 }
 
+// Frameworks that checkpoint with PyTorch's non-reentrant checkpoint (FSDP's checkpoint
+// wrapper: llm-foundry's activation_checkpointing_reentrant: false, torchtitan), whose
+// replay stops early (Plan::recompute_early_stop), and train without dropout (MPT's
+// attn_pdrop, resid_pdrop and emb_pdrop are 0; Llama has none).
+bool pytorch_checkpoint(const CsvRow& r) {
+  const std::string& fw = r.text("framework");
+  return fw == "Composer/llm-foundry" || fw == "torchtitan";
+}
+
 // The attention kernel is the row's (tools/public_training.py says which each framework ran).
 workloads::ModelGraph model_of(const CsvRow& r, sim::DType dtype) {
   const int heads = whole(r, "heads"), kv = whole(r, "kv_heads", heads);
@@ -58,6 +67,7 @@ workloads::ModelGraph model_of(const CsvRow& r, sim::DType dtype) {
   }
   workloads::TransformerConfig c;
   common(c);
+  c.dropout = !pytorch_checkpoint(r);
   return workloads::make_transformer(c);
 }
 
@@ -82,6 +92,7 @@ strategies::Plan plan_of(const CsvRow& r) {
   if (nemo && s == "dp") p.zero = 1;  // NeMo's recipes run the distributed optimizer (distributed_fused_adam)
   const std::string& re = r.text("recompute");
   p.recompute = re == "unknown" ? "none" : re;
+  p.recompute_early_stop = p.recompute == "full" && pytorch_checkpoint(r);
   p.sequence_parallel = p.tp > 1 && nemo;
   return p;
 }
@@ -147,6 +158,7 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& c
   for (const char* next : {"selective", "full"}) {
     if (r.text("recompute") != "unknown" || !s.report.oom) break;
     plan.recompute = next;
+    plan.recompute_early_stop = plan.recompute == "full" && pytorch_checkpoint(r);
     s = strategies::simulate(model, cluster, plan);
   }
   PublicRun run;

@@ -116,7 +116,7 @@ Op flash_attention(Op attn, double s, double h, double a, double kv, double e, b
 }  // namespace
 
 Op attention_op(std::string name, int layer, double s, double h, double a, double kv, double e, AttentionKind kind,
-                bool causal) {
+                bool causal, bool dropout) {
   Op attn;
   attn.name = std::move(name);
   attn.op_class = sim::OpClass::Attention;
@@ -126,7 +126,7 @@ Op attention_op(std::string name, int layer, double s, double h, double a, doubl
   attn.fwd_bytes = (2 * s * h + 2 * s * kv + 4 * a * s * s) * e;
   attn.bwd_bytes = 2 * attn.fwd_bytes;
   attn.counts_as_model_flops = true;
-  attn.selective_recompute_bytes = a * s * s * (2 * e + 1);
+  attn.selective_recompute_bytes = a * s * s * (2 * e + (dropout ? 1 : 0));
   attn.cp_kv_bytes = 2 * s * kv * e;
   attn.activation_bytes = (s * h + 2 * s * kv) * e + attn.selective_recompute_bytes;
   attn.activation_split = true;

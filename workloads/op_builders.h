@@ -41,9 +41,10 @@ AttentionKind attention_of(const std::string& name);
 
 // Self-attention over s tokens of width h in a heads (kv: the keys' and values' width, h
 // without grouped-query attention). Model FLOPs by Megatron's convention: scores Q·K^T and
-// the weighted sum with V, 2·s²·h each, whatever the kernel.
+// the weighted sum with V, 2·s²·h each, whatever the kernel. Unfused with `dropout`, a
+// byte of dropout mask per score is stored beside the scores and their softmax.
 Op attention_op(std::string name, int layer, double s, double h, double a, double kv, double e, AttentionKind kind,
-                bool causal);
+                bool causal, bool dropout = true);
 
 // Builds a model's graph op by op: each op reads the previous one's output, unless the
 // generator starts a branch elsewhere (`resume`) or has the next op also read another

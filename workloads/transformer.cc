@@ -59,7 +59,8 @@ void add_embedding(Chain& chain, const TransformerConfig& c, const Dims& d) {
 // selective recomputation drops.
 // The residual path runs beside each sub-layer: the layer's input joins the attention's
 // output at its dropout (dropout + add), which joins the MLP's output at the next one.
-void add_layer(Chain& chain, int l, const Dims& d, AttentionKind kind, bool causal) {
+// Without dropout: 32·s·h + 4·a·s², the two dropouts plain residual adds that store nothing.
+void add_layer(Chain& chain, int l, const Dims& d, AttentionKind kind, bool causal, bool dropout) {
   const double s = d.s, h = d.h, f = d.f, e = d.e;
   const std::string p = "L" + std::to_string(l) + ".";
   const int input = chain.last();
@@ -72,14 +73,17 @@ void add_layer(Chain& chain, int l, const Dims& d, AttentionKind kind, bool caus
   qkv.tp_sync_bytes = s * h * e;
   chain.add(qkv);
   // multi-head: keys as wide as queries
-  chain.add(attention_op(p + "attention", l, d.s, d.h, d.a, d.h, d.e, kind, causal));
+  chain.add(attention_op(p + "attention", l, d.s, d.h, d.a, d.h, d.e, kind, causal, dropout));
   Op proj = keep(gemm(p + "proj", l, s, h, h, e, true), s * h * e, true);
   proj.tp_sync_fwd = true;  // Megatron's g: all-reduce of the row-parallel output
   proj.tp_sync_bytes = s * h * e;
   chain.add(proj);
   chain.feed_next(input);
-  const int mid = chain.add(
-      keep(memory_op(p + "attn_dropout", OpClass::Elementwise, l, s * h, e, TpMode::Replicated), s * h, false));
+  auto residual = [&](const std::string& branch) {  // attn or mlp
+    const std::string name = p + branch + (dropout ? "_dropout" : "_residual");
+    return keep(memory_op(name, OpClass::Elementwise, l, s * h, e, TpMode::Replicated), dropout ? s * h : 0, false);
+  };
+  const int mid = chain.add(residual("attn"));
   Op ln2 = keep(memory_op(p + "ln2", OpClass::Norm, l, s * h, e, TpMode::Replicated), s * h * e, false);
   ln2.params = 2 * h;
   chain.add(ln2);
@@ -93,7 +97,7 @@ void add_layer(Chain& chain, int l, const Dims& d, AttentionKind kind, bool caus
   fc2.tp_sync_bytes = s * h * e;
   chain.add(fc2);
   chain.feed_next(mid);
-  chain.add(keep(memory_op(p + "mlp_dropout", OpClass::Elementwise, l, s * h, e, TpMode::Replicated), s * h, false));
+  chain.add(residual("mlp"));
 }
 
 // A vision transformer's classifier on the class token.
@@ -149,7 +153,7 @@ ModelGraph make_transformer(const TransformerConfig& c) {
   Chain chain(g);
   add_embedding(chain, c, d);
   const bool causal = c.ends == TransformerConfig::Ends::Gpt;
-  for (int l = 0; l < c.layers; ++l) add_layer(chain, l, d, c.attention, causal);
+  for (int l = 0; l < c.layers; ++l) add_layer(chain, l, d, c.attention, causal, c.dropout);
   if (c.ends == TransformerConfig::Ends::Vit)
     add_vit_head(chain, c, d);
   else
@@ -170,6 +174,7 @@ TransformerConfig read_layers(const ConfigNode& n, TransformerConfig::Ends ends)
   c.ffn_hidden = positive_key(n, "ffn_hidden", 4LL * c.hidden, false, limits::kMaxWidth);
   c.dtype = dtype_key(n, c.dtype);
   c.attention = attention_key(n, c.attention);
+  c.dropout = n.get_bool("dropout", true);
   if (c.hidden % c.heads != 0)
     n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + "), got " + std::to_string(c.heads));
   return c;
@@ -178,7 +183,7 @@ TransformerConfig read_layers(const ConfigNode& n, TransformerConfig::Ends ends)
 
 ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "dtype",
-                "global_batch_size", "attention"});
+                "global_batch_size", "attention", "dropout"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Gpt);
   c.seq_len = positive_key(n, "seq_len", 0, true, limits::kMaxSequence);
   c.vocab = positive_key(n, "vocab", 0, true, 1 << 30);
@@ -187,7 +192,7 @@ ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
 
 ModelGraph BertGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "max_position", "dtype",
-                "global_batch_size", "attention"});
+                "global_batch_size", "attention", "dropout"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Bert);
   c.seq_len = positive_key(n, "seq_len", 0, true, limits::kMaxSequence);
   c.vocab = positive_key(n, "vocab", 0, true, 1 << 30);
@@ -199,7 +204,7 @@ ModelGraph BertGenerator::generate(const ConfigNode& n) const {
 
 ModelGraph VitGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "image_size", "patch", "layers", "hidden", "heads", "ffn_hidden", "classes", "dtype",
-                "global_batch_size", "attention"});
+                "global_batch_size", "attention", "dropout"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Vit);
   c.image_size = positive_key(n, "image_size", 224, false, 1 << 16);
   c.patch = positive_key(n, "patch", 0, true, 1 << 16);

@@ -26,6 +26,9 @@ struct TransformerConfig {
   // How attention runs (`attention:`): unfused by default, as the Megatron runs of
   // 2021-22 these presets reproduce; GPT layers are causal, BERT's and ViT's are not.
   AttentionKind attention = AttentionKind::Unfused;
+  // Dropout on the attention scores and the two residual branches, as Megatron trains GPT
+  // (`dropout: false`: none, as MPT and Llama train; the residual adds stay, storing nothing).
+  bool dropout = true;
 };
 
 ModelGraph make_transformer(const TransformerConfig& c);

@@ -27,7 +27,7 @@ std::string plan_key(const Plan& p) {
   std::string st;
   for (int l : p.stages) st += std::to_string(l) + ",";
   add("stages", st);
-  std::string rc = p.recompute + ":";
+  std::string rc = p.recompute + (p.recompute_early_stop ? "/early:" : ":");
   for (const std::string& m : p.stage_recompute) rc += m + ",";
   add("rc", rc);
   add("sp", p.sequence_parallel ? "1" : "0");

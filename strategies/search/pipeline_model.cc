@@ -20,7 +20,7 @@ PipelineModel::PipelineModel(const Problem& problem, std::string collective_algo
 
 const std::vector<BlockItems>& PipelineModel::blocks(const Plan& plan, int stage) {
   const std::string& mode = plan.recompute_of(stage);
-  const int rc = mode == "full" ? 2 : mode == "selective" ? 1 : 0;
+  const int rc = mode == "full" ? (plan.recompute_early_stop ? 3 : 2) : mode == "selective" ? 1 : 0;
   const bool split = schedules().make(plan.schedule)->splits_backward();
   // Stages whose tensor groups have the same GPU types and rings price alike.
   auto [kind, fresh] = stage_kind_.try_emplace(std::make_tuple(plan.tp, plan.pp, stage), 0);

@@ -151,6 +151,7 @@ std::string describe(const Plan& p) {
     s += " rc=" + listed(p.stage_recompute, ",", [](const std::string& m) { return m; });
   else if (p.recompute != "none")
     s += " rc=" + p.recompute;
+  if (p.recompute_early_stop) s += "(early-stop)";
   if (p.zero > 0) s += " zero" + std::to_string(p.zero);
   if (p.sequence_parallel) s += " sp";
   if (p.ep > 1) s += " ep" + std::to_string(p.ep);
@@ -193,6 +194,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
     out << "recompute: " << p.recompute << "\n";
   else
     out << "recompute: " << listed(p.stage_recompute, ", ", [](const std::string& m) { return m; }) << "\n";
+  if (p.recompute_early_stop) out << "recompute_early_stop: true\n";
   out << "sequence_parallel: " << (p.sequence_parallel ? "true" : "false") << "\n";
   out << "zero: " << p.zero << "\n";
   if (!p.offload_optimizer.empty() || !p.offload_parameters.empty()) {

@@ -44,6 +44,19 @@ TEST(Attention, FlashStoresNoScoreMatrix) {
   EXPECT_DOUBLE_EQ(unfused.model_flops(1), flash.model_flops(1));
 }
 
+// Without dropout (MPT, Llama) the two residual dropout masks (s·h bytes each) and the
+// scores' mask (a·s² bytes) are not stored: 32·s·h + 4·a·s² unfused; the adds still run.
+TEST(Attention, WithoutDropoutNoMaskIsStored) {
+  const double s = 2048, h = 2048, a = 16;
+  TransformerConfig c = gpt(AttentionKind::Unfused);
+  c.dropout = false;
+  const ModelGraph unfused = make_transformer(c);
+  EXPECT_DOUBLE_EQ(layer_activation(unfused), 32 * s * h + 4 * a * s * s);
+  c.attention = AttentionKind::Flash;
+  EXPECT_DOUBLE_EQ(layer_activation(make_transformer(c)), 32 * s * h + 4 * a * s);
+  EXPECT_EQ(unfused.size(), make_transformer(gpt(AttentionKind::Unfused)).size());
+}
+
 // The FlashAttention-2 README's benchmark (hidden 2048, head dim 128, causal, 4 x 4096
 // tokens), counted as 3.5 x 4·b·s²·h / 2: the TFLOP/s dejavu's forward and backward
 // kernels of that op reach on `gpu`.

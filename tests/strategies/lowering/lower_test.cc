@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <tuple>
 
 #include "platforms/perf_model.h"
 #include "tools/report/chrome_trace.h"
@@ -260,6 +261,47 @@ TEST(Pipeline, ChimeraBeats1F1BWithBackwardTwiceTheForward) {
   plan.pp = 4;
   plan.global_batch_size = 3;
   EXPECT_THROW(simulate(model, cluster, plan), ConfigError);  // an odd number of microbatches
+}
+
+TEST(Recompute, EarlyStopReplaysUpToTheLastSavingOpButNotItsGemm) {
+  // Two layers of a -> b -> c on one GPU, one microbatch: a and b are GEMMs that save
+  // their inputs, c a residual add that saves nothing. Megatron's full recomputation
+  // replays a, b and c before each layer's backward; PyTorch's early stop replays a only
+  // (b's inputs are saved as b starts, before its GEMM runs; c comes after).
+  const double Fa = 3e12, Fb = 5e12, Fc = 1e9;
+  workloads::ModelGraph g;
+  g.name = "three-op layers";
+  g.layers = 2;
+  int prev = -1;
+  for (int l = 0; l < 2; ++l)
+    for (const auto& [name, cls, flops, saved] :
+         {std::tuple{"a", sim::OpClass::Gemm, Fa, 1e6}, std::tuple{"b", sim::OpClass::Gemm, Fb, 1e6},
+          std::tuple{"c", sim::OpClass::Elementwise, Fc, 0.0}}) {
+      workloads::Op op;
+      op.name = "L" + std::to_string(l) + "." + name;
+      op.layer = l;
+      op.op_class = cls;
+      op.fwd_flops = flops;
+      op.bwd_flops = 2 * flops;
+      op.activation_bytes = saved;
+      op.layer_input = std::string(name) == "a";
+      const int v = g.add_op(op);
+      if (prev >= 0) g.add_edge(prev, v);
+      prev = v;
+    }
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  auto fwd = [&](sim::OpClass cls, double flops) { return pm.time_s({cls, flops, 0, sim::DType::BF16}); };
+  const platforms::Cluster cluster = free_network(1);
+  Plan plan;
+  const double none = simulate(g, cluster, plan).result.makespan_s;
+  plan.recompute = "full";
+  const double full = simulate(g, cluster, plan).result.makespan_s;
+  plan.recompute_early_stop = true;
+  const double early = simulate(g, cluster, plan).result.makespan_s;
+  EXPECT_NEAR(full - none,
+              2 * (fwd(sim::OpClass::Gemm, Fa) + fwd(sim::OpClass::Gemm, Fb) + fwd(sim::OpClass::Elementwise, Fc)),
+              1e-9);
+  EXPECT_NEAR(early - none, 2 * fwd(sim::OpClass::Gemm, Fa), 1e-9);
 }
 
 TEST(Pipeline, AsynchronousPipelinesHaveNoFlushAndRecordTheirStaleness) {
