@@ -164,6 +164,35 @@ TEST(PipelineModel, MatchesTheEngineOnRecomputationPerStage) {
   EXPECT_GT(taken, 20);
 }
 
+// PyTorch's early-stopping replay (Llama's down projection not replayed) prices as the
+// engine prices it, and a plan that stops early is a different plan to the caches.
+TEST(PipelineModel, MatchesTheEngineOnEarlyStoppingRecomputation) {
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
+  const auto model = workloads::load_workload_file(src("workloads/presets/llama3-8b.yaml"));
+  const Problem problem{&model, &cluster, 32};
+  SimulationEvaluator slow(problem, "ring", SimulationEvaluator::Path::Simulate);
+  PipelineModel fast(problem);
+  int taken = 0;
+  const std::vector<Plan> plans = enumerate(problem, default_space(problem, 4));
+  for (size_t i = 0; i < plans.size(); i += 5) {
+    if (plans[i].recompute != "full") continue;
+    Plan plan = plans[i];
+    plan.recompute_early_stop = true;
+    const Score s = slow.evaluate(plan);
+    Score f, whole;
+    if (!s.simulated || !fast.score(plan, f)) continue;  // pruned, or not the fast path's
+    ASSERT_TRUE(fast.score(plans[i], whole));
+    ++taken;
+    SCOPED_TRACE(describe(plan));
+    EXPECT_NEAR(f.iteration_time_s, s.iteration_time_s, 1e-9 * s.iteration_time_s);
+    EXPECT_NEAR(f.peak_memory_bytes, s.peak_memory_bytes, 1e-9 * s.peak_memory_bytes);
+    EXPECT_LT(s.iteration_time_s, slow.evaluate(plans[i]).iteration_time_s);
+    EXPECT_LT(f.iteration_time_s, whole.iteration_time_s);
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(taken, 5);
+}
+
 TEST(PipelineModel, MatchesTheEngineOnAMixedCluster) {
   // Replicas that span both server types price differently: those go to the engine.
   expect_fast_path_exact("mixed-a100-h100-2x8", "gpt3-1.3b", 64, 0.3);
