@@ -32,7 +32,9 @@ class DifferentiableSearcher : public Searcher {
 class BayesSearcher : public Searcher {
  public:
   static constexpr long kDefaultIterations = 160;
-  static constexpr long kInitial = 8;  // plans drawn at random before the model chooses
+  // Plans drawn at random before the model chooses: 2(d + 1) for the d = 14 features, the
+  // initial design BoTorch's and SMAC's defaults use, so the first fit sees every knob vary.
+  static constexpr long kInitial = 30;
   SearchResult search(const Problem& problem, Evaluator& evaluator, const SearchOptions& options) const override;
 };
 
