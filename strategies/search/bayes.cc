@@ -4,7 +4,8 @@
 // ZeRO stage, SP, offload), a Gaussian process
 // with a squared-exponential kernel on the log iteration times seen so far, and the next
 // plan scored the unseen one of highest expected improvement. A plan that does not fit counts
-// as twice the slowest time seen. Starts from kInitial plans drawn with the seed; stops after
+// as twice the slowest time seen. Starts from plans drawn with the seed (SMAC's initial design:
+// 10 per feature, at most a quarter of the budget); stops after
 // `iterations` scores (default kDefaultIterations) or when every plan is scored.
 #include <Eigen/Dense>
 #include <algorithm>
@@ -95,7 +96,9 @@ SearchResult BayesSearcher::search(const Problem& problem, Evaluator& evaluator,
     cost.push_back(std::log(tracker.evaluate(plans[static_cast<size_t>(c)]).cost()));
     tracker.progress(static_cast<long>(seen.size()), budget);
   };
-  while (static_cast<long>(seen.size()) < std::min<long>(kInitial, budget) && !tracker.out_of_time()) {
+  const long features_n = x.empty() ? 0 : static_cast<long>(x[0].size());
+  const long initial = std::min<long>(budget, std::max<long>(1, std::min(kInitialPerFeature * features_n, budget / 4)));
+  while (static_cast<long>(seen.size()) < initial && !tracker.out_of_time()) {
     const long c = static_cast<long>(rng() % plans.size());
     if (!scored[static_cast<size_t>(c)]) score(c);
   }

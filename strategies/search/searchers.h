@@ -32,9 +32,9 @@ class DifferentiableSearcher : public Searcher {
 class BayesSearcher : public Searcher {
  public:
   static constexpr long kDefaultIterations = 160;
-  // Plans drawn at random before the model chooses: 2(d + 1) for the d = 14 features, the
-  // initial design BoTorch's and SMAC's defaults use, so the first fit sees every knob vary.
-  static constexpr long kInitial = 30;
+  // Plans drawn at random before the model chooses: SMAC's default initial design, 10 per
+  // feature (d = 14) but at most a quarter of the budget (40 of the default 160 scores).
+  static constexpr long kInitialPerFeature = 10;
   SearchResult search(const Problem& problem, Evaluator& evaluator, const SearchOptions& options) const override;
 };
 
