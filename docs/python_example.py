@@ -26,6 +26,10 @@ print(f"{len(rows)} tasks; the longest: {busiest['label']} on {busiest['device']
 best = dejavu.search(platform=preset("platforms", "dgx-a100-1x8"), workload=preset("workloads", "gpt3-1.3b"),
                      algo="dp", global_batch=32)
 print("best plan:", best["best"]["description"], f"{best['best']['iteration_time_s']:.3f} s")
+# The plan dict has every key the search set: simulated, it is the plan the search scored.
+again = dejavu.simulate(platform=preset("platforms", "dgx-a100-1x8"), workload=preset("workloads", "gpt3-1.3b"),
+                        plan=best["best"]["plan"])
+assert abs(again.iteration_time_s / best["best"]["iteration_time_s"] - 1) < 1e-9, best["best"]["plan"]
 
 rows = dejavu.collectives(platform=preset("platforms", "dgx-a100-1x8"), op="all_reduce", min="64M", max="1G")
 print("all-reduce 1 GiB bus bandwidth:", f"{rows[-1]['busbw_Bps'] / 1e9:.0f} GB/s")

@@ -282,6 +282,7 @@ void write_search_table(std::ostream& out, const SearchRun& run) {
 }
 
 namespace {
+// A plan's keys as load_plan reads them (write_plan_yaml's, as JSON): what it loads is the plan.
 nlohmann::json plan_json(const strategies::Plan& p) {
   nlohmann::json j = {{"tp", p.tp},
                       {"pp", p.pp},
@@ -301,22 +302,33 @@ nlohmann::json plan_json(const strategies::Plan& p) {
     j["cp"] = p.cp;
     j["cp_comm"] = p.cp_comm;
   }
+  if (!p.offload_optimizer.empty()) j["offload"]["optimizer"] = p.offload_optimizer;
+  if (!p.offload_parameters.empty()) j["offload"]["parameters"] = p.offload_parameters;
   if (!p.gpu_order.empty()) j["gpu_order"] = p.gpu_order;
   if (p.use_gpus > 0) j["gpus"] = p.use_gpus;
   if (!p.embedding_sharding.empty()) j["embedding_sharding"] = p.embedding_sharding;
   if (!p.replica_microbatches.empty()) j["replica_microbatches"] = p.replica_microbatches;
   const auto& d = p.data_parallel;
-  if (d.sync != "all-reduce" || d.compression != "none" || d.delay > 0 || d.bucket_bytes > 0)
-    j["data_parallel"] = {{"sync", d.sync},
-                          {"servers", d.servers},
-                          {"compression", d.compression},
-                          {"delay", d.delay},
-                          {"bucket_bytes", d.bucket_bytes}};
+  if (d.sync != "all-reduce" || d.compression != "none" || d.delay > 0 || d.bucket_bytes > 0) {
+    nlohmann::json& x = j["data_parallel"] = {{"sync", d.sync}};
+    if (d.servers != 1) x["servers"] = d.servers;
+    if (d.bucket_bytes > 0) x["bucket"] = std::to_string(static_cast<long long>(d.bucket_bytes)) + " B";
+    if (d.sync == "gossip") x["peers"] = d.peers;
+    if (d.compression != "none") x["compression"] = d.compression;
+    if (d.compression == "topk") x["density"] = d.density;
+    if (d.compression == "powersgd") x["rank"] = d.rank;
+    if (d.delay > 0) x["delay"] = d.delay;
+  }
   if (p.overlap_grad_reduce) j["overlap_grad_reduce"] = true;
   if (p.overlap_param_gather) j["overlap_param_gather"] = true;
   if (p.tp_comm_overlap) j["tp_comm_overlap"] = true;
   return j;
 }
+}  // namespace
+
+std::string plan_json_text(const strategies::Plan& plan) { return plan_json(plan).dump(); }
+
+namespace {
 nlohmann::json candidate_json(const search::Candidate& c) {
   nlohmann::json j = {{"plan", plan_json(c.plan)},
                       {"description", search::describe(c.plan)},

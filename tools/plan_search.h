@@ -77,6 +77,10 @@ SearchRun run_search(const SearchArgs& args);
 // "12.3 GPU-h" or, with prices, "12.3 GPU-h, $24.60": a plan's cost under --objective cost.
 std::string cost_cell(const strategies::search::Candidate& c);
 
+// A plan as JSON with load_plan's keys (`search --json`'s "plan", Python's search): loaded
+// back, it is the same plan.
+std::string plan_json_text(const strategies::Plan& plan);
+
 void write_search_table(std::ostream& out, const SearchRun& run);
 void write_search_json(std::ostream& out, const SearchRun& run);
 // A self-contained HTML page: every searcher's top plans, their times as bars, the summary.

@@ -20,6 +20,7 @@
 #include "strategies/search/space.h"
 #include "strategies/simulate.h"
 #include "tools/collective_sweep.h"
+#include "tools/plan_search.h"
 #include "workloads/generator.h"
 #include "workloads/inspect.h"
 #include "tools/report/iteration.h"
@@ -168,22 +169,9 @@ PYBIND11_MODULE(dejavu, m) {
         const auto r =
             strategies::search::search_ranked(*strategies::search::searchers().make(algo), problem, evaluator, o,
                                               rerank, strategies::search::rank_engine_price(problem));
-        auto plan_dict = [](const strategies::Plan& p) {
-          py::dict d;
-          d["tp"] = p.tp;
-          d["pp"] = p.pp;
-          d["dp"] = p.dp;
-          d["micro_batch_size"] = p.micro_batch_size;
-          d["global_batch_size"] = p.global_batch_size;
-          d["schedule"] = p.schedule;
-          d["virtual_stages"] = p.virtual_stages;
-          d["recompute"] = p.recompute;
-          d["sequence_parallel"] = p.sequence_parallel;
-          d["zero"] = p.zero;
-          if (!p.stages.empty()) d["stages"] = p.stages;
-          if (!p.stage_recompute.empty()) d["recompute"] = p.stage_recompute;
-          return d;
-        };
+        // Every key load_plan reads, so that simulate(plan=...) runs the plan the search scored.
+        const py::object loads = py::module_::import("json").attr("loads");
+        auto plan_dict = [&](const strategies::Plan& p) { return loads(tools::plan_json_text(p)); };
         py::list tops;
         for (const auto& c : r.top) {
           py::dict e;

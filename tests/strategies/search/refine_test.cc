@@ -11,6 +11,7 @@
 #include "strategies/search/evaluator.h"
 #include "strategies/search/refine.h"
 #include "strategies/search/space.h"
+#include "tools/plan_search.h"
 #include "workloads/generator.h"
 
 namespace dejavu::strategies::search {
@@ -40,6 +41,9 @@ TEST(Refine, EveryValidRefinementRoundTripsThroughItsPlanYaml) {
       write_plan_yaml(yaml, r, "refined");
       const Plan back = load_plan(ConfigNode::load_string(yaml.str(), "refined.yaml"));
       ASSERT_EQ(plan_key(back), plan_key(r)) << yaml.str();
+      // and through its JSON (search --json, Python's search): the same keys
+      const std::string json = tools::plan_json_text(r);
+      ASSERT_EQ(plan_key(load_plan(ConfigNode::load_string(json, "refined.json"))), plan_key(r)) << json;
       ++checked;
       stage_rc += !r.stage_recompute.empty();
       overlap += r.overlap_grad_reduce || r.tp_comm_overlap;
@@ -54,6 +58,31 @@ TEST(Refine, EveryValidRefinementRoundTripsThroughItsPlanYaml) {
   EXPECT_GT(bucket, 0);
   EXPECT_GT(sync, 0);
   EXPECT_GT(schedule, 0);
+}
+
+// What no refinement sets but a plan may hold comes back from the JSON too: offload, an
+// update-rule variant's sync, compression and delay, early-stopping recomputation.
+TEST(Refine, APlanComesBackFromItsJson) {
+  Plan a;
+  a.tp = 2;
+  a.dp = 4;
+  a.global_batch_size = 64;
+  a.zero = 2;
+  a.recompute = "full";
+  a.recompute_early_stop = true;
+  a.offload_optimizer = "cpu";
+  Plan b;
+  b.dp = 8;
+  b.global_batch_size = 64;
+  b.data_parallel.sync = "gossip";
+  b.data_parallel.peers = 2;
+  b.data_parallel.compression = "topk";
+  b.data_parallel.density = 0.05;
+  b.data_parallel.delay = 1;
+  for (const Plan& p : {a, b}) {
+    const std::string json = tools::plan_json_text(p);
+    EXPECT_EQ(plan_key(load_plan(ConfigNode::load_string(json, "plan.json"))), plan_key(p)) << json;
+  }
 }
 
 TEST(Refine, OverlapsTheGradientReduceOfDataParallelismAcrossServers) {
