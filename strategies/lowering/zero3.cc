@@ -1,6 +1,6 @@
 #include "strategies/lowering/zero3.h"
 
-#include <tuple>
+#include <array>
 
 #include "sim/error.h"
 
@@ -43,13 +43,16 @@ std::vector<sim::TaskId> Zero3Stage::fetch(double shard_bytes, int j) {
   return out;
 }
 
-void Zero3Stage::add(const Block& blk, bool gather, int microbatch) {
+// A block's dense weights over every replica, its experts' over the replicas holding them.
+std::array<Zero3Stage::Share, 2> Zero3Stage::shares(const Block& blk) const {
   const double e = L_.element_bytes;
   const double experts = L_.plan.ep > 1 ? blk.expert_params_per_gpu * e : 0;
-  const double dense = blk.params_per_gpu * e - experts;
+  return {Share{blk.params_per_gpu * e - experts, L_.dpc, dense_set_}, Share{experts, L_.dpe, expert_set_}};
+}
+
+void Zero3Stage::add(const Block& blk, bool gather, int microbatch) {
   Exchange out;
-  for (const auto& [bytes, shards, set] : {std::tuple<double, int, sim::CommSetId>{dense, L_.dpc, dense_set_},
-                                           std::tuple<double, int, sim::CommSetId>{experts, L_.dpe, expert_set_}}) {
+  for (const auto& [bytes, shards, set] : shares(blk)) {
     if (bytes <= 0 || shards <= 1) continue;
     const auto op = gather ? sim::CollectiveOp::AllGather : sim::CollectiveOp::ReduceScatter;
     const bool offloaded = gather && !L_.plan.offload_parameters.empty();
@@ -68,12 +71,9 @@ void Zero3Stage::add(const Block& blk, bool gather, int microbatch) {
 }
 
 double Zero3Stage::reduced_bytes(const Block& blk) const {
-  const double e = L_.element_bytes;
-  const double experts = L_.plan.ep > 1 ? blk.expert_params_per_gpu * e : 0;
-  const double dense = blk.params_per_gpu * e - experts;
   double more = 0;
-  if (dense > 0 && L_.dpc > 1) more += dense * (L_.dpc - 1) / L_.dpc;
-  if (experts > 0 && L_.dpe > 1) more += experts * (L_.dpe - 1) / L_.dpe;
+  for (const auto& [bytes, shards, set] : shares(blk))
+    if (bytes > 0 && shards > 1) more += bytes * (shards - 1) / shards;
   return more;
 }
 

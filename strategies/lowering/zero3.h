@@ -12,6 +12,7 @@
 // and the gathered block is held whole (no shard stays).
 #pragma once
 
+#include <array>
 #include <functional>
 #include <vector>
 
@@ -41,6 +42,12 @@ class Zero3Stage {
     std::vector<sim::TaskId> ids;
     double bytes = 0;  // what each GPU holds beyond its shard while the block needs it
   };
+  struct Share {
+    double bytes;
+    int shards;
+    sim::CommSetId set;
+  };
+  std::array<Share, 2> shares(const Block& blk) const;
   void add(const Block& blk, bool gather, int microbatch);
   double reduced_bytes(const Block& blk) const;                        // what a GPU holds until a block's reduction
   std::vector<sim::TaskId> fetch(double shard_bytes, int microbatch);  // offloaded parameters

@@ -270,12 +270,11 @@ double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, i
   const std::vector<int>& mine = w.owned[vs];
   auto& events = t.events[s];
   int pending = -1;  // the block whose reduction waits for the next gather
-  double pending_end = 0;
+  double pending_end = 0, pending_bytes = 0;
   auto reduce = [&] {
     if (pending < 0) return;
-    const double full = all[pending].params_per_gpu * e * (dpc - 1) / dpc;
     t.dp_free[s] = std::max(t.dp_free[s], pending_end) + w.reduce_s[s][pending];
-    events[kReduceEndEvents].emplace_back(t.dp_free[s], 0, -full);
+    events[kReduceEndEvents].emplace_back(t.dp_free[s], 0, -pending_bytes);
     t.makespan = std::max(t.makespan, t.dp_free[s]);
     pending = -1;
   };
@@ -284,7 +283,8 @@ double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, i
     const int bi = mine[kind == kFwd ? i : mine.size() - 1 - i];
     const BlockItems& blk = all[bi];
     const ItemCost& c = cost_of(blk, kind);
-    double start = std::max(t.compute_free[s], ready), gathered = 0;
+    double start = std::max(t.compute_free[s], ready);
+    const double held = blk.params_per_gpu * e * (dpc - 1) / dpc;  // gathered weights, or full gradients
     const bool gathers = kind != kBwdWeight && blk.params_per_gpu > 0;
     // The gradients' reduce-scatter, after the pass that completes them (lower()'s rule).
     const bool reduces = blk.params_per_gpu > 0 && (kind == kBwd || (kind == kBwdWeight && blk.weight_pass) ||
@@ -294,8 +294,7 @@ double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, i
       double g0 = t.dp_free[s];
       if (n > static_cast<size_t>(plan.zero_prefetch)) g0 = std::max(g0, t.block_end[s][n - 1 - plan.zero_prefetch]);
       t.dp_free[s] = g0 + w.gather_s[s][bi];
-      gathered = blk.params_per_gpu * e * (dpc - 1) / dpc;
-      events[kGatherEvents].emplace_back(g0, 1, gathered);
+      events[kGatherEvents].emplace_back(g0, 1, held);
       start = std::max(start, t.dp_free[s]);
     }
     if (gathers || reduces) reduce();
@@ -304,13 +303,14 @@ double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, i
     if (c.peak != 0) events[kComputeEvents].emplace_back(start, 1, c.peak);
     if (c.peak - c.level != 0) events[kComputeEvents].emplace_back(end, 0, -(c.peak - c.level));
     if (gathers) {
-      events[kComputeEvents].emplace_back(end, 0, -gathered);
+      events[kComputeEvents].emplace_back(end, 0, -held);
       t.block_end[s].push_back(end);
     }
     if (reduces) {
-      events[kReduceStartEvents].emplace_back(start, 1, blk.params_per_gpu * e * (dpc - 1) / dpc);
+      events[kReduceStartEvents].emplace_back(start, 1, held);
       pending = bi;
       pending_end = end;
+      pending_bytes = held;
     }
   }
   reduce();

@@ -51,6 +51,26 @@ workloads::ModelGraph equal_layers(int p, double flops) {
   return g;
 }
 
+// equal_layers with Q bf16 parameters per layer (2Q bytes of weights each GEMM reads).
+workloads::ModelGraph weighted_layers(int p, double flops, double Q) {
+  auto model = equal_layers(p, flops);
+  for (size_t v = 0; v < model.size(); ++v) {
+    auto& op = const_cast<workloads::Op&>(model.op(static_cast<int>(v)));
+    op.params = Q;
+    op.weight_bytes = 2 * Q;
+  }
+  return model;
+}
+
+// ZeRO-3 over two replicas, one sample each.
+Plan zero3_dp2() {
+  Plan plan;
+  plan.dp = 2;
+  plan.global_batch_size = 2;
+  plan.zero = 3;
+  return plan;
+}
+
 void expect_pipeline_closed_form(const std::string& schedule) {
   const int p = 4, m = 8;
   const double F = 4e12;
@@ -79,17 +99,9 @@ TEST(Zero3, TheNextLayersGatherRunsUnderThisLayersCompute) {
   // gather is exposed: g + 4f + 4b + r + step. Without prefetch each of the 8 passes waits
   // for its gather: 7 g more.
   const double F = 4e12, Q = 1e9, g = 1e-3;
-  auto model = equal_layers(4, F);
-  for (size_t v = 0; v < model.size(); ++v) {
-    auto& op = const_cast<workloads::Op&>(model.op(static_cast<int>(v)));
-    op.params = Q;
-    op.weight_bytes = 2 * Q;
-  }
+  const auto model = weighted_layers(4, F, Q);
   const platforms::Cluster cluster = free_network(2, 1e12);
-  Plan plan;
-  plan.dp = 2;
-  plan.global_batch_size = 2;
-  plan.zero = 3;
+  Plan plan = zero3_dp2();
   const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
   const double f = pm.time_s({sim::OpClass::Gemm, F, 2 * Q, sim::DType::BF16});
   const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 4 * Q, sim::DType::BF16});
@@ -114,17 +126,9 @@ TEST(Zero3, GathersAndReductionsTakeTurnsOnOneStreamInFsdpsIssueOrder) {
   // so the step is 6g + the optimizer step. (On streams of their own the reductions
   // would run beside the gathers: 5g + b + step.)
   const double F = 1e12, Q = 1e9, g = 1e-2;
-  auto model = equal_layers(2, F);
-  for (size_t v = 0; v < model.size(); ++v) {
-    auto& op = const_cast<workloads::Op&>(model.op(static_cast<int>(v)));
-    op.params = Q;
-    op.weight_bytes = 2 * Q;
-  }
+  const auto model = weighted_layers(2, F, Q);
   const platforms::Cluster cluster = free_network(2, 1e11);
-  Plan plan;
-  plan.dp = 2;
-  plan.global_batch_size = 2;
-  plan.zero = 3;
+  const Plan plan = zero3_dp2();
   const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
   const double f = pm.time_s({sim::OpClass::Gemm, F, 2 * Q, sim::DType::BF16});
   const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 4 * Q, sim::DType::BF16});
