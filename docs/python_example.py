@@ -24,8 +24,9 @@ busiest = max(rows, key=lambda e: e["end_s"] - e["start_s"])
 print(f"{len(rows)} tasks; the longest: {busiest['label']} on {busiest['device']}")
 
 best = dejavu.search(platform=preset("platforms", "dgx-a100-1x8"), workload=preset("workloads", "gpt3-1.3b"),
-                     algo="dp", global_batch=32)
+                     algo="dp", global_batch=32, grad_dtype="fp32")  # gradients kept as Megatron-LM keeps bf16's
 print("best plan:", best["best"]["description"], f"{best['best']['iteration_time_s']:.3f} s")
+assert best["best"]["plan"]["grad_dtype"] == "fp32", best["best"]["plan"]
 # The plan dict has every key the search set: simulated, it is the plan the search scored.
 again = dejavu.simulate(platform=preset("platforms", "dgx-a100-1x8"), workload=preset("workloads", "gpt3-1.3b"),
                         plan=best["best"]["plan"])

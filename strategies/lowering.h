@@ -139,14 +139,15 @@ std::vector<BlockCost> block_costs(const workloads::ModelGraph& model, const pla
                                    const Plan& plan, int stage, const std::string& collective_algorithm = "ring",
                                    int replica = 0);
 
-// Model states per parameter on one GPU (mixed-precision Adam): weights and gradients in
-// the model's dtype, optimizer state (fp32 master copy, momentum, variance); ZeRO stage
-// `zero` shards optimizer state (1), gradients (2) and weights (3) over `shards` GPUs.
+// Model states per parameter on one GPU (mixed-precision Adam): weights in the model's
+// dtype, gradients in `gradient_bytes` (Plan::gradient_element_bytes; 0: the model's dtype),
+// optimizer state (fp32 master copy, momentum, variance); ZeRO stage `zero` shards optimizer
+// state (1), gradients (2) and weights (3) over `shards` GPUs.
 struct ModelStateBytes {
   double weights = 0, gradients = 0, optimizer = 0;
   double total() const { return weights + gradients + optimizer; }
 };
-ModelStateBytes model_state_per_param(sim::DType dtype, int zero, double shards);
+ModelStateBytes model_state_per_param(sim::DType dtype, int zero, double shards, double gradient_bytes = 0);
 
 // A segment's tensor-parallel synchronisation: an all-reduce, or with sequence parallelism
 // a reduce-scatter and an all-gather.

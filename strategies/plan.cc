@@ -114,6 +114,13 @@ double Plan::gradient_bucket_bytes(double element_bytes) const {
   return std::max(40e6, 1e6 * dp) * element_bytes;
 }
 
+double Plan::gradient_element_bytes(sim::DType model_dtype) const {
+  sim::DType d = sim::storage_of(model_dtype);
+  if (!grad_dtype.empty() && !sim::parse_dtype(grad_dtype, &d))
+    throw ModelError("grad_dtype " + grad_dtype + " is not a dtype; valid: fp32, bf16, fp16");
+  return sim::dtype_bytes(d);
+}
+
 namespace {
 // token_slices: auto | a count | [lengths]; only for a schedule that slices tokens.
 void load_token_slices(const ConfigNode& root, Plan& p) {
@@ -266,6 +273,7 @@ Plan load_plan(const ConfigNode& root) {
                    "zero",
                    "zero_prefetch",
                    "data_parallel",
+                   "grad_dtype",
                    "ep",
                    "cp",
                    "cp_comm",
@@ -313,6 +321,10 @@ Plan load_plan(const ConfigNode& root) {
   p.sequence_parallel = root.get_bool("sequence_parallel", false);
   load_zero(root, p);
   if (root.has("data_parallel")) load_data_parallel(root.child("data_parallel"), p);
+  if (root.has("grad_dtype")) {
+    p.where["grad_dtype"] = root.child("grad_dtype").loc();
+    p.grad_dtype = root.child("grad_dtype").as_choice({"fp32", "bf16", "fp16"});
+  }
   load_megatron_switches(root, p);
   load_offload(root, p);
   load_token_slices(root, p);

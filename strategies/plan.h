@@ -19,6 +19,8 @@
 //   ep: 1                  # expert parallelism (MoE workloads): divides dp and the experts
 //   cp: 1                  # context parallelism: the sequence split over cp GPUs
 //   data_parallel: {sync: all-reduce, compression: none}   # see strategies/data_parallel.h
+//   grad_dtype: fp32       # gradients accumulated and reduced in fp32 (default: the model's
+//                          # 16-bit dtype; Megatron-LM's bf16 default, FSDP's reduce_dtype)
 //   replica_microbatches: [6, 10]  # microbatches per data-parallel replica (default: even)
 //
 // Megatron-Core's switches, with its semantics (DistributedDataParallelConfig, arguments.py):
@@ -95,6 +97,13 @@ struct Plan {
     double bucket_bytes = 0;           // > 0: all-reduce gradients in buckets during the backward
     int delay = 0;                     // delayed averaging: an exchange's result is applied `delay` steps later
   } data_parallel;
+  // The dtype gradients are accumulated in across microbatches and reduced in across
+  // data-parallel ranks: Megatron-LM's --accumulate-allreduce-grads-in-fp32 (forced on for
+  // bf16 unless --grad-reduce-in-bf16), PyTorch FSDP's MixedPrecision.reduce_dtype (fp32
+  // under Composer's DEFAULT), DDP under autocast (fp32 parameters, fp32 gradients). Held
+  // in it (each GPU's gradient buffer, or its shard) and sent in it; "": the model's storage
+  // dtype (the ZeRO paper's 2 bytes a parameter).
+  std::string grad_dtype;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   bool tp_comm_overlap = false;
@@ -145,6 +154,8 @@ struct Plan {
   // Gradient bucket size, bytes: data_parallel.bucket, else Megatron-Core's default under
   // overlap_grad_reduce (max(40M, 1M x dp) parameters of `element_bytes`), else 0 (none).
   double gradient_bucket_bytes(double element_bytes) const;
+  // Bytes of one gradient element: grad_dtype's, else the model's storage dtype's.
+  double gradient_element_bytes(sim::DType model_dtype) const;
 };
 
 // The first rule of Megatron-Core's overlap switches (its arguments.py asserts) the plan

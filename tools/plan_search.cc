@@ -135,7 +135,8 @@ SearchRun run_search(const SearchArgs& a) {
   }
   if (!a.verify.empty() && a.verify != "simgrid" && a.verify != "analytic")
     throw ConfigError(SourceLoc{"--verify", 0, 0}, "", "unknown engine \"" + a.verify + "\"; valid: simgrid, analytic");
-  search::Problem problem{&model, &cluster, a.global_batch > 0 ? a.global_batch : model.global_batch_size};
+  search::Problem problem{&model, &cluster, a.global_batch > 0 ? a.global_batch : model.global_batch_size,
+                          a.grad_dtype};
   if (problem.global_batch <= 0)
     throw ConfigError(
         SourceLoc{a.workload, 0, 0}, "global_batch_size",
@@ -297,6 +298,7 @@ nlohmann::json plan_json(const strategies::Plan& p) {
   if (!p.stages.empty()) j["stages"] = p.stages;
   if (!p.stage_recompute.empty()) j["recompute"] = p.stage_recompute;
   if (p.recompute_early_stop) j["recompute_early_stop"] = true;
+  if (!p.grad_dtype.empty()) j["grad_dtype"] = p.grad_dtype;
   if (p.ep > 1) j["ep"] = p.ep;
   if (p.cp > 1) {
     j["cp"] = p.cp;

@@ -94,6 +94,7 @@ strategies::Plan plan_of(const CsvRow& r) {
   p.recompute = re == "unknown" ? "none" : re;
   p.recompute_early_stop = p.recompute == "full" && pytorch_checkpoint(r);
   p.sequence_parallel = p.tp > 1 && nemo;
+  p.grad_dtype = r.text("grad_dtype");  // fp32 where the source says (tools/public_training.py), else the model's
   return p;
 }
 
@@ -184,7 +185,7 @@ PublicSuite run_public_training(const std::string& csv, const std::string& sourc
                         "kv_heads",  "ffn_hidden", "vocab",       "seq_len",      "gpu",       "gpus",
                         "framework", "precision",  "tp",          "pp",           "vp",        "cp",
                         "dp",        "sharding",   "micro_batch", "global_batch", "recompute", "measured_step_s",
-                        "attention", "held_out"});
+                        "attention", "grad_dtype", "held_out"});
   PublicSuite out;
   Calibrations calibrations = load_calibrations(options.calibrations);
   for (const CsvRow& r : table.rows()) {

@@ -9,6 +9,8 @@
   recompute  none | full | selective | unknown ("not stated")
   measured_step_s  the reported step time, else global batch tokens / tokens per second
   attention  flash | triton | unfused: the attention kernel the source's framework ran
+  grad_dtype fp32 where the source says its gradients were reduced in fp32, else empty (the
+             model's 16-bit dtype)
   held_out   1 for every third row (row_id % 3 == 0), fixed here before anything is fitted
 
 Run: python3 tools/public_training.py ../shared/validation/public/training_throughput.csv \
@@ -92,11 +94,22 @@ VP_OF_MODEL = {("dgxc_benchmarking", "Nemotron-4 340B"): "12"}
 ATTENTION_OF_FRAMEWORK = {"Megatron-DeepSpeed": "unfused", "DeepSpeed": "unfused", "Composer/llm-foundry": "triton"}
 
 
+# The dtype gradients were reduced in, where the row says. llm-foundry's rows name Composer's
+# FSDP mixed-precision mode: DEFAULT reduces in fp32 (composer/distributed/mosaic_fsdp.py,
+# get_mixed_precision: param_dtype the autocast dtype, reduce_dtype torch.float32), PURE in
+# the autocast dtype. Megatron-Bridge's performance configs set grad_reduce_in_fp32 = False
+# (bf16), as NeMo 2.0's performance scripts do for fp8; the other rows do not say and are
+# left at the model's dtype.
+def grad_dtype(t):
+    return "fp32" if "MP mode DEFAULT" in t else ""
+
+
 def main(path):
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(["row_id", "source", "model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
                   "seq_len", "gpu", "gpus", "framework", "precision", "tp", "pp", "vp", "cp", "dp", "sharding",
-                  "micro_batch", "global_batch", "recompute", "measured_step_s", "attention", "held_out"])
+                  "micro_batch", "global_batch", "recompute", "measured_step_s", "attention", "grad_dtype",
+                  "held_out"])
     for r in csv.DictReader(open(path)):
         step = r["step_time_s"]
         if not step and r["tokens_per_s_total"] and r["global_batch_tokens"]:
@@ -112,7 +125,8 @@ def main(path):
                       r["seq_len"], gpu(r["gpu_type"]), r["num_gpus"], framework, precision(r["precision"]),
                       r["tp"], r["pp"], vp, r["cp"], r["dp"], sharding(r["sharding"]),
                       r["micro_batch_size"], r["global_batch_size_seqs"], recompute(r["activation_recompute"]),
-                      step, ATTENTION_OF_FRAMEWORK.get(framework, "flash"), 1 if int(r["row_id"]) % 3 == 0 else 0])
+                      step, ATTENTION_OF_FRAMEWORK.get(framework, "flash"), grad_dtype(r["precision"]),
+                      1 if int(r["row_id"]) % 3 == 0 else 0])
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ void GradientPass::pair_syncs() {
     std::vector<sim::DeviceId> devices = L_.dev[s];
     if (mirror != s) devices.insert(devices.end(), L_.dev[mirror].begin(), L_.dev[mirror].end());
     pair_sync_[s] = g_.add_collective(g_.add_participants(devices), L_.streams.dp, sim::CollectiveOp::AllReduce,
-                                      g_.add_comm_set(std::move(set)), L_.work[s].params_per_gpu * L_.element_bytes,
+                                      g_.add_comm_set(std::move(set)), L_.work[s].params_per_gpu * L_.gradient_bytes,
                                       g_.label("chimera gradient all-reduce (both copies of the stage)"), -1);
     for (int x : {s, mirror})
       for (sim::TaskId id : items_.last_backwards[x]) g_.depend(id, pair_sync_[s]);
@@ -72,7 +72,7 @@ std::vector<sim::TaskId> GradientPass::dp_collective(int s, sim::CollectiveOp op
 // A stage's blocks in gradient buckets (Megatron-Core's param-and-grad buffer): in the
 // order the backward completes them, a bucket closed once it holds `gradient_bucket_bytes`.
 std::vector<GradientPass::Bucket> GradientPass::bucket_blocks(int s) const {
-  const double e = L_.element_bytes, size = L_.plan.gradient_bucket_bytes(e);
+  const double e = L_.gradient_bytes, size = L_.plan.gradient_bucket_bytes(e);
   std::vector<Bucket> out(1);
   for (int vs = s + L_.p * (L_.v - 1); vs >= s; vs -= L_.p)
     for (size_t bi = L_.work[vs].blocks.size(); bi-- > 0;) {
@@ -92,7 +92,7 @@ std::vector<sim::TaskId> GradientPass::buckets(int s, std::vector<double>* share
   std::vector<sim::TaskId> synced;
   const bool zero = L_.plan.zero >= 1;
   const auto op = zero ? sim::CollectiveOp::ReduceScatter : sim::CollectiveOp::AllReduce;
-  const double e = L_.element_bytes;
+  const double e = L_.gradient_bytes;
   for (const Bucket& b : bucket_blocks(s)) {
     const std::vector<sim::TaskId> ids = dp_collective(s, op, "dp gradient bucket", b.bytes, b.expert_bytes);
     if (shares)  // the bucket's part of the stepped shard, with its last collective
@@ -117,12 +117,14 @@ std::vector<sim::TaskId> GradientPass::buckets(int s, std::vector<double>* share
 // the buffer the compression holds until the optimizer step.
 std::vector<sim::TaskId> GradientPass::sync_topology(int s, double& compressed) {
   const Plan& plan = L_.plan;
-  const double e = L_.element_bytes, grad_bytes = L_.params[s] * e;
+  const double e = L_.gradient_bytes, grad_bytes = L_.params[s] * e;
   const double expert_grad_bytes = (plan.ep > 1 ? L_.expert_params[s] : 0) * e;
   std::vector<std::pair<double, double>> matrices;
   for (int vs = s; vs < L_.V; vs += L_.p)
     matrices.insert(matrices.end(), L_.work[vs].matrices.begin(), L_.work[vs].matrices.end());
-  const Compression z = compress(plan.data_parallel, grad_bytes, sim::storage_of(L_.model.dtype), matrices);
+  sim::DType grad_dtype = sim::storage_of(L_.model.dtype);
+  if (!plan.grad_dtype.empty()) sim::parse_dtype(plan.grad_dtype, &grad_dtype);
+  const Compression z = compress(plan.data_parallel, grad_bytes, grad_dtype, matrices);
   std::vector<sim::TaskId> ready = items_.last_backwards[s];
   if (plan.data_parallel.compression != "none") {
     ready.clear();
@@ -168,7 +170,7 @@ std::vector<sim::TaskId> GradientPass::sync_topology(int s, double& compressed) 
 
 void GradientPass::emit_stage(int s) {
   const Plan& plan = L_.plan;
-  const double e = L_.element_bytes, grad_bytes = L_.params[s] * e;
+  const double e = L_.gradient_bytes, grad_bytes = L_.params[s] * e;
   const double expert_grad_bytes = (plan.ep > 1 ? L_.expert_params[s] : 0) * e;
   std::vector<sim::TaskId> synced = items_.last_backwards[s];
   std::vector<double> shares;  // with buckets and an offloaded optimizer: each one's part
@@ -208,7 +210,8 @@ void GradientPass::emit_stage(int s) {
     param_gathers(s);
   else if (plan.zero == 1 || plan.zero == 2)
     for (sim::TaskId gather :
-         dp_collective(s, sim::CollectiveOp::AllGather, "dp weight all-gather", grad_bytes, expert_grad_bytes))
+         dp_collective(s, sim::CollectiveOp::AllGather, "dp weight all-gather", grad_bytes * L_.element_bytes / e,
+                       expert_grad_bytes * L_.element_bytes / e))
       for (sim::TaskId step : steps) g_.depend(step, gather);
 }
 
@@ -222,13 +225,13 @@ sim::TaskId GradientPass::offloaded_step(int s, int c, double stepped, const std
                                          const std::vector<double>& shares) {
   const sim::StreamId stream = g_.stream("offload");
   const sim::DeviceId dev = L_.dev[s][c];
-  const OffloadCost cost =
-      offload_cost(L_.plan.offload_optimizer, L_.cluster.group_of(L_.gpu(s, 0, 0)), stepped, L_.element_bytes);
+  const OffloadCost cost = offload_cost(L_.plan.offload_optimizer, L_.cluster.group_of(L_.gpu(s, 0, 0)), stepped,
+                                        L_.element_bytes, L_.gradient_bytes);
   const sim::CommSetId to_cpu = g_.add_comm_set(L_.host_copies(s, L_.classes[c], true));
   const sim::LabelId label = g_.label("gradients to CPU memory");
   std::vector<sim::TaskId> copies;  // on the stream before the step, in order
   auto copy = [&](double params, const std::vector<sim::TaskId>& after) {
-    copies.push_back(g_.add_transfer(dev, stream, to_cpu, params * L_.element_bytes, label, -1));
+    copies.push_back(g_.add_transfer(dev, stream, to_cpu, params * L_.gradient_bytes, label, -1));
     for (sim::TaskId a : after) g_.depend(a, copies.back());
   };
   if (shares.size() == synced.size() && !synced.empty()) {
@@ -257,6 +260,7 @@ void GradientPass::param_gathers(int s) {
   std::vector<sim::TaskId> reached;  // the forward has reached the bucket before once these end
   std::vector<Bucket> order = bucket_blocks(s);
   std::reverse(order.begin(), order.end());
+  const double weights_per_gradient = L_.element_bytes / L_.gradient_bytes;  // bucket bytes are the gradients'
   for (const Bucket& b : order) {
     const auto [vs, bi] = b.blocks.back();  // the bucket's first block in forward order
     std::vector<sim::TaskId> starts, entries;
@@ -264,8 +268,9 @@ void GradientPass::param_gathers(int s) {
       if (items_.first_forward[c][vs][bi] >= 0) starts.push_back(items_.first_forward[c][vs][bi]);
       if (items_.forward_entry[c][vs][bi] >= 0) entries.push_back(items_.forward_entry[c][vs][bi]);
     }
-    for (sim::TaskId gather : dp_collective(s, sim::CollectiveOp::AllGather, "dp weight all-gather (under the forward)",
-                                            b.bytes, b.expert_bytes, stream)) {
+    for (sim::TaskId gather :
+         dp_collective(s, sim::CollectiveOp::AllGather, "dp weight all-gather (under the forward)",
+                       b.bytes * weights_per_gradient, b.expert_bytes * weights_per_gradient, stream)) {
       for (sim::TaskId id : reached) g_.depend(id, gather);
       for (sim::TaskId id : starts) g_.depend(gather, id);
     }

@@ -29,7 +29,7 @@ class GradientPass {
                                          double expert_bytes, sim::StreamId stream = sim::StreamId());
   struct Bucket {
     std::vector<std::pair<int, size_t>> blocks;  // (virtual stage, block), in backward order
-    double bytes = 0, expert_bytes = 0;
+    double bytes = 0, expert_bytes = 0;          // its gradients' (JobLayout::gradient_bytes each)
   };
   std::vector<Bucket> bucket_blocks(int s) const;
   // The buckets' reductions; `shares` (if given) gets each one's part of a GPU's stepped

@@ -28,6 +28,7 @@ JobLayout::JobLayout(const workloads::ModelGraph& model_, const platforms::Clust
   dpe = plan.ep > 1 ? d / plan.ep * cp : dpc;
   micro_batch = plan.micro_batch_size;
   element_bytes = sim::dtype_bytes(sim::storage_of(model.dtype));
+  gradient_bytes = plan.gradient_element_bytes(model.dtype);
   fused = options.fuse_items && plan.ep == 1 && cp == 1 && plan.gradient_bucket_bytes(1) <= 0 &&
           !plan.overlap_param_gather && !plan.tp_comm_overlap;
   cp_ring = cp > 1 && plan.cp_comm == "ring";
@@ -189,8 +190,8 @@ void JobLayout::add_device(LoweredJob& job, int s, int c) {
   dev[s][c] = g.add_device("stage" + std::to_string(s) + ".dp" + std::to_string(classes[c][0]), hosts);
   sim::Device& device = g.device(dev[s][c]);
   device.capacity_bytes = capacity;
-  const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc);
-  const ModelStateBytes expert_state = model_state_per_param(model.dtype, plan.zero, dpe);
+  const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc, gradient_bytes);
+  const ModelStateBytes expert_state = model_state_per_param(model.dtype, plan.zero, dpe, gradient_bytes);
   const double dense = params[s] - (plan.ep > 1 ? expert_params[s] : 0), experts = params[s] - dense;
   device.resident = {{"gradients", dense * state.gradients + experts * expert_state.gradients}};
   if (plan.offload_parameters.empty())  // offloaded, the shards live on the host (lowering/zero3.h)

@@ -40,7 +40,7 @@ class JobLayout {
   int p, d, t, m, v, cp, K;  // K = t * cp: GPUs per replica and stage; m work items per stage (the most of any replica)
   int pipes, Vp, V;          // pipelines run at once, virtual stages per pipeline, in all
   int dpc, dpe;              // GPUs sharing each dense / expert gradient
-  double micro_batch, element_bytes;
+  double micro_batch, element_bytes, gradient_bytes;  // per element: tensors, gradients (Plan::grad_dtype)
   bool fused, cp_ring;
   std::vector<StageWork> work;                // per virtual stage (pipeline copies included)
   std::vector<std::vector<int>> classes;      // replica classes: the replicas each stands for

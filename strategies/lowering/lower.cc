@@ -68,7 +68,7 @@ OffloadUse offload_use(const lowering::JobLayout& L) {
     const double stepped = L.plan.zero >= 1 ? L.params[s] / L.dpc : L.params[s];
     const platforms::ServerGroup& server = L.cluster.group_of(L.gpu(s, 0, 0));
     const OffloadCost cost =
-        use.tier.empty() ? OffloadCost{} : offload_cost(use.tier, server, stepped, L.element_bytes);
+        use.tier.empty() ? OffloadCost{} : offload_cost(use.tier, server, stepped, L.element_bytes, L.gradient_bytes);
     const double params = use.parameters.empty() ? 0 : server.gpus_per_server * stepped * L.element_bytes;
     if (cost.host_held_bytes + cost.nvme_held_bytes + params <= most) continue;
     most = cost.host_held_bytes + cost.nvme_held_bytes + params;
@@ -152,13 +152,14 @@ std::vector<BlockCost> block_costs(const workloads::ModelGraph& model, const pla
   return out;
 }
 
-ModelStateBytes model_state_per_param(sim::DType dtype, int zero, double shards) {
+ModelStateBytes model_state_per_param(sim::DType dtype, int zero, double shards, double gradient_bytes) {
   const double e = sim::dtype_bytes(sim::storage_of(dtype));
+  const double g = gradient_bytes > 0 ? gradient_bytes : e;
   // fp8/fp4 GEMMs: beside the 16-bit weight, its narrow copy and that copy's transpose
   // (Transformer Engine keeps both for the step's forward and backward GEMMs).
   const double weights = e + (sim::narrow_gemm(dtype) ? 2 * sim::dtype_bytes(dtype) : 0);
   const double optimizer = e < 4 ? 12 : 8;  // fp32 master copy (unless the model is fp32), momentum, variance
-  return {weights / (zero >= 3 ? shards : 1), e / (zero >= 2 ? shards : 1), optimizer / (zero >= 1 ? shards : 1)};
+  return {weights / (zero >= 3 ? shards : 1), g / (zero >= 2 ? shards : 1), optimizer / (zero >= 1 ? shards : 1)};
 }
 
 std::vector<sim::CollectiveOp> tp_sync_ops(const Plan& plan) {

@@ -3,12 +3,12 @@
 namespace dejavu::strategies {
 
 OffloadCost offload_cost(const std::string& tier, const platforms::ServerGroup& server, double params,
-                         double element_bytes) {
+                         double element_bytes, double gradient_bytes) {
   const platforms::HostSpec& h = server.host;
   const double gpus = server.gpus_per_server;
   const bool nvme = tier == "nvme";
   OffloadCost c;
-  c.pcie_bytes = 2 * element_bytes * params;
+  c.pcie_bytes = (gradient_bytes + element_bytes) * params;
   c.host_traffic_bytes = 28 * params;
   c.nvme_traffic_bytes = nvme ? 24 * params : 0;
   c.host_held_bytes = gpus * params * (nvme ? 4 : 16);

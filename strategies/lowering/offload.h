@@ -3,7 +3,7 @@
 // ZeRO-Infinity (`nvme`) keeps the states on NVMe and streams them through CPU memory.
 // Per GPU and step, for the parameters its optimizer steps (its ZeRO shard), in order after
 // its gradients are reduced:
-//   - PCIe: its 16-bit gradients down and its updated 16-bit weights up, e bytes each;
+//   - PCIe: its gradients down (in Plan::grad_dtype) and its updated 16-bit weights up;
 //   - CPU Adam: reads and writes the fp32 master weight, momentum and variance and reads the
 //     fp32 gradient, 28 bytes a parameter of host memory traffic, the server's GPUs stepping
 //     at once over its memory bandwidth;
@@ -34,7 +34,7 @@ struct OffloadCost {
 };
 
 OffloadCost offload_cost(const std::string& tier, const platforms::ServerGroup& server, double params,
-                         double element_bytes);
+                         double element_bytes, double gradient_bytes);
 
 // Whether what a server holds fits its CPU memory and NVMe.
 bool fits_host(const OffloadCost& cost, const platforms::ServerGroup& server);

@@ -43,16 +43,17 @@ std::vector<sim::TaskId> Zero3Stage::fetch(double shard_bytes, int j) {
   return out;
 }
 
-// A block's dense weights over every replica, its experts' over the replicas holding them.
-std::array<Zero3Stage::Share, 2> Zero3Stage::shares(const Block& blk) const {
-  const double e = L_.element_bytes;
+// A block's dense weights (or gradients) over every replica, its experts' over the replicas
+// holding them.
+std::array<Zero3Stage::Share, 2> Zero3Stage::shares(const Block& blk, bool gradients) const {
+  const double e = gradients ? L_.gradient_bytes : L_.element_bytes;
   const double experts = L_.plan.ep > 1 ? blk.expert_params_per_gpu * e : 0;
   return {Share{blk.params_per_gpu * e - experts, L_.dpc, dense_set_}, Share{experts, L_.dpe, expert_set_}};
 }
 
 void Zero3Stage::add(const Block& blk, bool gather, int microbatch) {
   Exchange out;
-  for (const auto& [bytes, shards, set] : shares(blk)) {
+  for (const auto& [bytes, shards, set] : shares(blk, !gather)) {
     if (bytes <= 0 || shards <= 1) continue;
     const auto op = gather ? sim::CollectiveOp::AllGather : sim::CollectiveOp::ReduceScatter;
     const bool offloaded = gather && !L_.plan.offload_parameters.empty();
@@ -72,7 +73,7 @@ void Zero3Stage::add(const Block& blk, bool gather, int microbatch) {
 
 double Zero3Stage::reduced_bytes(const Block& blk) const {
   double more = 0;
-  for (const auto& [bytes, shards, set] : shares(blk))
+  for (const auto& [bytes, shards, set] : shares(blk, true))
     if (bytes > 0 && shards > 1) more += bytes * (shards - 1) / shards;
   return more;
 }

@@ -47,7 +47,7 @@ class Zero3Stage {
     int shards;
     sim::CommSetId set;
   };
-  std::array<Share, 2> shares(const Block& blk) const;
+  std::array<Share, 2> shares(const Block& blk, bool gradients) const;  // weights', or gradients' bytes
   void add(const Block& blk, bool gather, int microbatch);
   double reduced_bytes(const Block& blk) const;                        // what a GPU holds until a block's reduction
   std::vector<sim::TaskId> fetch(double shard_bytes, int microbatch);  // offloaded parameters

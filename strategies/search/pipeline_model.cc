@@ -228,10 +228,12 @@ void PipelineModel::stage_work(const Plan& plan, int s, const std::vector<int>& 
   }
   if (plan.zero >= 3 && plan.dp > 1) {
     const double e = sim::dtype_bytes(sim::storage_of(problem_.model->dtype));
+    const double g = plan.gradient_element_bytes(problem_.model->dtype);
     for (const BlockItems& blk : all) {
-      const double bytes = blk.params_per_gpu * e;
-      w.gather_s[s].push_back(collective_s(plan, s, static_cast<int>(sim::CollectiveOp::AllGather), bytes));
-      w.reduce_s[s].push_back(collective_s(plan, s, static_cast<int>(sim::CollectiveOp::ReduceScatter), bytes));
+      w.gather_s[s].push_back(
+          collective_s(plan, s, static_cast<int>(sim::CollectiveOp::AllGather), blk.params_per_gpu * e));
+      w.reduce_s[s].push_back(
+          collective_s(plan, s, static_cast<int>(sim::CollectiveOp::ReduceScatter), blk.params_per_gpu * g));
     }
   }
 }
@@ -265,6 +267,7 @@ PipelineModel::Work PipelineModel::work(const Plan& plan) {
 // end; a block's reduce-scatter follows the next block's gather on that stream.
 double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, int s, int vs, int kind, double ready) {
   const double e = sim::dtype_bytes(sim::storage_of(problem_.model->dtype));
+  const double g = plan.gradient_element_bytes(problem_.model->dtype);
   const double dpc = plan.dp;
   const std::vector<BlockItems>& all = *w.stage_blocks[s];
   const std::vector<int>& mine = w.owned[vs];
@@ -284,7 +287,8 @@ double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, i
     const BlockItems& blk = all[bi];
     const ItemCost& c = cost_of(blk, kind);
     double start = std::max(t.compute_free[s], ready);
-    const double held = blk.params_per_gpu * e * (dpc - 1) / dpc;  // gathered weights, or full gradients
+    const double held = blk.params_per_gpu * e * (dpc - 1) / dpc;       // gathered weights
+    const double gradients = blk.params_per_gpu * g * (dpc - 1) / dpc;  // full gradients
     const bool gathers = kind != kBwdWeight && blk.params_per_gpu > 0;
     // The gradients' reduce-scatter, after the pass that completes them (lower()'s rule).
     const bool reduces = blk.params_per_gpu > 0 && (kind == kBwd || (kind == kBwdWeight && blk.weight_pass) ||
@@ -307,10 +311,10 @@ double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, i
       t.block_end[s].push_back(end);
     }
     if (reduces) {
-      events[kReduceStartEvents].emplace_back(start, 1, held);
+      events[kReduceStartEvents].emplace_back(start, 1, gradients);
       pending = bi;
       pending_end = end;
-      pending_bytes = held;
+      pending_bytes = gradients;
     }
   }
   reduce();
@@ -417,13 +421,14 @@ double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t,
   const auto& cluster = *problem_.cluster;
   const int d = plan.dp;
   const double dpc = d, e = sim::dtype_bytes(sim::storage_of(model.dtype));
+  const double g = plan.gradient_element_bytes(model.dtype);
   auto collective = [&](sim::CollectiveOp op, double bytes) {
     return collective_s(plan, s, static_cast<int>(op), bytes);
   };
-  const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc);
+  const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc, g);
   const bool offloaded = !plan.offload_optimizer.empty();  // the optimizer on the host (lowering/offload.h)
   const double resident = w.params[s] * (state.total() - (offloaded ? state.optimizer : 0)) + w.reserved[s];
-  const double grad_bytes = w.params[s] * e;
+  const double grad_bytes = w.params[s] * g;
   double synced = t.last_backward[s];
   if (plan.zero >= 3 && d > 1) {
     synced = std::max(synced, t.dp_free[s]);  // reduce-scattered block by block
@@ -439,18 +444,18 @@ double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t,
   double step_s = perf.time_s(k);
   if (offloaded) {
     const platforms::ServerGroup& server = cluster.group_of(gpu_index(plan, s, 0, 0));
-    const OffloadCost cost = offload_cost(plan.offload_optimizer, server, w.params[s] / shard, e);
+    const OffloadCost cost = offload_cost(plan.offload_optimizer, server, w.params[s] / shard, e, g);
     const platforms::GpuSlot& gpu = cluster.gpus[gpu_index(plan, s, 0, 0)];
-    const double bytes = w.params[s] / shard * e;  // gradients down, weights up: transfers as lower() emits
-    step_s = sim::transfer_time_s(cluster.network, gpu.host, gpu.cpu, bytes) + cost.host_seconds +
-             sim::transfer_time_s(cluster.network, gpu.cpu, gpu.host, bytes);
+    // Gradients down, weights up: transfers as lower() emits them.
+    step_s = sim::transfer_time_s(cluster.network, gpu.host, gpu.cpu, w.params[s] / shard * g) + cost.host_seconds +
+             sim::transfer_time_s(cluster.network, gpu.cpu, gpu.host, w.params[s] / shard * e);
     if (!fits_host(cost, server)) t.host_full = true;
   }
   const double step_end = std::max(t.compute_free[s], synced) + step_s;
   t.makespan = std::max(t.makespan, step_end);
   if (d > 1 && (plan.zero == 1 || plan.zero == 2))
-    t.makespan =
-        std::max(t.makespan, std::max(t.dp_free[s], step_end) + collective(sim::CollectiveOp::AllGather, grad_bytes));
+    t.makespan = std::max(t.makespan,
+                          std::max(t.dp_free[s], step_end) + collective(sim::CollectiveOp::AllGather, w.params[s] * e));
   return resident;
 }
 

@@ -48,6 +48,7 @@ bool make_plan(const Problem& problem, int tp, int pp, int micro_batch, Plan& ou
   out.dp = dp;
   out.micro_batch_size = micro_batch;
   out.global_batch_size = problem.global_batch;
+  out.grad_dtype = problem.grad_dtype;
   return true;
 }
 
@@ -177,6 +178,7 @@ std::string describe(const Plan& p) {
   if (d.sync != "all-reduce") s += " " + d.sync + (d.servers != 1 ? "/" + std::to_string(d.servers) : "");
   if (d.compression != "none") s += " " + d.compression;
   if (d.delay > 0) s += " delay" + std::to_string(d.delay);
+  if (!p.grad_dtype.empty()) s += " grads=" + p.grad_dtype;
   return s;
 }
 
@@ -197,6 +199,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   if (p.recompute_early_stop) out << "recompute_early_stop: true\n";
   out << "sequence_parallel: " << (p.sequence_parallel ? "true" : "false") << "\n";
   out << "zero: " << p.zero << "\n";
+  if (!p.grad_dtype.empty()) out << "grad_dtype: " << p.grad_dtype << "\n";
   if (!p.offload_optimizer.empty() || !p.offload_parameters.empty()) {
     out << "offload: {";
     if (!p.offload_optimizer.empty()) out << "optimizer: " << p.offload_optimizer;

@@ -53,6 +53,10 @@ class SearchCommand : public Command {
     cmd.add_option("--global-batch", a_.global_batch,
                    "samples per iteration (default: the workload's global_batch_size)")
         ->check(whole_in(1, limits::kMaxBatch));
+    cmd.add_option("--grad-dtype", a_.grad_dtype,
+                   "gradients accumulated and reduced in this dtype in every plan, as the framework keeps them "
+                   "(fp32: Megatron-LM's bf16 default, FSDP's reduce_dtype; default: the model's)")
+        ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
     cmd.add_option("--budget", a_.budget, "wall-clock cap per searcher, e.g. 30s");
     cmd.add_option("--seed", a_.seed, "seed for mcmc and diff")->check(whole_in(0, limits::kMaxSeed));
     cmd.add_option("--top", a_.top, "how many plans to list")->check(whole_in(1, 1000));

@@ -154,13 +154,15 @@ PYBIND11_MODULE(dejavu, m) {
   m.def(
       "search",
       [](py::object platform, py::object workload, const std::string& algo, int global_batch, int top,
-         unsigned long long seed, double budget_s, long rerank) {
+         unsigned long long seed, double budget_s, long rerank, const std::string& grad_dtype) {
         const platforms::Cluster cluster = platforms::load_cluster(config(platform, "platform"));
         const workloads::ModelGraph model = workloads::load_workload(config(workload, "workload"));
         const int batch = global_batch > 0 ? global_batch : model.global_batch_size;
         if (batch <= 0) throw Error("search: give global_batch or global_batch_size in the workload");
         if (rerank < 0 || rerank > 100000) throw Error("search: rerank must be 0 to 100000");
-        const strategies::search::Problem problem{&model, &cluster, batch};
+        if (!grad_dtype.empty() && grad_dtype != "fp32" && grad_dtype != "bf16" && grad_dtype != "fp16")
+          throw Error("search: grad_dtype \"" + grad_dtype + "\"; valid: fp32, bf16, fp16, or empty (the model's)");
+        const strategies::search::Problem problem{&model, &cluster, batch, grad_dtype};
         strategies::search::SimulationEvaluator evaluator(problem);
         strategies::search::SearchOptions o;
         o.top = top;
@@ -193,9 +195,10 @@ PYBIND11_MODULE(dejavu, m) {
       },
       py::arg("platform"), py::arg("workload"), py::arg("algo") = "grid", py::arg("global_batch") = 0,
       py::arg("top") = 5, py::arg("seed") = 1, py::arg("budget_s") = 0.0,
-      py::arg("rerank") = strategies::search::kDefaultRerank,
+      py::arg("rerank") = strategies::search::kDefaultRerank, py::arg("grad_dtype") = "",
       "Search the best plan: grid, dp, mcmc or diff; the best plans ranked with links shared "
-      "(re-pricing at most `rerank` of them; 0: the searcher's own ranking).");
+      "(re-pricing at most `rerank` of them; 0: the searcher's own ranking); grad_dtype as the "
+      "plan key, in every plan.");
 
   m.def(
       "collectives",

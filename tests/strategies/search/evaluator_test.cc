@@ -193,6 +193,39 @@ TEST(PipelineModel, MatchesTheEngineOnEarlyStoppingRecomputation) {
   EXPECT_GT(taken, 5);
 }
 
+// fp32 gradients (grad_dtype): reductions of four bytes a parameter, weight gathers of two,
+// the gradient states and the offloaded copies in fp32, as the engine prices them.
+TEST(PipelineModel, MatchesTheEngineWithFp32Gradients) {
+  for (const char* platform : {"dgx-a100-4x8", "dgx-a100-40gb-1x8"}) {
+    const auto cluster = platforms::load_cluster_file(src(std::string("platforms/presets/") + platform + ".yaml"));
+    const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
+    const Problem problem{&model, &cluster, 64, "fp32"};
+    SimulationEvaluator slow(problem, "ring", SimulationEvaluator::Path::Simulate);
+    PipelineModel fast(problem);
+    const std::vector<Plan> plans = enumerate(problem, default_space(problem, 4));
+    int taken = 0, slower = 0;
+    for (size_t i = 0; i < plans.size(); i += 3) {
+      const Plan& plan = plans[i];
+      ASSERT_EQ(plan.grad_dtype, "fp32");
+      const Score s = slow.evaluate(plan);
+      Score f;
+      if (!s.simulated || !fast.score(plan, f)) continue;
+      ++taken;
+      SCOPED_TRACE(describe(plan) + " on " + platform);
+      EXPECT_NEAR(f.iteration_time_s, s.iteration_time_s, 1e-9 * s.iteration_time_s);
+      EXPECT_NEAR(f.peak_memory_bytes, s.peak_memory_bytes, 1e-9 * s.peak_memory_bytes);
+      Plan bf16 = plan;
+      bf16.grad_dtype.clear();
+      Score b;
+      ASSERT_TRUE(fast.score(bf16, b));
+      if (plan.dp > 1 && f.peak_memory_bytes > b.peak_memory_bytes) ++slower;
+      if (::testing::Test::HasFailure()) return;
+    }
+    EXPECT_GT(taken, 30);
+    EXPECT_GT(slower, taken / 3);  // what holds gradients holds twice the bytes
+  }
+}
+
 TEST(PipelineModel, MatchesTheEngineOnAMixedCluster) {
   // Replicas that span both server types price differently: those go to the engine.
   expect_fast_path_exact("mixed-a100-h100-2x8", "gpt3-1.3b", 64, 0.3);
