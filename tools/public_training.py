@@ -97,9 +97,9 @@ ATTENTION_OF_FRAMEWORK = {"Megatron-DeepSpeed": "unfused", "DeepSpeed": "unfused
 # The dtype gradients were reduced in, where the row says. llm-foundry's rows name Composer's
 # FSDP mixed-precision mode: DEFAULT reduces in fp32 (composer/distributed/mosaic_fsdp.py,
 # get_mixed_precision: param_dtype the autocast dtype, reduce_dtype torch.float32), PURE in
-# the autocast dtype. Megatron-Bridge's performance configs set grad_reduce_in_fp32 = False
-# (bf16), as NeMo 2.0's performance scripts do for fp8; the other rows do not say and are
-# left at the model's dtype.
+# the autocast dtype. NeMo's performance scripts (scripts/performance/helpers.py,
+# set_precision_configs) and Megatron-Bridge's performance configs set
+# grad_reduce_in_fp32 = False: bf16, the model's dtype, as the other rows are left.
 def grad_dtype(t):
     return "fp32" if "MP mode DEFAULT" in t else ""
 
