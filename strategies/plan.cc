@@ -114,11 +114,15 @@ double Plan::gradient_bucket_bytes(double element_bytes) const {
   return std::max(40e6, 1e6 * dp) * element_bytes;
 }
 
-double Plan::gradient_element_bytes(sim::DType model_dtype) const {
+sim::DType Plan::gradient_dtype(sim::DType model_dtype) const {
   sim::DType d = sim::storage_of(model_dtype);
   if (!grad_dtype.empty() && !sim::parse_dtype(grad_dtype, &d))
     throw ModelError("grad_dtype " + grad_dtype + " is not a dtype; valid: fp32, bf16, fp16");
-  return sim::dtype_bytes(d);
+  return d;
+}
+
+double Plan::gradient_element_bytes(sim::DType model_dtype) const {
+  return sim::dtype_bytes(gradient_dtype(model_dtype));
 }
 
 namespace {

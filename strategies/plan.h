@@ -154,7 +154,8 @@ struct Plan {
   // Gradient bucket size, bytes: data_parallel.bucket, else Megatron-Core's default under
   // overlap_grad_reduce (max(40M, 1M x dp) parameters of `element_bytes`), else 0 (none).
   double gradient_bucket_bytes(double element_bytes) const;
-  // Bytes of one gradient element: grad_dtype's, else the model's storage dtype's.
+  // The gradients' dtype (grad_dtype, else the model's storage dtype) and its bytes.
+  sim::DType gradient_dtype(sim::DType model_dtype) const;
   double gradient_element_bytes(sim::DType model_dtype) const;
 };
 

@@ -122,9 +122,7 @@ std::vector<sim::TaskId> GradientPass::sync_topology(int s, double& compressed) 
   std::vector<std::pair<double, double>> matrices;
   for (int vs = s; vs < L_.V; vs += L_.p)
     matrices.insert(matrices.end(), L_.work[vs].matrices.begin(), L_.work[vs].matrices.end());
-  sim::DType grad_dtype = sim::storage_of(L_.model.dtype);
-  if (!plan.grad_dtype.empty()) sim::parse_dtype(plan.grad_dtype, &grad_dtype);
-  const Compression z = compress(plan.data_parallel, grad_bytes, grad_dtype, matrices);
+  const Compression z = compress(plan.data_parallel, grad_bytes, plan.gradient_dtype(L_.model.dtype), matrices);
   std::vector<sim::TaskId> ready = items_.last_backwards[s];
   if (plan.data_parallel.compression != "none") {
     ready.clear();
