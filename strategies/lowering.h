@@ -155,9 +155,25 @@ std::vector<sim::CollectiveOp> tp_sync_ops(const Plan& plan);
 
 // Which GPU (cluster index) holds (stage, dp_rank, tp_rank).
 // `inner` counts the ranks inside a replica's stage: cp_rank * tp + tp_rank (Megatron's
-// order: tp, then cp, then dp, then pp).
+// order: tp, then cp, then dp, then pp). With stage_tp, the GPUs before stage s are the
+// earlier stages' (their tp x cp x dp each) and a replica's stage takes its own tp x cp.
 inline int gpu_index(const Plan& p, int stage, int dp_rank, int inner) {
-  return (stage * p.dp + dp_rank) * p.tp * p.cp + inner;
+  if (p.stage_tp.empty()) return (stage * p.dp + dp_rank) * p.tp * p.cp + inner;
+  int before = 0;
+  for (int s = 0; s < stage; ++s) before += p.stage_tp[static_cast<size_t>(s)];
+  return (before * p.dp + dp_rank * p.stage_tp[static_cast<size_t>(stage)]) * p.cp + inner;
+}
+
+// The data-parallel replica GPU `gpu` (a cluster index; past the plan's GPUs, counted
+// again from its first) belongs to.
+inline int replica_of_gpu(const Plan& p, int gpu) {
+  gpu = static_cast<int>(gpu % p.gpus());
+  for (int s = 0; s < p.pp; ++s) {
+    const int size = p.tp_of(s) * p.cp * p.dp;
+    if (gpu < size) return gpu / (p.tp_of(s) * p.cp);
+    gpu -= size;
+  }
+  return -1;
 }
 
 }  // namespace dejavu::strategies

@@ -114,6 +114,13 @@ double Plan::gradient_bucket_bytes(double element_bytes) const {
   return std::max(40e6, 1e6 * dp) * element_bytes;
 }
 
+Plan Plan::at_stage(int stage) const {
+  Plan out = *this;
+  out.tp = tp_of(stage);
+  out.stage_tp.clear();
+  return out;
+}
+
 sim::DType Plan::gradient_dtype(sim::DType model_dtype) const {
   sim::DType d = sim::storage_of(model_dtype);
   if (!grad_dtype.empty() && !sim::parse_dtype(grad_dtype, &d))
@@ -250,6 +257,24 @@ void load_zero(const ConfigNode& root, Plan& p) {
   }
 }
 
+// stage_tp: one tensor-parallel degree per pipeline stage; tp, if given too, the largest.
+void load_stage_tp(const ConfigNode& root, Plan& p) {
+  if (!root.has("stage_tp")) return;
+  const ConfigNode n = root.child("stage_tp");
+  p.where["stage_tp"] = n.loc();
+  for (const ConfigNode& m : n.items()) p.stage_tp.push_back(static_cast<int>(m.as_int(1, limits::kMaxDegree)));
+  if (static_cast<long long>(p.stage_tp.size()) != p.pp)
+    n.fail(std::to_string(p.stage_tp.size()) + " degrees for pp = " + std::to_string(p.pp) +
+           " stages; valid: one tensor-parallel degree for every stage");
+  const int most = *std::max_element(p.stage_tp.begin(), p.stage_tp.end());
+  if (root.has("tp") && p.tp != most)
+    root.child("tp").fail(std::to_string(p.tp) + " with stage_tp, whose largest degree is " + std::to_string(most) +
+                          "; valid: " + std::to_string(most) + ", or drop tp");
+  p.tp = most;
+  if (std::all_of(p.stage_tp.begin(), p.stage_tp.end(), [&](int t) { return t == most; }))
+    p.stage_tp.clear();  // the same everywhere: the plain key
+}
+
 // recompute_early_stop: only where some stage recomputes fully.
 void load_early_stop(const ConfigNode& root, Plan& p) {
   p.recompute_early_stop = flag(root, "recompute_early_stop", p);
@@ -271,6 +296,7 @@ Plan load_plan(const ConfigNode& root) {
                    "schedule",
                    "virtual_stages",
                    "stages",
+                   "stage_tp",
                    "recompute",
                    "recompute_early_stop",
                    "sequence_parallel",
@@ -300,6 +326,7 @@ Plan load_plan(const ConfigNode& root) {
   p.dp = positive(root, "dp", 1, p);
   p.ep = positive(root, "ep", 1, p);
   p.cp = positive(root, "cp", 1, p);
+  load_stage_tp(root, p);
   if (root.has("cp_comm")) p.cp_comm = root.child("cp_comm").as_choice({"all-gather", "ring"});
   p.micro_batch_size = positive(root, "micro_batch_size", 1, p, limits::kMaxBatch);
   p.global_batch_size = positive(root, "global_batch_size", 1, p, limits::kMaxBatch);
@@ -455,6 +482,15 @@ void check_replica_microbatches(const Plan& p) {
                 " averages them evenly: valid: sync: all-reduce");
 }
 
+// Stages of their own tensor-parallel degrees run one pipeline of distinct GPUs: not a
+// bidirectional schedule, whose GPUs hold two stages each.
+void check_stage_tp(const Plan& p) {
+  if (p.stage_tp.empty()) return;
+  if (schedules().make(p.schedule)->pipelines() > 1)
+    fail_at(p, "stage_tp",
+            "stages of their own tensor-parallel degree; " + p.schedule +
+                " puts two stages on every GPU, so they share one; valid: tp, or a one-way schedule");
+}
 }  // namespace
 
 void validate(const Plan& p, const workloads::ModelGraph& model, const platforms::Cluster& cluster) {
@@ -463,23 +499,29 @@ void validate(const Plan& p, const workloads::ModelGraph& model, const platforms
   check_gpu_order(p, cluster);
   check_token_slices(p, model);
   check_offload(p, cluster);
-  if (model.heads > 0 && model.heads % p.tp != 0)
-    fail_at(p, "tp",
-            std::to_string(p.tp) + " does not divide the " + std::to_string(model.heads) +
-                " attention heads of model " + model.name + "; valid: " + divisors(model.heads));
+  for (int s = 0; s < p.pp; ++s)
+    if (model.heads > 0 && model.heads % p.tp_of(s) != 0)
+      fail_at(p, p.stage_tp.empty() ? "tp" : "stage_tp",
+              std::to_string(p.tp_of(s)) + " does not divide the " + std::to_string(model.heads) +
+                  " attention heads of model " + model.name + "; valid: " + divisors(model.heads));
+  check_stage_tp(p);
   if (p.microbatches() > limits::kMaxMicrobatches)
     fail_at(p, "global_batch_size",
             std::to_string(p.microbatches()) + " microbatches per replica; at most " +
                 std::to_string(limits::kMaxMicrobatches) +
                 " (a larger micro_batch_size or dp takes the batch in fewer)");
   if (p.gpus() != cluster.gpu_count())
-    fail_at(p, "dp",
-            "tp x pp x dp" + std::string(p.cp > 1 ? " x cp" : "") + " = " + std::to_string(p.tp) + " x " +
-                std::to_string(p.pp) + " x " + std::to_string(p.dp) + (p.cp > 1 ? " x " + std::to_string(p.cp) : "") +
-                " = " + std::to_string(p.gpus()) + " GPUs, but " +
-                (p.use_gpus > 0 ? "the plan's gpus is " : "platform " + cluster.name + " has ") +
-                std::to_string(cluster.gpu_count()) + "; valid: degrees whose product is " +
-                std::to_string(cluster.gpu_count()));
+    fail_at(
+        p, "dp",
+        (p.stage_tp.empty() ? "tp x pp x dp" : "(sum of stage_tp) x dp") + std::string(p.cp > 1 ? " x cp" : "") +
+            " = " +
+            (p.stage_tp.empty() ? std::to_string(p.tp) + " x " + std::to_string(p.pp) : std::to_string(p.tp_sum())) +
+            " x " + std::to_string(p.dp) + (p.cp > 1 ? " x " + std::to_string(p.cp) : "") + " = " +
+            std::to_string(p.gpus()) + " GPUs, but " +
+            (p.use_gpus > 0 ? "the plan's gpus is " : "platform " + cluster.name + " has ") +
+            std::to_string(cluster.gpu_count()) +
+            "; valid: " + (p.stage_tp.empty() ? "degrees whose product is " : "(sum of stage_tp) x dp x cp = ") +
+            std::to_string(cluster.gpu_count()));
   const long long stages = static_cast<long long>(p.pp) * p.virtual_stages;
   if (stages > model.layers)
     fail_at(p, p.virtual_stages > 1 ? "virtual_stages" : "pp",

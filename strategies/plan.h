@@ -1,6 +1,7 @@
 // A parallelization plan: how a model is split over a cluster.
 //
 //   tp: 4                  # tensor-parallel degree (Megatron)
+//   stage_tp: [4, 2]       # or each pipeline stage's own (a submesh per stage, Alpa, Metis)
 //   pp: 2                  # pipeline stages
 //   dp: 4                  # data-parallel replicas
 //   micro_batch_size: 1
@@ -47,6 +48,14 @@ namespace dejavu::strategies {
 struct Plan {
   std::string name = "plan";
   int tp = 1, pp = 1, dp = 1;
+  // `stage_tp: [4, 2, 2]`: each pipeline stage's own tensor-parallel degree, the shape of its
+  // submesh (Alpa's inter-op pass, Metis), dp and cp shared: stage s runs on
+  // stage_tp[s] x cp x dp GPUs, the stages' GPUs one after another in rank order (stage 0's
+  // first), and `tp` is the largest. Empty: every stage `tp`.
+  std::vector<int> stage_tp;
+  int tp_of(int stage) const { return stage_tp.empty() ? tp : stage_tp[static_cast<size_t>(stage % pp)]; }
+  // The plan as stage `stage` sees it: tp its own, no stage_tp.
+  Plan at_stage(int stage) const;
   int ep = 1;  // expert parallelism: experts sharded over groups of ep data-parallel replicas
   int cp = 1;  // context parallelism: each sequence split over cp GPUs
   // How context ranks share keys and values: all-gather them before attention (and
@@ -140,7 +149,12 @@ struct Plan {
   std::map<std::string, SourceLoc> where;  // key -> position, for checks against the model
 
   // In 64 bits: degrees each up to limits::kMaxDegree multiply past an int.
-  long long gpus() const { return static_cast<long long>(tp) * cp * pp * dp; }
+  long long gpus() const { return tp_sum() * cp * dp; }
+  long long tp_sum() const {  // the stages' tensor-parallel degrees, added up
+    long long sum = 0;
+    for (int t : stage_tp) sum += t;
+    return stage_tp.empty() ? static_cast<long long>(tp) * pp : sum;
+  }
   // Per replica; with replica_microbatches, the most any replica runs.
   int microbatches() const {
     if (!replica_microbatches.empty())

@@ -170,10 +170,15 @@ std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::strin
 
 bool has_weight_gradient(const Op& op) { return op.weight_bytes > 0; }
 
-std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& plan, bool split_backward) {
+std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& whole, bool split_backward) {
   const std::vector<int> order = model.topological_order();
-  const std::vector<int> stage_of = stage_of_ops(model, order, plan);
-  std::vector<StageWork> work(plan.total_stages());
+  const std::vector<int> stage_of = stage_of_ops(model, order, whole);
+  std::vector<StageWork> work(whole.total_stages());
+  // Each virtual stage's plan: its GPU stage's tensor parallelism (copies only with stage_tp).
+  std::vector<Plan> own;
+  for (size_t s = 0; s < work.size() && !whole.stage_tp.empty(); ++s)
+    own.push_back(whole.at_stage(static_cast<int>(s) % whole.pp));
+  auto at = [&](size_t s) -> const Plan& { return own.empty() ? whole : own[s]; };
   std::vector<std::vector<std::vector<int>>> block_ops(work.size());
   std::vector<std::vector<int>> block_layer(work.size());
   for (int v : order) {
@@ -186,6 +191,7 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& pla
       block_ops[s].emplace_back();
     }
     block_ops[s].back().push_back(v);
+    const Plan& plan = at(static_cast<size_t>(s));
     const double held = op.params / (op.tp == workloads::TpMode::Split ? plan.tp : 1) / (op.expert ? plan.ep : 1);
     work[s].params_per_gpu += held;
     if (op.expert) work[s].expert_params_per_gpu += held;
@@ -194,6 +200,7 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& pla
     work[s].stored_activation_per_sample += activation_of(op, model, plan, plan.recompute_of(s)).stored;
   }
   for (size_t s = 0; s < work.size(); ++s) {
+    const Plan& plan = at(s);
     for (size_t b = 0; b < block_ops[s].size(); ++b) {
       const std::vector<int>& ops = block_ops[s][b];
       Block blk;

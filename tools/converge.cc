@@ -11,6 +11,7 @@
 
 #include "sim/config_node.h"
 #include "sim/error.h"
+#include "strategies/lowering.h"
 #include "sim/units.h"
 #include "strategies/training/aggregators/aggregator.h"
 #include "strategies/training/horizon.h"
@@ -51,10 +52,10 @@ std::vector<strategies::WorkerFailure> worker_failures(const strategies::FaultSc
                                                        double horizon_s) {
   const sim::Faults f = strategies::engine_faults(s, cluster, horizon_s);
   std::vector<strategies::WorkerFailure> out;
-  const int used = plan.tp * plan.cp * plan.dp * plan.pp;
+  const int used = static_cast<int>(plan.gpus());
   for (int g = 0; g < std::min(used, cluster.gpu_count()); ++g)
     if (auto it = f.host_fail_s.find(cluster.gpus[g].host); it != f.host_fail_s.end())
-      out.push_back({it->second, g / (plan.tp * plan.cp) % plan.dp});
+      out.push_back({it->second, strategies::replica_of_gpu(plan, g)});
   return out;
 }
 
@@ -135,7 +136,7 @@ void add_faults(strategies::ConvergenceConfig& c, const strategies::FaultScenari
                 const platforms::Cluster& cluster, const workloads::ModelGraph& model, const strategies::Plan& plan,
                 const strategies::WorkerTiming& t) {
   for (strategies::ByzantineWorker w : scenario.byzantine) {
-    w.gpu = w.gpu / (plan.tp * plan.cp) % plan.dp;
+    w.gpu = strategies::replica_of_gpu(plan, w.gpu);
     c.byzantine.push_back(w);
   }
   const strategies::Recovery& rec = scenario.recovery;

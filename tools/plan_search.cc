@@ -296,6 +296,7 @@ nlohmann::json plan_json(const strategies::Plan& p) {
                       {"sequence_parallel", p.sequence_parallel},
                       {"zero", p.zero}};
   if (!p.stages.empty()) j["stages"] = p.stages;
+  if (!p.stage_tp.empty()) j["stage_tp"] = p.stage_tp;
   if (!p.stage_recompute.empty()) j["recompute"] = p.stage_recompute;
   if (p.recompute_early_stop) j["recompute_early_stop"] = true;
   if (!p.grad_dtype.empty()) j["grad_dtype"] = p.grad_dtype;

@@ -314,7 +314,7 @@ std::string run_point(const SweepSpec& spec, const SweepPoint& point) {
     } else {
       strategies::Plan plan = strategies::load_plan(ConfigNode(docs["plan"].second, spec.plan, ""));
       // Refit dp to the cluster when the axes changed the GPU count or the other degrees.
-      const int others = plan.tp * plan.pp * plan.cp;
+      const int others = static_cast<int>(plan.tp_sum()) * plan.cp;
       if (plan.gpus() != cluster.gpu_count() && cluster.gpu_count() % others == 0)
         plan.dp = cluster.gpu_count() / others;
       record(plan);

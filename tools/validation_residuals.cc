@@ -147,7 +147,7 @@ RunShape shape_of(const strategies::Plan& plan, double params, const std::vector
   s.gpu = gpu_types.size() == 1 ? gpu_types[0] : "mixed";
   s.params = params;
   s.tp = plan.tp, s.pp = plan.pp, s.dp = plan.dp, s.cp = plan.cp, s.ep = plan.ep, s.zero = plan.zero;
-  s.gpus = plan.tp * plan.pp * plan.dp * plan.cp;
+  s.gpus = static_cast<int>(plan.gpus());
   return s;
 }
 

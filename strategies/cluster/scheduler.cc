@@ -286,7 +286,7 @@ bool Scheduler::shrink(const Running& r, int gpu) {
   for (int g : r.gpus)
     if (cluster_.gpus[g].server != cluster_.gpus[gpu].server) keep.push_back(g);
   Plan p = r.plan;
-  const int per = p.tp * p.pp * p.cp;
+  const int per = static_cast<int>(p.tp_sum()) * p.cp;  // GPUs per replica, every stage's
   for (int dp = std::min(p.dp - 1, static_cast<int>(keep.size()) / per); dp >= 1; --dp) {
     if (p.global_batch_size % (dp * p.micro_batch_size) != 0 || dp % p.ep != 0) continue;
     p.dp = dp;

@@ -38,7 +38,7 @@ void GradientPass::pair_syncs() {
   for (int s = 0; s < static_cast<int>(pair_sync_.size()); ++s) {
     const int mirror = L_.schedule->gpu_of(L_.Vp + s, L_.p);  // where the up pipeline runs stage s
     sim::CommSet set;
-    for (int k = 0; k < L_.K; ++k) {
+    for (int k = 0; k < L_.K_of(s); ++k) {
       std::vector<int> ring;
       for (int r = 0; r < L_.d; ++r) ring.push_back(L_.host(s, r, k));
       for (int r = 0; r < L_.d; ++r) ring.push_back(L_.host(mirror, r, k));
@@ -140,7 +140,7 @@ std::vector<sim::TaskId> GradientPass::sync_topology(int s, double& compressed) 
   for (int r = 0; r < L_.d; ++r)
     for (int x = 0; x < L_.cp; ++x) {
       hosts.emplace_back();
-      for (int k = 0; k < L_.t; ++k) hosts.back().push_back(L_.host(s, r, x * L_.t + k));
+      for (int k = 0; k < L_.t_of(s); ++k) hosts.back().push_back(L_.host(s, r, x * L_.t_of(s) + k));
     }
   // The experts' gradients are shared only by the replicas holding the same experts: they
   // get their own exchange, of the same compression as the rest.

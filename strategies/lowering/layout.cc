@@ -18,8 +18,7 @@ std::string exact(double x) {
 JobLayout::JobLayout(const workloads::ModelGraph& model_, const platforms::Cluster& cluster_, const Plan& plan_,
                      const LowerOptions& options_)
     : model(model_), cluster(cluster_), plan(plan_), options(options_), schedule(schedules().make(plan_.schedule)) {
-  p = plan.pp, d = plan.dp, t = plan.tp, m = plan.microbatches(), v = plan.virtual_stages, cp = plan.cp;
-  K = t * cp;
+  p = plan.pp, d = plan.dp, m = plan.microbatches(), v = plan.virtual_stages, cp = plan.cp;
   // A bidirectional schedule runs `pipes` copies of the model's virtual stages; pipeline c
   // is virtual stages c·Vp .. c·Vp + Vp - 1, each a copy of the same work.
   pipes = schedule->pipelines(), Vp = plan.total_stages(), V = Vp * pipes;
@@ -59,6 +58,7 @@ std::vector<std::vector<int>> JobLayout::fold_replicas() const {
     std::string sig = options.fold_symmetric ? "" : std::to_string(r);
     if (!plan.replica_microbatches.empty()) sig += "m" + std::to_string(plan.microbatches_of(r)) + ":";
     for (int s = 0; s < p; ++s) {
+      const int K = K_of(s), t = t_of(s);
       for (int k = 0; k < K; ++k) {
         if (std::find(distinct.begin(), distinct.end(), gpu(s, r, k)) != distinct.end())
           sig += "!" + std::to_string(gpu(s, r, k));
@@ -84,7 +84,7 @@ std::vector<std::vector<int>> JobLayout::fold_replicas() const {
 sim::CommSet JobLayout::host_copies(int s, const std::vector<int>& replicas, bool to_host) const {
   sim::CommSet set;
   for (int r : replicas)
-    for (int k = 0; k < K; ++k) {
+    for (int k = 0; k < K_of(s); ++k) {
       const platforms::GpuSlot& slot = cluster.gpus[gpu(s, r, k)];
       set.groups.push_back(to_host ? std::vector<int>{slot.host, slot.cpu} : std::vector<int>{slot.cpu, slot.host});
     }
@@ -93,6 +93,7 @@ sim::CommSet JobLayout::host_copies(int s, const std::vector<int>& replicas, boo
 
 sim::CommSet JobLayout::dp_rings(int s) const {
   sim::CommSet set;
+  const int t = t_of(s);
   for (int k = 0; k < t; ++k) {
     std::vector<int> ring;
     for (int r = 0; r < d; ++r)
@@ -104,6 +105,7 @@ sim::CommSet JobLayout::dp_rings(int s) const {
 
 sim::CommSet JobLayout::expert_rings(int s) const {
   sim::CommSet set;
+  const int t = t_of(s);
   for (int i = 0; i < plan.ep; ++i)
     for (int k = 0; k < t; ++k) {
       std::vector<int> ring;
@@ -118,7 +120,7 @@ sim::CommSet JobLayout::expert_rings(int s) const {
 sim::CommSet JobLayout::ep_groups(int s) const {
   sim::CommSet set;
   for (int r0 = 0; r0 < d; r0 += plan.ep)
-    for (int k = 0; k < K; ++k) {
+    for (int k = 0; k < K_of(s); ++k) {
       std::vector<int> group;
       for (int i = 0; i < plan.ep; ++i) group.push_back(host(s, r0 + i, k));
       set.groups.push_back(group);
@@ -129,6 +131,7 @@ sim::CommSet JobLayout::ep_groups(int s) const {
 // Context groups: per replica and tensor rank, over the cp context ranks.
 sim::CommSet JobLayout::cp_groups(int s) const {
   sim::CommSet groups;
+  const int t = t_of(s);
   for (int r = 0; r < d; ++r)
     for (int k = 0; k < t; ++k) {
       std::vector<int> group;
@@ -169,6 +172,7 @@ void JobLayout::add_device(LoweredJob& job, int s, int c) {
   sim::CommSet rings;
   double capacity = 0;
   const platforms::GpuSlot* runtime = nullptr;  // the GPU that holds most before the model
+  const int K = K_of(s), t = t_of(s);
   for (int r : classes[c]) {
     for (int k = 0; k < K; ++k) {
       hosts.push_back(host(s, r, k));
@@ -220,7 +224,7 @@ void JobLayout::add_device(LoweredJob& job, int s, int c) {
   }
   job.device_stage.push_back(s);
   for (int r : classes[c])
-    for (int k = 0; k < K; ++k) job.roles[gpu(s, r, k)] = GpuRole{s, r, k % t, dev[s][c], k / t};
+    for (int k = 0; k < K; ++k) job.roles[gpu(s, r, k)] = GpuRole{s, r, k % t, dev[s][c], k / t};  // K, t: stage s's
 }
 
 }  // namespace dejavu::strategies::lowering

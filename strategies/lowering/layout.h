@@ -37,9 +37,12 @@ class JobLayout {
   const Plan& plan;
   const LowerOptions& options;
   std::unique_ptr<PipelineSchedule> schedule;
-  int p, d, t, m, v, cp, K;  // K = t * cp: GPUs per replica and stage; m work items per stage (the most of any replica)
-  int pipes, Vp, V;          // pipelines run at once, virtual stages per pipeline, in all
-  int dpc, dpe;              // GPUs sharing each dense / expert gradient
+  int p, d, m, v, cp;  // m work items per stage (the most of any replica)
+  // GPU stage s's tensor-parallel degree (Plan::stage_tp, else tp) and GPUs per replica (t x cp).
+  int t_of(int s) const { return plan.tp_of(s); }
+  int K_of(int s) const { return plan.tp_of(s) * cp; }
+  int pipes, Vp, V;                                   // pipelines run at once, virtual stages per pipeline, in all
+  int dpc, dpe;                                       // GPUs sharing each dense / expert gradient
   double micro_batch, element_bytes, gradient_bytes;  // per element: tensors, gradients (Plan::grad_dtype)
   bool fused, cp_ring;
   std::vector<StageWork> work;                // per virtual stage (pipeline copies included)

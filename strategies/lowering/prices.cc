@@ -83,15 +83,16 @@ sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, c
 GroupPricer::GroupPricer(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
                          int stage, int replica, const std::string& collective_algorithm)
     : model_(model),
-      plan_(plan),
+      own_(plan.stage_tp.empty() ? Plan{} : plan.at_stage(stage)),
+      plan_(plan.stage_tp.empty() ? plan : own_),
       net_(cluster.network),
       algorithm_(sim::collective_algorithms().make(collective_algorithm)),
       ops_(tp_sync_ops(plan)) {
   std::map<std::string, platforms::PerfModel> by_type;
-  for (int k = 0; k < plan.tp * plan.cp; ++k) {
+  for (int k = 0; k < plan_.tp * plan_.cp; ++k) {
     const auto& slot = cluster.gpus.at(gpu_index(plan, stage, replica, k));
     perf_.push_back(by_type.try_emplace(slot.spec->name, platforms::perf_model(cluster, *slot.spec)).first->second);
-    if (k < plan.tp) ring_.push_back(slot.host);
+    if (k < plan_.tp) ring_.push_back(slot.host);
   }
 }
 

@@ -45,7 +45,8 @@ class GroupPricer {
  private:
   void add(ItemCost& item, const Segment& seg);
   const workloads::ModelGraph& model_;
-  const Plan& plan_;
+  Plan own_;          // the stage's plan when stage_tp gives it a tensor parallelism of its own
+  const Plan& plan_;  // the plan as this stage sees it (own_, or the plan)
   const sim::Network& net_;
   std::vector<platforms::PerfModel> perf_;  // per GPU of the group (context ranks included)
   std::vector<int> ring_;                   // the tensor-parallel ring of context rank 0

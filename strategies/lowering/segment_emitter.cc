@@ -32,7 +32,7 @@ sim::TaskId SegmentEmitter::emit(const Segment& seg, const SegmentTime& time, in
     pending_gather_ = &seg;
     if (!defer_gather || seg.ep_after_per_sample > 0 || (seg.cp_scatter_per_sample > 0 && !L_.cp_ring))
       finish(chain, j);
-  } else if (L_.t > 1 && seg.sync_bytes_per_sample > 0) {
+  } else if (L_.t_of(s_) > 1 && seg.sync_bytes_per_sample > 0) {
     tensor_sync(seg, j, chain);
   }
   if (seg.ep_after_per_sample > 0) exchange(seg, false, j, chain);
@@ -92,7 +92,7 @@ sim::TaskId SegmentEmitter::ring_attention(const Segment& seg, double duration_s
 }
 
 bool SegmentEmitter::overlaps(const Segment& seg) const {
-  return L_.plan.tp_comm_overlap && L_.t > 1 && seg.sync_bytes_per_sample > 0;
+  return L_.plan.tp_comm_overlap && L_.t_of(s_) > 1 && seg.sync_bytes_per_sample > 0;
 }
 
 sim::TaskId SegmentEmitter::compute_task(const Segment& seg, double duration_s, int j) {
@@ -110,7 +110,7 @@ sim::TaskId SegmentEmitter::sync_task(const Segment& seg, sim::CollectiveOp op, 
 // both, the reduction's last chunk). A one-GEMM segment gives its GEMM to the gather.
 sim::TaskId SegmentEmitter::overlapped_compute(const Segment& seg, const SegmentTime& time, int j, Chain& chain,
                                                bool reduce) {
-  const double n = L_.t, b = L_.micro_batch;
+  const double n = L_.t_of(s_), b = L_.micro_batch;
   std::vector<sim::TaskId> pieces;
   double middle = time.total_s;
   if (pending_gather_) {

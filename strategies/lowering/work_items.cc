@@ -40,15 +40,19 @@ ClassItems::ClassItems(sim::TaskGraph& g, const JobLayout& L, SegmentLabels& lab
   fwd_set_.assign(L.V, sim::CommSetId());
   bwd_set_.assign(L.V, sim::CommSetId());
   for (int vs = 0; vs < L.V; ++vs) {
-    // Pipeline sends between consecutive virtual stages, for every replica and TP rank.
+    // Pipeline sends between consecutive virtual stages, for every replica and every GPU of
+    // the receiving stage, from its sender's rank of the same number (modulo the sender's
+    // GPUs: a stage of fewer tensor ranks than the next sends to several).
     sim::CommSet to_next, to_prev;
-    for (int r : L.classes[c])
-      for (int k = 0; k < L.K; ++k) {
-        if (L.has_next(vs))
-          to_next.groups.push_back({L.host(L.gpu_stage(vs), r, k), L.host(L.gpu_stage(vs + 1), r, k)});
-        if (L.has_prev(vs))
-          to_prev.groups.push_back({L.host(L.gpu_stage(vs), r, k), L.host(L.gpu_stage(vs - 1), r, k)});
-      }
+    const int here = L.gpu_stage(vs), K = L.K_of(here);
+    for (int r : L.classes[c]) {
+      if (L.has_next(vs))
+        for (int k = 0; k < L.K_of(L.gpu_stage(vs + 1)); ++k)
+          to_next.groups.push_back({L.host(here, r, k % K), L.host(L.gpu_stage(vs + 1), r, k)});
+      if (L.has_prev(vs))
+        for (int k = 0; k < L.K_of(L.gpu_stage(vs - 1)); ++k)
+          to_prev.groups.push_back({L.host(here, r, k % K), L.host(L.gpu_stage(vs - 1), r, k)});
+    }
     if (L.has_next(vs)) fwd_set_[vs] = g.add_comm_set(std::move(to_next));
     if (L.has_prev(vs)) bwd_set_[vs] = g.add_comm_set(std::move(to_prev));
   }

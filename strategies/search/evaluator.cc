@@ -18,6 +18,9 @@ std::string plan_key(const Plan& p) {
   add("tp", std::to_string(p.tp));
   add("pp", std::to_string(p.pp));
   add("dp", std::to_string(p.dp));
+  std::string stp;
+  for (int t : p.stage_tp) stp += std::to_string(t) + ",";
+  add("stage_tp", stp);
   add("ep", std::to_string(p.ep));
   add("cp", std::to_string(p.cp));
   add("mb", std::to_string(p.micro_batch_size));
@@ -59,7 +62,7 @@ std::string plan_key(const Plan& p) {
 double model_state_lower_bound_bytes(const workloads::ModelGraph& model, const Plan& p) {
   // Every GPU holds at least its share of the parameters: the fullest stage has at least
   // the average, and tensor parallelism splits at most every parameter t ways.
-  const double params = model.parameter_count() / (static_cast<double>(p.tp) * p.pp);
+  const double params = model.parameter_count() / static_cast<double>(p.tp_sum());
   if (p.ep > 1) return 0;  // experts shard further; no cheap bound
   const ModelStateBytes state = model_state_per_param(model.dtype, p.zero, static_cast<double>(p.dp) * p.cp,
                                                       p.gradient_element_bytes(model.dtype));

@@ -464,7 +464,7 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
   if (plan.ep != 1 || plan.cp != 1 || plan.data_parallel.sync != "all-reduce" ||
       plan.data_parallel.compression != "none" || plan.gradient_bucket_bytes(1) > 0 || plan.overlap_param_gather ||
       plan.tp_comm_overlap || !plan.offload_parameters.empty() || !plan.offload_activations.empty() ||
-      !plan.replica_microbatches.empty())
+      !plan.replica_microbatches.empty() || !plan.stage_tp.empty())
     return false;
   if (const auto schedule = schedules().make(plan.schedule);
       schedule->pipelines() > 1 || !schedule->flushes() || schedule->slices_tokens())

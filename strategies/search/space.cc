@@ -145,8 +145,8 @@ std::string shardings(const Plan& p, const char* sep) {
 }  // namespace
 
 std::string describe(const Plan& p) {
-  std::string s = "tp" + std::to_string(p.tp) + " pp" + std::to_string(p.pp) + " dp" + std::to_string(p.dp) + " mb" +
-                  std::to_string(p.micro_batch_size);
+  std::string s = (p.stage_tp.empty() ? "tp" + std::to_string(p.tp) : "tp=" + listed(p.stage_tp, ",", number)) + " pp" +
+                  std::to_string(p.pp) + " dp" + std::to_string(p.dp) + " mb" + std::to_string(p.micro_batch_size);
   if (p.pp > 1) s += " " + p.schedule + (p.virtual_stages > 1 ? "/v" + std::to_string(p.virtual_stages) : "");
   if (!p.stage_recompute.empty())
     s += " rc=" + listed(p.stage_recompute, ",", [](const std::string& m) { return m; });
@@ -186,6 +186,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   out << "# " << comment << "\n";
   out << "name: " << p.name << "\n";
   out << "tp: " << p.tp << "\npp: " << p.pp << "\ndp: " << p.dp << "\n";
+  if (!p.stage_tp.empty()) out << "stage_tp: " << listed(p.stage_tp, ", ", number) << "\n";
   if (p.ep > 1) out << "ep: " << p.ep << "\n";
   if (p.cp > 1) out << "cp: " << p.cp << "\ncp_comm: " << p.cp_comm << "\n";
   out << "micro_batch_size: " << p.micro_batch_size << "\nglobal_batch_size: " << p.global_batch_size << "\n";
