@@ -486,6 +486,10 @@ void check_replica_microbatches(const Plan& p) {
 // bidirectional schedule, whose GPUs hold two stages each.
 void check_stage_tp(const Plan& p) {
   if (p.stage_tp.empty()) return;
+  if (static_cast<long long>(p.stage_tp.size()) != p.pp)  // a plan built in code
+    fail_at(p, "stage_tp",
+            std::to_string(p.stage_tp.size()) + " degrees for pp = " + std::to_string(p.pp) +
+                " stages; valid: one tensor-parallel degree for every stage");
   if (schedules().make(p.schedule)->pipelines() > 1)
     fail_at(p, "stage_tp",
             "stages of their own tensor-parallel degree; " + p.schedule +
@@ -499,12 +503,12 @@ void validate(const Plan& p, const workloads::ModelGraph& model, const platforms
   check_gpu_order(p, cluster);
   check_token_slices(p, model);
   check_offload(p, cluster);
+  check_stage_tp(p);
   for (int s = 0; s < p.pp; ++s)
     if (model.heads > 0 && model.heads % p.tp_of(s) != 0)
       fail_at(p, p.stage_tp.empty() ? "tp" : "stage_tp",
               std::to_string(p.tp_of(s)) + " does not divide the " + std::to_string(model.heads) +
                   " attention heads of model " + model.name + "; valid: " + divisors(model.heads));
-  check_stage_tp(p);
   if (p.microbatches() > limits::kMaxMicrobatches)
     fail_at(p, "global_batch_size",
             std::to_string(p.microbatches()) + " microbatches per replica; at most " +

@@ -121,6 +121,9 @@ TEST_F(StageTp, LoadsAndRefusesWhatCannotRun) {
   Plan odd = plan(3, {3, 1});  // 3 does not divide 16 heads
   odd.dp = 2;
   EXPECT_THROW(validate(odd, model, one_server(8)), ConfigError);
+  Plan short_list = plan(2, {2, 1});  // built in code: checked where it is simulated
+  short_list.pp = 3;
+  EXPECT_THROW(validate(short_list, model, one_server(6)), ConfigError);
   Plan chimera = plan(2, {2, 1});
   chimera.schedule = "chimera";
   EXPECT_THROW(validate(chimera, model, one_server(6)), ConfigError);
