@@ -8,6 +8,7 @@
 #include "strategies/data_parallel.h"
 #include "strategies/schedules/schedule.h"
 #include "strategies/search/space.h"
+#include "strategies/search/stage_balance.h"
 
 namespace dejavu::strategies::search {
 
@@ -81,14 +82,14 @@ void add_syncs(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
 }
 
 // Flushing schedules the space leaves to the engine (Chimera, TeraPipe), one model chunk;
-// token slicing only when asked (its dynamic program prices every cut: dear).
-void add_schedules(const Plan& at, bool token_slicing, std::vector<Plan>& out) {
+// token slicing only when `dear` ones are asked for (its dynamic program prices every cut).
+void add_schedules(const Plan& at, bool dear, std::vector<Plan>& out) {
   if (at.pp < 2) return;
   const std::vector<std::string> searched = Space().schedules;  // the first tier's, whatever the problem
   for (const std::string& name : schedules().names()) {
     if (name == at.schedule || std::find(searched.begin(), searched.end(), name) != searched.end()) continue;
     const auto schedule = schedules().make(name);
-    if (!schedule->flushes() || (schedule->slices_tokens() && !token_slicing)) continue;
+    if (!schedule->flushes() || (schedule->slices_tokens() && !dear)) continue;
     Plan p = at;
     p.schedule = name;
     if (p.virtual_stages > 1) p.stages.clear();  // a split of p stages is kept
@@ -97,14 +98,39 @@ void add_schedules(const Plan& at, bool token_slicing, std::vector<Plan>& out) {
   }
 }
 
+// Submesh shapes per stage (stage_tp) on the same GPUs: from tp t over three stages or more,
+// the first (embeddings) or the last (the LM head and loss) stage twice as wide and its two
+// neighbours half as wide, the layers split by each stage's speed at its own degree
+// (stage_balance). Tensor groups stay inside a server and divide the heads.
+void add_stage_shapes(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
+  if (at.pp < 3 || !at.stage_tp.empty() || at.virtual_stages != 1 || at.tp % 2 != 0) return;
+  if (schedules().make(at.schedule)->pipelines() > 1 || schedules().make(at.schedule)->slices_tokens()) return;
+  const int wide = 2 * at.tp;
+  if (problem.model->heads > 0 && problem.model->heads % wide != 0) return;
+  for (const platforms::ServerGroup& g : problem.cluster->groups)
+    if (g.gpus_per_server < wide) return;
+  for (int a : {0, at.pp - 1}) {
+    Plan p = at;
+    p.stage_tp.assign(static_cast<size_t>(at.pp), at.tp);
+    const int b = a == 0 ? 1 : at.pp - 2, c = a == 0 ? 2 : at.pp - 3;
+    p.stage_tp[static_cast<size_t>(a)] = wide;
+    p.stage_tp[static_cast<size_t>(b)] = p.stage_tp[static_cast<size_t>(c)] = at.tp / 2;
+    p.tp = wide;
+    p.stages.clear();
+    Plan balanced;
+    out.push_back(balance_stages(problem, p, balanced) ? balanced : p);
+  }
+}
+
 }  // namespace
 
-std::vector<Plan> refinements(const Problem& problem, const Plan& at, bool token_slicing) {
+std::vector<Plan> refinements(const Problem& problem, const Plan& at, bool dear) {
   std::vector<Plan> out;
   add_stage_recompute(at, out);
   add_overlaps(at, out);
   add_syncs(problem, at, out);
-  add_schedules(at, token_slicing, out);
+  add_schedules(at, dear, out);
+  if (dear) add_stage_shapes(problem, at, out);
   return out;
 }
 
@@ -125,8 +151,8 @@ long refine(const Problem& problem, Tracker& tracker, int bases, int rounds) {
     for (int round = 0; round < rounds && !tracker.out_of_time(); ++round) {
       Plan next;
       double next_cost = at_cost;
-      const bool token_slicing = &base == &from.front() && round == 0;  // once: the best plan
-      for (const Plan& p : refinements(problem, at, token_slicing)) {
+      const bool dear = &base == &from.front() && round == 0;  // once: the best plan
+      for (const Plan& p : refinements(problem, at, dear)) {
         if (tracker.out_of_time()) break;
         const Score s = tracker.evaluate_as_is(p);
         ++scored;

@@ -10,11 +10,15 @@
 //     (megatron_switch_break); and PyTorch DDP's 25 MB gradient buckets;
 //   - the sync topologies that average exactly (SyncTopology::averages_exactly: a parameter
 //     server sharded over the servers, a rolling parameter server) for plain data parallelism;
-//   - the flushing schedules the space leaves out (Chimera, TeraPipe with its own slices).
+//   - the flushing schedules the space leaves out (Chimera, TeraPipe with its own slices);
+//   - submesh shapes per stage (stage_tp) on the same GPUs: the first or last of three
+//     stages or more twice as wide, its two neighbours half as wide, layers rebalanced
+//     (once, from the best plan: the engine prices them).
 // Coordinate descent: from each of the best plans of `bases` distinct meshes (tensor,
 // pipeline, context and expert degrees), score every refinement and move to the best one that is faster, for at most
 // `rounds` moves. A refinement keeps the layer split and replica batches of the plan it
-// refines (on a mixed cluster the Tracker balanced those already), so it is scored as is. What changes the update rule
+// refines (on a mixed cluster the Tracker balanced those already; a stage shape splits the
+// layers anew), so it is scored as is. What changes the update rule
 // (compression, gossip, delayed averaging, asynchronous pipelines) is not refined here: a
 // faster step need not be a faster run (`search --objective time-to-accuracy` weighs them).
 #pragma once
@@ -27,10 +31,11 @@ namespace dejavu::strategies::search {
 
 inline constexpr int kRefineBases = 3, kRefineRounds = 2;
 
-// Every plan one refinement away from `at` (invalid ones are left to the evaluator); TeraPipe
-// only with `token_slicing` (its slices are chosen by a dynamic program that prices every
-// cut: refine tries it once, on the best plan).
-std::vector<Plan> refinements(const Problem& problem, const Plan& at, bool token_slicing = true);
+// Every plan one refinement away from `at` (invalid ones are left to the evaluator); the dear
+// ones only with `dear`: TeraPipe (its slices come from a dynamic program that prices every
+// cut) and the stage shapes (the engine prices them, not the fast path). refine asks for
+// them once, on the best plan.
+std::vector<Plan> refinements(const Problem& problem, const Plan& at, bool dear = true);
 
 // Refines the tracker's best plans; returns the plans it scored.
 long refine(const Problem& problem, Tracker& tracker, int bases = kRefineBases, int rounds = kRefineRounds);

@@ -29,7 +29,7 @@ TEST(Refine, EveryValidRefinementRoundTripsThroughItsPlanYaml) {
   const Fixture f;
   const std::vector<Plan> plans = enumerate(f.problem, default_space(f.problem, 2));
   ASSERT_GT(plans.size(), 100u);
-  int stage_rc = 0, overlap = 0, bucket = 0, sync = 0, schedule = 0, checked = 0;
+  int stage_rc = 0, overlap = 0, bucket = 0, sync = 0, schedule = 0, shapes = 0, checked = 0;
   for (size_t i = 0; i < plans.size(); i += 29) {
     for (const Plan& r : refinements(f.problem, plans[i])) {
       try {
@@ -50,6 +50,11 @@ TEST(Refine, EveryValidRefinementRoundTripsThroughItsPlanYaml) {
       bucket += r.data_parallel.bucket_bytes > 0;
       sync += r.data_parallel.sync != "all-reduce";
       schedule += r.schedule == "chimera" || r.schedule == "terapipe";
+      if (!r.stage_tp.empty()) {  // on the GPUs of the plan it refines
+        ++shapes;
+        EXPECT_EQ(r.gpus(), plans[i].gpus());
+        EXPECT_EQ(r.tp, 2 * plans[i].tp);
+      }
     }
   }
   EXPECT_GT(checked, 100);
@@ -58,6 +63,26 @@ TEST(Refine, EveryValidRefinementRoundTripsThroughItsPlanYaml) {
   EXPECT_GT(bucket, 0);
   EXPECT_GT(sync, 0);
   EXPECT_GT(schedule, 0);
+  EXPECT_GT(shapes, 0);
+}
+
+// A stage twice as wide as its two neighbours (stage_tp [4, 1, 1, 2] from tp2 pp4) gets the
+// layers its speed earns: more than an even split gives it, the narrow stages fewer.
+TEST(Refine, AWiderStageTakesMoreLayers) {
+  const Fixture f;
+  Plan at;
+  ASSERT_TRUE(make_plan(f.problem, 2, 4, 1, at));
+  std::vector<Plan> shapes;
+  for (const Plan& r : refinements(f.problem, at))
+    if (!r.stage_tp.empty()) shapes.push_back(r);
+  ASSERT_EQ(shapes.size(), 2u);
+  EXPECT_EQ(shapes[0].stage_tp, (std::vector<int>{4, 1, 1, 2}));
+  EXPECT_EQ(shapes[1].stage_tp, (std::vector<int>{2, 1, 1, 4}));
+  ASSERT_EQ(shapes[0].stages.size(), 4u);  // 24 layers: 6 each when even
+  EXPECT_GT(shapes[0].stages[0], 6);
+  EXPECT_LT(shapes[0].stages[1], 6);
+  SimulationEvaluator evaluator(f.problem);
+  EXPECT_TRUE(evaluator.evaluate(shapes[0]).valid);
 }
 
 // What no refinement sets but a plan may hold comes back from the JSON too: offload, an
