@@ -25,7 +25,7 @@ struct Problem {
   const workloads::ModelGraph* model = nullptr;
   const platforms::Cluster* cluster = nullptr;
   int global_batch = 0;
-  std::string grad_dtype;  // every plan's Plan::grad_dtype: how the framework keeps gradients
+  std::string grad_dtype = "";  // every plan's Plan::grad_dtype: how the framework keeps gradients
 };
 
 struct Score {
