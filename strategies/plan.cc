@@ -482,6 +482,22 @@ void check_replica_microbatches(const Plan& p) {
                 " averages them evenly: valid: sync: all-reduce");
 }
 
+// The plan's GPUs (Plan::gpus) are the cluster's (or its `gpus` key's).
+void check_gpu_count(const Plan& p, const platforms::Cluster& cluster) {
+  if (p.gpus() == cluster.gpu_count()) return;
+  const bool staged = !p.stage_tp.empty();
+  const std::string tensor = staged ? "(sum of stage_tp)" : "tp x pp",
+                    ranks = staged ? std::to_string(p.tp_sum()) : std::to_string(p.tp) + " x " + std::to_string(p.pp);
+  const std::string context = p.cp > 1 ? " x cp" : "", cp = p.cp > 1 ? " x " + std::to_string(p.cp) : "";
+  fail_at(p, "dp",
+          tensor + " x dp" + context + " = " + ranks + " x " + std::to_string(p.dp) + cp + " = " +
+              std::to_string(p.gpus()) + " GPUs, but " +
+              (p.use_gpus > 0 ? "the plan's gpus is " : "platform " + cluster.name + " has ") +
+              std::to_string(cluster.gpu_count()) +
+              "; valid: " + (staged ? "(sum of stage_tp) x dp x cp = " : "degrees whose product is ") +
+              std::to_string(cluster.gpu_count()));
+}
+
 // Stages of their own tensor-parallel degrees run one pipeline of distinct GPUs: not a
 // bidirectional schedule, whose GPUs hold two stages each.
 void check_stage_tp(const Plan& p) {
@@ -514,18 +530,7 @@ void validate(const Plan& p, const workloads::ModelGraph& model, const platforms
             std::to_string(p.microbatches()) + " microbatches per replica; at most " +
                 std::to_string(limits::kMaxMicrobatches) +
                 " (a larger micro_batch_size or dp takes the batch in fewer)");
-  if (p.gpus() != cluster.gpu_count())
-    fail_at(
-        p, "dp",
-        (p.stage_tp.empty() ? "tp x pp x dp" : "(sum of stage_tp) x dp") + std::string(p.cp > 1 ? " x cp" : "") +
-            " = " +
-            (p.stage_tp.empty() ? std::to_string(p.tp) + " x " + std::to_string(p.pp) : std::to_string(p.tp_sum())) +
-            " x " + std::to_string(p.dp) + (p.cp > 1 ? " x " + std::to_string(p.cp) : "") + " = " +
-            std::to_string(p.gpus()) + " GPUs, but " +
-            (p.use_gpus > 0 ? "the plan's gpus is " : "platform " + cluster.name + " has ") +
-            std::to_string(cluster.gpu_count()) +
-            "; valid: " + (p.stage_tp.empty() ? "degrees whose product is " : "(sum of stage_tp) x dp x cp = ") +
-            std::to_string(cluster.gpu_count()));
+  check_gpu_count(p, cluster);
   const long long stages = static_cast<long long>(p.pp) * p.virtual_stages;
   if (stages > model.layers)
     fail_at(p, p.virtual_stages > 1 ? "virtual_stages" : "pp",

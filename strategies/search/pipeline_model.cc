@@ -165,6 +165,7 @@ struct PipelineModel::Work {
   std::vector<double> send_fwd, send_bwd;
   // ZeRO-3: per stage, per block, its weights' all-gather and its gradients' reduce-scatter.
   std::vector<std::vector<double>> gather_s, reduce_s;
+  double element_bytes = 0, gradient_bytes = 0;  // a weight's and a gradient's (Plan::grad_dtype)
 };
 
 // Memory events (time, 1 allocates or 0 frees, bytes) of one stage, in four lists each in
@@ -227,8 +228,7 @@ void PipelineModel::stage_work(const Plan& plan, int s, const std::vector<int>& 
     w.params[s] += w.chunk_params[vs];
   }
   if (plan.zero >= 3 && plan.dp > 1) {
-    const double e = sim::dtype_bytes(sim::storage_of(problem_.model->dtype));
-    const double g = plan.gradient_element_bytes(problem_.model->dtype);
+    const double e = w.element_bytes, g = w.gradient_bytes;
     for (const BlockItems& blk : all) {
       w.gather_s[s].push_back(
           collective_s(plan, s, static_cast<int>(sim::CollectiveOp::AllGather), blk.params_per_gpu * e));
@@ -241,6 +241,8 @@ void PipelineModel::stage_work(const Plan& plan, int s, const std::vector<int>& 
 PipelineModel::Work PipelineModel::work(const Plan& plan) {
   const int p = plan.pp, V = plan.total_stages();
   Work w;
+  w.element_bytes = sim::dtype_bytes(sim::storage_of(problem_.model->dtype));
+  w.gradient_bytes = plan.gradient_element_bytes(problem_.model->dtype);
   w.item.resize(V);
   w.params.assign(p, 0.0);
   w.chunk_params.assign(V, 0.0);
@@ -266,8 +268,7 @@ PipelineModel::Work PipelineModel::work(const Plan& plan) {
 // data-parallel stream once block n - 1 - prefetch is done, and released at the block's
 // end; a block's reduce-scatter follows the next block's gather on that stream.
 double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, int s, int vs, int kind, double ready) {
-  const double e = sim::dtype_bytes(sim::storage_of(problem_.model->dtype));
-  const double g = plan.gradient_element_bytes(problem_.model->dtype);
+  const double e = w.element_bytes, g = w.gradient_bytes;
   const double dpc = plan.dp;
   const std::vector<BlockItems>& all = *w.stage_blocks[s];
   const std::vector<int>& mine = w.owned[vs];
@@ -420,8 +421,7 @@ double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t,
   const auto& model = *problem_.model;
   const auto& cluster = *problem_.cluster;
   const int d = plan.dp;
-  const double dpc = d, e = sim::dtype_bytes(sim::storage_of(model.dtype));
-  const double g = plan.gradient_element_bytes(model.dtype);
+  const double dpc = d, e = w.element_bytes, g = w.gradient_bytes;
   auto collective = [&](sim::CollectiveOp op, double bytes) {
     return collective_s(plan, s, static_cast<int>(op), bytes);
   };

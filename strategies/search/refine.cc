@@ -104,7 +104,8 @@ void add_schedules(const Plan& at, bool dear, std::vector<Plan>& out) {
 // (stage_balance). Tensor groups stay inside a server and divide the heads.
 void add_stage_shapes(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
   if (at.pp < 3 || !at.stage_tp.empty() || at.virtual_stages != 1 || at.tp % 2 != 0) return;
-  if (schedules().make(at.schedule)->pipelines() > 1 || schedules().make(at.schedule)->slices_tokens()) return;
+  const auto schedule = schedules().make(at.schedule);
+  if (schedule->pipelines() > 1 || schedule->slices_tokens()) return;
   const int wide = 2 * at.tp;
   if (problem.model->heads > 0 && problem.model->heads % wide != 0) return;
   for (const platforms::ServerGroup& g : problem.cluster->groups)
