@@ -185,14 +185,18 @@ void load_gpu_placement(const ConfigNode& root, Plan& p) {
   if (p.gpu_order.empty()) n.fail("an empty list; valid: the cluster's GPU types in the order ranks take them");
 }
 
+// What is wrong with a plan's batch when its replicas take equal shares ("" when nothing).
+std::string even_batch_break(const Plan& p) {
+  const long long per_step = static_cast<long long>(p.micro_batch_size) * p.dp;  // no int overflow
+  if (p.global_batch_size % per_step == 0) return "";
+  return std::to_string(p.global_batch_size) +
+         " is not a multiple of micro_batch_size x dp = " + std::to_string(per_step) + "; valid: any multiple of it";
+}
+
 // replica_microbatches: one count per data-parallel replica, adding up to the global batch.
 void load_replica_microbatches(const ConfigNode& root, Plan& p) {
-  const long long per_step = static_cast<long long>(p.micro_batch_size) * p.dp;  // no int overflow
   if (!root.has("replica_microbatches")) {
-    if (p.global_batch_size % per_step != 0)
-      root.child("global_batch_size")
-          .fail(std::to_string(p.global_batch_size) + " is not a multiple of micro_batch_size x dp = " +
-                std::to_string(per_step) + "; valid: any multiple of it");
+    if (const std::string wrong = even_batch_break(p); !wrong.empty()) root.child("global_batch_size").fail(wrong);
     return;
   }
   const ConfigNode n = root.child("replica_microbatches");
@@ -464,7 +468,10 @@ void check_chimera(const Plan& p) {
 // Uneven replicas run the synchronous schedules that flush once an iteration, each on its
 // own count (interleaving needs a multiple of pp on every replica).
 void check_replica_microbatches(const Plan& p) {
-  if (p.replica_microbatches.empty()) return;
+  if (p.replica_microbatches.empty()) {  // equal shares (a file's the loader checked; this, a plan built in code)
+    if (const std::string wrong = even_batch_break(p); !wrong.empty()) fail_at(p, "global_batch_size", wrong);
+    return;
+  }
   const auto schedule = schedules().make(p.schedule);
   if (!schedule->flushes() || schedule->steps_every_microbatch() || schedule->pipelines() > 1)
     fail_at(p, "replica_microbatches",

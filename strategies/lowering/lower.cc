@@ -124,7 +124,7 @@ LoweredJob lower(const workloads::ModelGraph& model, const platforms::Cluster& c
 std::vector<BlockItems> block_items(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
                                     const Plan& plan, int stage, const std::string& collective_algorithm,
                                     bool split_backward, int replica) {
-  Plan whole = plan;
+  Plan whole = plan.stage_tp.empty() ? plan : plan.at_stage(stage);  // the stage's own tensor degree
   whole.pp = 1;
   whole.virtual_stages = 1;
   whole.stages.clear();

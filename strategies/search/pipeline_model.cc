@@ -23,14 +23,14 @@ const std::vector<BlockItems>& PipelineModel::blocks(const Plan& plan, int stage
   const int rc = mode == "full" ? (plan.recompute_early_stop ? 3 : 2) : mode == "selective" ? 1 : 0;
   const bool split = schedules().make(plan.schedule)->splits_backward();
   // Stages whose tensor groups have the same GPU types and rings price alike.
-  auto [kind, fresh] = stage_kind_.try_emplace(std::make_tuple(plan.tp, plan.pp, stage), 0);
+  const int t = plan.tp_of(stage);
+  auto [kind, fresh] = stage_kind_.try_emplace(std::make_pair(t, gpu_index(plan, stage, 0, 0)), 0);
   if (fresh) {
     const auto& cluster = *problem_.cluster;
-    std::string sig = std::to_string(plan.tp) + ":";
-    for (int k = 0; k < plan.tp; ++k) {
+    std::string sig = std::to_string(t) + ":";
+    for (int k = 0; k < t; ++k) {
       const auto& slot = cluster.gpus[gpu_index(plan, stage, 0, k)];
-      const auto c =
-          cluster.network.path_cost(slot.host, cluster.gpus[gpu_index(plan, stage, 0, (k + 1) % plan.tp)].host);
+      const auto c = cluster.network.path_cost(slot.host, cluster.gpus[gpu_index(plan, stage, 0, (k + 1) % t)].host);
       char buf[96];
       std::snprintf(buf, sizeof buf, "%s,%a/%a;", slot.spec->name.c_str(), c.latency_s, c.bottleneck_Bps);
       sig += buf;
@@ -38,7 +38,7 @@ const std::vector<BlockItems>& PipelineModel::blocks(const Plan& plan, int stage
     kind->second = signatures_.try_emplace(sig, static_cast<int>(signatures_.size())).first->second;
   }
   const auto key =
-      std::make_tuple(kind->second, plan.tp, plan.micro_batch_size, rc, plan.sequence_parallel ? 1 : 0, split ? 1 : 0);
+      std::make_tuple(kind->second, t, plan.micro_batch_size, rc, plan.sequence_parallel ? 1 : 0, split ? 1 : 0);
   auto it = blocks_.find(key);
   if (it == blocks_.end())
     it = blocks_.emplace(key, block_items(*problem_.model, *problem_.cluster, plan, stage, algorithm_, split)).first;
@@ -46,19 +46,21 @@ const std::vector<BlockItems>& PipelineModel::blocks(const Plan& plan, int stage
 }
 
 // Whether every replica prices like replica 0: the same GPU types, tensor rings and
-// pipeline hops (lower()'s replica classes). Depends on (tp, pp) only.
+// pipeline hops (lower()'s replica classes). Depends on the stages' tensor degrees only.
 bool PipelineModel::one_class(const Plan& plan) {
-  auto [it, fresh] = one_class_.try_emplace({plan.tp, plan.pp}, true);
+  std::vector<int> degrees(static_cast<size_t>(plan.pp));
+  for (int s = 0; s < plan.pp; ++s) degrees[static_cast<size_t>(s)] = plan.tp_of(s);
+  auto [it, fresh] = one_class_.try_emplace(std::move(degrees), true);
   if (!fresh) return it->second;
   const auto& cluster = *problem_.cluster;
   const auto& net = cluster.network;
-  const int p = plan.pp, d = plan.dp, t = plan.tp;
+  const int p = plan.pp, d = plan.dp;
   auto host = [&](int s, int r, int k) { return cluster.gpus[gpu_index(plan, s, r, k)].host; };
   auto same = [](const sim::PathCost& a, const sim::PathCost& b) {
     return a.latency_s == b.latency_s && a.bottleneck_Bps == b.bottleneck_Bps;
   };
   for (int s = 0; s < p && it->second; ++s)
-    for (int r = 1; r < d && it->second; ++r)
+    for (int r = 1, t = plan.tp_of(s); r < d && it->second; ++r)
       for (int k = 0; k < t; ++k) {
         if (cluster.gpus[gpu_index(plan, s, r, k)].spec != cluster.gpus[gpu_index(plan, s, 0, k)].spec ||
             !same(net.path_cost(host(s, r, k), host(s, r, (k + 1) % t)),
@@ -79,7 +81,9 @@ bool PipelineModel::one_class(const Plan& plan) {
 }
 
 double PipelineModel::collective_s(const Plan& plan, int stage, int op, double bytes) {
-  auto [it, fresh] = collective_s_.try_emplace(std::make_tuple(plan.tp, plan.pp, stage, op, bytes), 0.0);
+  // The ring over the replicas' first tensor ranks: its first GPU, their stride and count.
+  const int first = gpu_index(plan, stage, 0, 0), stride = plan.tp_of(stage) * plan.cp;
+  auto [it, fresh] = collective_s_.try_emplace(std::make_tuple(first, stride, plan.dp, op, bytes), 0.0);
   if (fresh) {
     std::vector<int> ring;
     for (int r = 0; r < plan.dp; ++r) ring.push_back(problem_.cluster->gpus[gpu_index(plan, stage, r, 0)].host);
@@ -91,11 +95,13 @@ double PipelineModel::collective_s(const Plan& plan, int stage, int op, double b
 }
 
 double PipelineModel::send_s(const Plan& plan, int from, int to, double bytes) {
-  auto [it, fresh] = send_s_.try_emplace(std::make_tuple(plan.tp, plan.pp, from, to, bytes), 0.0);
+  // From the sending stage's first GPU to the receiving one's (the first group of lower()'s
+  // sends; the search's engine prices a set of sends by its first).
+  const int src = gpu_index(plan, from, 0, 0), dst = gpu_index(plan, to, 0, 0);
+  auto [it, fresh] = send_s_.try_emplace(std::make_tuple(src, dst, bytes), 0.0);
   if (fresh) {
     const auto& c = *problem_.cluster;
-    it->second = sim::transfer_time_s(c.network, c.gpus[gpu_index(plan, from, 0, 0)].host,
-                                      c.gpus[gpu_index(plan, to, 0, 0)].host, bytes);
+    it->second = sim::transfer_time_s(c.network, c.gpus[src].host, c.gpus[dst].host, bytes);
   }
   return it->second;
 }
@@ -202,7 +208,7 @@ void PipelineModel::stage_work(const Plan& plan, int s, const std::vector<int>& 
   const auto& cluster = *problem_.cluster;
   const int p = plan.pp;
   for (int r = 0; r < plan.dp; ++r)
-    for (int k = 0; k < plan.tp; ++k) {
+    for (int k = 0; k < plan.tp_of(s); ++k) {
       const double mem = cluster.gpus[gpu_index(plan, s, r, k)].spec->memory_bytes;
       w.capacity[s] = w.capacity[s] == 0 ? mem : std::min(w.capacity[s], mem);
       w.reserved[s] = std::max(w.reserved[s], cluster.gpus[gpu_index(plan, s, r, k)].runtime_bytes());
@@ -464,7 +470,7 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
   if (plan.ep != 1 || plan.cp != 1 || plan.data_parallel.sync != "all-reduce" ||
       plan.data_parallel.compression != "none" || plan.gradient_bucket_bytes(1) > 0 || plan.overlap_param_gather ||
       plan.tp_comm_overlap || !plan.offload_parameters.empty() || !plan.offload_activations.empty() ||
-      !plan.replica_microbatches.empty() || !plan.stage_tp.empty())
+      !plan.replica_microbatches.empty())
     return false;
   if (const auto schedule = schedules().make(plan.schedule);
       schedule->pipelines() > 1 || !schedule->flushes() || schedule->slices_tokens())

@@ -48,12 +48,12 @@ class PipelineModel {
   std::string algorithm_;
   std::unique_ptr<sim::CollectiveAlgorithm> collective_;
   // Caches: what repeats across the plans of a search.
-  std::map<std::tuple<int, int, int>, int> stage_kind_;  // (tp, pp, stage) -> GPUs' signature id
+  std::map<std::pair<int, int>, int> stage_kind_;  // (stage's tp, its first GPU) -> GPUs' signature id
   std::map<std::string, int> signatures_;
   std::map<std::tuple<int, int, int, int, int, int>, std::vector<BlockItems>> blocks_;
-  std::map<std::pair<int, int>, bool> one_class_;
-  std::map<std::tuple<int, int, int, int, double>, double> collective_s_;
-  std::map<std::tuple<int, int, int, int, double>, double> send_s_;
+  std::map<std::vector<int>, bool> one_class_;                             // per stages' tensor degrees
+  std::map<std::tuple<int, int, int, int, double>, double> collective_s_;  // (first GPU, stride, dp, op, bytes)
+  std::map<std::tuple<int, int, double>, double> send_s_;                  // (from GPU, to GPU, bytes)
   std::map<std::tuple<std::string, int, int, int>, std::vector<std::vector<WorkItem>>> orders_;
 };
 

@@ -98,29 +98,59 @@ void add_schedules(const Plan& at, bool dear, std::vector<Plan>& out) {
   }
 }
 
-// Submesh shapes per stage (stage_tp) on the same GPUs: from tp t over three stages or more,
-// the first (embeddings) or the last (the LM head and loss) stage twice as wide and its two
-// neighbours half as wide, the layers split by each stage's speed at its own degree
-// (stage_balance). Tensor groups stay inside a server and divide the heads.
-void add_stage_shapes(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
-  if (at.pp < 3 || !at.stage_tp.empty() || at.virtual_stages != 1 || at.tp % 2 != 0) return;
-  const auto schedule = schedules().make(at.schedule);
-  if (schedule->pipelines() > 1 || schedule->slices_tokens()) return;
-  const int wide = 2 * at.tp;
-  if (problem.model->heads > 0 && problem.model->heads % wide != 0) return;
-  for (const platforms::ServerGroup& g : problem.cluster->groups)
-    if (g.gpus_per_server < wide) return;
-  for (int a : {0, at.pp - 1}) {
-    Plan p = at;
-    p.stage_tp.assign(static_cast<size_t>(at.pp), at.tp);
-    const int b = a == 0 ? 1 : at.pp - 2, c = a == 0 ? 2 : at.pp - 3;
-    p.stage_tp[static_cast<size_t>(a)] = wide;
-    p.stage_tp[static_cast<size_t>(b)] = p.stage_tp[static_cast<size_t>(c)] = at.tp / 2;
-    p.tp = wide;
+// Submesh shapes per stage (stage_tp) one move from the plan's, on the same GPUs (the
+// widths' sum kept): two neighbouring stages of different widths swap them; a stage doubles
+// and two stages of its width nearest it halve; or the reverse: it halves and two of a
+// quarter its width double. Layers are split anew by each stage's speed at its own degree (stage_balance).
+// Tensor groups stay inside a server and divide the heads.
+class StageShapes {
+ public:
+  StageShapes(const Problem& problem, const Plan& at) : problem_(problem), at_(at) {
+    for (int s = 0; s < at.pp; ++s) shape_.push_back(at.tp_of(s));
+    for (const platforms::ServerGroup& g : problem.cluster->groups) widest_ = std::min(widest_, g.gpus_per_server);
+  }
+
+  void add(std::vector<Plan>& out) {
+    const int p = at_.pp;
+    for (int a = 0; a + 1 < p; ++a)
+      if (shape_[a] != shape_[a + 1]) emit({{a, shape_[a + 1]}, {a + 1, shape_[a]}}, out);
+    for (int a = 0; a < p; ++a)
+      for (const auto& [b, c] : {std::pair{a - 1, a + 1}, {a + 1, a + 2}, {a - 2, a - 1}}) {
+        if (b < 0 || c >= p) continue;
+        const int t = shape_[a];
+        if (shape_[b] == t && shape_[c] == t && t % 2 == 0) emit({{a, 2 * t}, {b, t / 2}, {c, t / 2}}, out);
+        if (shape_[b] == t / 4 && shape_[c] == t / 4 && t % 4 == 0) emit({{a, t / 2}, {b, t / 2}, {c, t / 2}}, out);
+      }
+  }
+
+ private:
+  void emit(std::initializer_list<std::pair<int, int>> moves, std::vector<Plan>& out) const {
+    std::vector<int> shape = shape_;
+    for (const auto& [s, t] : moves) {
+      if (t > widest_ || (problem_.model->heads > 0 && problem_.model->heads % t != 0)) return;
+      shape[static_cast<size_t>(s)] = t;
+    }
+    const int most = *std::max_element(shape.begin(), shape.end());
+    if (std::count(shape.begin(), shape.end(), most) == at_.pp) return;  // one width: a plain mesh
+    Plan p = at_;
+    p.stage_tp = std::move(shape);
+    p.tp = most;
     p.stages.clear();
     Plan balanced;
-    out.push_back(balance_stages(problem, p, balanced) ? balanced : p);
+    out.push_back(balance_stages(problem_, p, balanced) ? balanced : p);
   }
+
+  const Problem& problem_;
+  const Plan& at_;
+  std::vector<int> shape_;
+  int widest_ = 1 << 30;
+};
+
+void add_stage_shapes(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
+  if (at.pp < 3 || at.virtual_stages != 1) return;
+  const auto schedule = schedules().make(at.schedule);
+  if (schedule->pipelines() > 1 || schedule->slices_tokens()) return;
+  StageShapes(problem, at).add(out);
 }
 
 }  // namespace
@@ -131,7 +161,7 @@ std::vector<Plan> refinements(const Problem& problem, const Plan& at, bool dear)
   add_overlaps(at, out);
   add_syncs(problem, at, out);
   add_schedules(at, dear, out);
-  if (dear) add_stage_shapes(problem, at, out);
+  add_stage_shapes(problem, at, out);
   return out;
 }
 

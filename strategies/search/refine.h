@@ -11,9 +11,9 @@
 //   - the sync topologies that average exactly (SyncTopology::averages_exactly: a parameter
 //     server sharded over the servers, a rolling parameter server) for plain data parallelism;
 //   - the flushing schedules the space leaves out (Chimera, TeraPipe with its own slices);
-//   - submesh shapes per stage (stage_tp) on the same GPUs: the first or last of three
-//     stages or more twice as wide, its two neighbours half as wide, layers rebalanced
-//     (once, from the best plan: the engine prices them).
+//   - submesh shapes per stage (stage_tp) on the same GPUs, one move from the plan's: two
+//     neighbouring stages swap widths, or a stage doubles while two of its width nearest it
+//     halve (or the reverse); layers rebalanced by each stage's speed at its own width.
 // Coordinate descent: from each of the best plans of `bases` distinct meshes (tensor,
 // pipeline, context and expert degrees), score every refinement and move to the best one that is faster, for at most
 // `rounds` moves. A refinement keeps the layer split and replica batches of the plan it
@@ -32,9 +32,8 @@ namespace dejavu::strategies::search {
 inline constexpr int kRefineBases = 3, kRefineRounds = 2;
 
 // Every plan one refinement away from `at` (invalid ones are left to the evaluator); the dear
-// ones only with `dear`: TeraPipe (its slices come from a dynamic program that prices every
-// cut) and the stage shapes (the engine prices them, not the fast path). refine asks for
-// them once, on the best plan.
+// one only with `dear`: TeraPipe (its slices come from a dynamic program that prices every
+// cut, and the engine prices it, not the fast path). refine asks for it once, on the best plan.
 std::vector<Plan> refinements(const Problem& problem, const Plan& at, bool dear = true);
 
 // Refines the tracker's best plans; returns the plans it scored.

@@ -46,6 +46,28 @@ TEST(Plan, GlobalBatchMustSplitIntoMicrobatches) {
   }
 }
 
+// A plan built in code (a search's, a sweep's refit) is held to the same rule: the lowering
+// would otherwise run zero microbatches.
+TEST(Plan, ACodeBuiltPlanWhoseReplicasDoNotSplitTheBatchIsRefused) {
+  const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-13b.yaml"));
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-4x8.yaml"));
+  Plan p;
+  p.tp = 8;
+  p.dp = 4;
+  p.micro_batch_size = 64;
+  p.global_batch_size = 128;
+  try {
+    validate(p, model, cluster);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("global_batch_size: 128 is not a multiple of micro_batch_size x dp = 256"),
+              std::string::npos)
+        << e.what();
+  }
+  p.global_batch_size = 256;
+  EXPECT_NO_THROW(validate(p, model, cluster));
+}
+
 TEST(Plan, UnknownScheduleListsTheKnownOnes) {
   try {
     load_plan(ConfigNode::load_string("global_batch_size: 8\nschedule: zigzag\n", "s.yaml"));

@@ -89,13 +89,16 @@ TEST_F(StageTp, TheStagesGpusComeOneAfterAnother) {
   for (int g = 0; g < 40; ++g) EXPECT_EQ(replica_of_gpu(u, g), g / 4 % 2) << g;
 }
 
-TEST_F(StageTp, TheSearchsFastPathLeavesItToTheEngine) {
+TEST_F(StageTp, TheSearchsFastPathPricesItAsTheEngine) {
   const auto cluster = one_server(6);
   const search::Problem problem{&model, &cluster, 16};
   search::Score s;
-  EXPECT_FALSE(search::PipelineModel(problem).score(plan(2, {2, 1}), s));
-  search::SimulationEvaluator evaluator(problem);
-  EXPECT_TRUE(evaluator.evaluate(plan(2, {2, 1})).fits);
+  ASSERT_TRUE(search::PipelineModel(problem).score(plan(2, {2, 1}), s));
+  search::SimulationEvaluator evaluator(problem, "ring", search::SimulationEvaluator::Path::Simulate);
+  const search::Score engine = evaluator.evaluate(plan(2, {2, 1}));
+  EXPECT_TRUE(engine.fits);
+  EXPECT_NEAR(s.iteration_time_s, engine.iteration_time_s, 1e-9 * engine.iteration_time_s);
+  EXPECT_NEAR(s.peak_memory_bytes, engine.peak_memory_bytes, 1e-9 * engine.peak_memory_bytes);
   std::ostringstream yaml;
   search::write_plan_yaml(yaml, plan(2, {2, 1}), "round trip");
   EXPECT_EQ(load_plan(ConfigNode::load_string(yaml.str(), "q.yaml")).stage_tp, (std::vector<int>{2, 1}));

@@ -4,6 +4,7 @@
 // plan of whole search spaces.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/memory.h"
@@ -223,6 +224,53 @@ TEST(PipelineModel, MatchesTheEngineWithFp32Gradients) {
     }
     EXPECT_GT(taken, 30);
     EXPECT_GT(slower, taken / 3);  // what holds gradients holds twice the bytes
+  }
+}
+
+// Per-stage tensor degrees (stage_tp): each stage's blocks, rings and memory at its own
+// degree, its GPUs after the earlier stages', as the engine prices them. Every 11th plan of
+// the space with three or four stages takes one of the shapes of powers of two (not all
+// equal) whose sum divides the GPU count, in turn.
+TEST(PipelineModel, MatchesTheEngineOnPerStageTensorDegrees) {
+  for (const char* platform : {"dgx-a100-4x8", "mixed-a100-h100-2x8"}) {
+    const auto cluster = platforms::load_cluster_file(src(std::string("platforms/presets/") + platform + ".yaml"));
+    const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
+    const Problem problem{&model, &cluster, 128};
+    const int n = cluster.gpu_count();
+    std::vector<std::vector<int>> shapes;
+    for (int pp : {3, 4})
+      for (int code = 0; code < (1 << (2 * pp)); ++code) {  // each entry 1, 2, 4 or 8
+        std::vector<int> shape;
+        int sum = 0;
+        for (int s = 0; s < pp; ++s) sum += shape.emplace_back(1 << ((code >> (2 * s)) & 3));
+        if (n % sum == 0 && std::count(shape.begin(), shape.end(), shape[0]) != pp) shapes.push_back(shape);
+      }
+    ASSERT_GT(shapes.size(), 20u);
+    SimulationEvaluator slow(problem, "ring", SimulationEvaluator::Path::Simulate);
+    PipelineModel fast(problem);
+    const std::vector<Plan> plans = enumerate(problem, default_space(problem, 4));
+    int taken = 0;
+    size_t next = 0;
+    for (size_t i = 0; i < plans.size(); i += 11) {
+      if ((plans[i].pp != 3 && plans[i].pp != 4) || plans[i].virtual_stages != 1) continue;
+      const std::vector<int>* shape = &shapes[next++ % shapes.size()];
+      while (static_cast<int>(shape->size()) != plans[i].pp) shape = &shapes[next++ % shapes.size()];
+      Plan plan = plans[i];
+      plan.stage_tp = *shape;
+      plan.tp = *std::max_element(shape->begin(), shape->end());
+      plan.dp = n / static_cast<int>(plan.tp_sum());
+      const Score s = slow.evaluate(plan);
+      Score f;
+      if (!s.simulated) continue;          // a batch the replicas do not divide, or pruned
+      if (!fast.score(plan, f)) continue;  // replicas on different GPU types: the engine's
+      ++taken;
+      SCOPED_TRACE(describe(plan) + " on " + platform);
+      EXPECT_NEAR(f.iteration_time_s, s.iteration_time_s, 1e-9 * s.iteration_time_s);
+      EXPECT_NEAR(f.peak_memory_bytes, s.peak_memory_bytes, 1e-9 * s.peak_memory_bytes);
+      EXPECT_EQ(f.fits, s.fits);
+      if (::testing::Test::HasFailure()) return;
+    }
+    EXPECT_GT(taken, 25) << platform;  // 33 and 32 when written
   }
 }
 

@@ -5,6 +5,7 @@
 // faster than the plan it started from.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "sim/config_node.h"
@@ -66,23 +67,37 @@ TEST(Refine, EveryValidRefinementRoundTripsThroughItsPlanYaml) {
   EXPECT_GT(shapes, 0);
 }
 
-// A stage twice as wide as its two neighbours (stage_tp [4, 1, 1, 2] from tp2 pp4) gets the
+// The stage shapes among `plans` other than `from`'s (other refinements keep its shape).
+std::vector<std::vector<int>> shapes_of(const std::vector<Plan>& plans, const Plan& from) {
+  std::vector<std::vector<int>> out;
+  for (const Plan& r : plans)
+    if (!r.stage_tp.empty() && r.stage_tp != from.stage_tp) out.push_back(r.stage_tp);
+  return out;
+}
+
+// Stage shapes one move away, hand-listed. From tp2 pp4: a stage doubles and the two of its
+// width nearest it halve (six ways). A stage twice as wide as its neighbours gets the
 // layers its speed earns: more than an even split gives it, the narrow stages fewer.
-TEST(Refine, AWiderStageTakesMoreLayers) {
+TEST(Refine, StageShapesOneMoveAway) {
   const Fixture f;
   Plan at;
   ASSERT_TRUE(make_plan(f.problem, 2, 4, 1, at));
-  std::vector<Plan> shapes;
-  for (const Plan& r : refinements(f.problem, at))
-    if (!r.stage_tp.empty()) shapes.push_back(r);
-  ASSERT_EQ(shapes.size(), 2u);
-  EXPECT_EQ(shapes[0].stage_tp, (std::vector<int>{4, 1, 1, 2}));
-  EXPECT_EQ(shapes[1].stage_tp, (std::vector<int>{2, 1, 1, 4}));
-  ASSERT_EQ(shapes[0].stages.size(), 4u);  // 24 layers: 6 each when even
-  EXPECT_GT(shapes[0].stages[0], 6);
-  EXPECT_LT(shapes[0].stages[1], 6);
+  const std::vector<Plan> from_plain = refinements(f.problem, at);
+  using Shapes = std::vector<std::vector<int>>;
+  EXPECT_EQ(shapes_of(from_plain, at),
+            (Shapes{{4, 1, 1, 2}, {1, 4, 1, 2}, {2, 4, 1, 1}, {2, 1, 4, 1}, {1, 1, 4, 2}, {2, 1, 1, 4}}));
+  const Plan& wide = *std::find_if(from_plain.begin(), from_plain.end(), [](const Plan& r) {
+    return r.stage_tp == std::vector<int>{4, 1, 1, 2};
+  });
+  ASSERT_EQ(wide.stages.size(), 4u);  // 24 layers: 6 each when even
+  EXPECT_GT(wide.stages[0], 6);
+  EXPECT_LT(wide.stages[1], 6);
+  EXPECT_EQ(wide.gpus(), 32);
+  // From [4, 1, 1, 2]: stages 0 and 1 swap, or stages 2 and 3; stage 0 halving while
+  // stages 1 and 2 (a quarter its width) double is the plain tp2 plan, not a shape.
+  EXPECT_EQ(shapes_of(refinements(f.problem, wide), wide), (Shapes{{1, 4, 1, 2}, {4, 1, 2, 1}}));
   SimulationEvaluator evaluator(f.problem);
-  EXPECT_TRUE(evaluator.evaluate(shapes[0]).valid);
+  EXPECT_TRUE(evaluator.evaluate(wide).valid);
 }
 
 // What no refinement sets but a plan may hold comes back from the JSON too: offload, an
