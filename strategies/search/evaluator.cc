@@ -80,6 +80,8 @@ SimulationEvaluator::SimulationEvaluator(Problem problem, std::string collective
     min_capacity_ = min_capacity_ == 0 ? slot.spec->memory_bytes : std::min(min_capacity_, slot.spec->memory_bytes);
 }
 
+bool SimulationEvaluator::prices_fast(const Plan& plan) { return fast_ && fast_->takes(plan); }
+
 Score SimulationEvaluator::evaluate(const Plan& plan) {
   ++evaluations_;
   const std::string key = plan_key(plan);

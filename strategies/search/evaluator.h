@@ -46,6 +46,9 @@ class Evaluator {
  public:
   virtual ~Evaluator() = default;
   virtual Score evaluate(const Plan& plan) = 0;
+  // Whether evaluate() prices the plan on its fast path (no task graph), asked before
+  // scoring plans the engine would price slowly.
+  virtual bool prices_fast(const Plan& /*plan*/) { return true; }
   long evaluations() const { return evaluations_; }  // calls, cache hits included
   long simulations() const { return simulations_; }  // plans actually simulated
 
@@ -72,6 +75,7 @@ class SimulationEvaluator : public Evaluator {
   explicit SimulationEvaluator(Problem problem, std::string collective_algorithm = "ring", Path path = Path::Fast);
   ~SimulationEvaluator() override;
   Score evaluate(const Plan& plan) override;
+  bool prices_fast(const Plan& plan) override;
   long pruned() const { return pruned_; }
 
  private:

@@ -10,6 +10,7 @@
 #include "sim/collective.h"
 #include "strategies/lowering/offload.h"
 #include "strategies/schedules/schedule.h"
+#include "strategies/search/group_signature.h"
 
 namespace dejavu::strategies::search {
 
@@ -26,15 +27,7 @@ const std::vector<BlockItems>& PipelineModel::blocks(const Plan& plan, int stage
   const int t = plan.tp_of(stage);
   auto [kind, fresh] = stage_kind_.try_emplace(std::make_pair(t, gpu_index(plan, stage, 0, 0)), 0);
   if (fresh) {
-    const auto& cluster = *problem_.cluster;
-    std::string sig = std::to_string(t) + ":";
-    for (int k = 0; k < t; ++k) {
-      const auto& slot = cluster.gpus[gpu_index(plan, stage, 0, k)];
-      const auto c = cluster.network.path_cost(slot.host, cluster.gpus[gpu_index(plan, stage, 0, (k + 1) % t)].host);
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "%s,%a/%a;", slot.spec->name.c_str(), c.latency_s, c.bottleneck_Bps);
-      sig += buf;
-    }
+    const std::string sig = group_signature(*problem_.cluster, plan, stage);
     kind->second = signatures_.try_emplace(sig, static_cast<int>(signatures_.size())).first->second;
   }
   const auto key =
@@ -465,8 +458,7 @@ double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t,
   return resident;
 }
 
-bool PipelineModel::score(const Plan& plan, Score& out) {
-  const auto& model = *problem_.model;
+bool PipelineModel::takes(const Plan& plan) {
   if (plan.ep != 1 || plan.cp != 1 || plan.data_parallel.sync != "all-reduce" ||
       plan.data_parallel.compression != "none" || plan.gradient_bucket_bytes(1) > 0 || plan.overlap_param_gather ||
       plan.tp_comm_overlap || !plan.offload_parameters.empty() || !plan.offload_activations.empty() ||
@@ -475,8 +467,18 @@ bool PipelineModel::score(const Plan& plan, Score& out) {
   if (const auto schedule = schedules().make(plan.schedule);
       schedule->pipelines() > 1 || !schedule->flushes() || schedule->slices_tokens())
     return false;  // bidirectional, asynchronous or token-sliced: lower() and the engine handle those
-  validate(plan, model, *problem_.cluster);
-  if (!one_class(plan)) return false;
+  try {
+    validate(plan, *problem_.model, *problem_.cluster);
+  } catch (const Error&) {
+    return true;
+  }
+  return one_class(plan);
+}
+
+bool PipelineModel::score(const Plan& plan, Score& out) {
+  const auto& model = *problem_.model;
+  if (!takes(plan)) return false;
+  validate(plan, model, *problem_.cluster);  // throws for a plan that breaks a rule
   const int p = plan.pp;
   const Work w = work(plan);
   Timeline t(p, plan.total_stages(), plan.microbatches());

@@ -28,6 +28,9 @@ class PipelineModel {
   // Fills `out` and returns true, or returns false when the plan needs the full lowering.
   // Throws ConfigError for a plan that breaks a rule (as lower() would).
   bool score(const Plan& plan, Score& out);
+  // Whether score() prices the plan itself, without pricing it (a plan that breaks a rule
+  // counts: score() refuses it at once).
+  bool takes(const Plan& plan);
 
  private:
   struct Work;

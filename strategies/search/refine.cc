@@ -124,7 +124,7 @@ class StageShapes {
   }
 
  private:
-  void emit(std::initializer_list<std::pair<int, int>> moves, std::vector<Plan>& out) const {
+  void emit(std::initializer_list<std::pair<int, int>> moves, std::vector<Plan>& out) {
     std::vector<int> shape = shape_;
     for (const auto& [s, t] : moves) {
       if (t > widest_ || (problem_.model->heads > 0 && problem_.model->heads % t != 0)) return;
@@ -137,13 +137,16 @@ class StageShapes {
     p.tp = most;
     p.stages.clear();
     Plan balanced;
-    out.push_back(balance_stages(problem_, p, balanced) ? balanced : p);
+    // Context and expert groups span replicas, beyond what the cache's key sees.
+    StageBlockCache* cache = at_.cp == 1 && at_.ep == 1 ? &prices_ : nullptr;
+    out.push_back(balance_stages(problem_, p, balanced, cache) ? balanced : p);
   }
 
   const Problem& problem_;
   const Plan& at_;
   std::vector<int> shape_;
   int widest_ = 1 << 30;
+  StageBlockCache prices_;  // the shapes differ only in their stages' degrees
 };
 
 void add_stage_shapes(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
@@ -151,6 +154,12 @@ void add_stage_shapes(const Problem& problem, const Plan& at, std::vector<Plan>&
   const auto schedule = schedules().make(at.schedule);
   if (schedule->pipelines() > 1 || schedule->slices_tokens()) return;
   StageShapes(problem, at).add(out);
+}
+
+// A stage shape whose first or last stage is wider than in `at`: of the shapes the engine
+// must price (their replicas' pipeline hops differ), the ones refine scores, once.
+bool widens_an_end(const Plan& at, const Plan& p) {
+  return p.tp_of(0) > at.tp_of(0) || p.tp_of(p.pp - 1) > at.tp_of(at.pp - 1);
 }
 
 }  // namespace
@@ -185,6 +194,7 @@ long refine(const Problem& problem, Tracker& tracker, int bases, int rounds) {
       const bool dear = &base == &from.front() && round == 0;  // once: the best plan
       for (const Plan& p : refinements(problem, at, dear)) {
         if (tracker.out_of_time()) break;
+        if (!p.stage_tp.empty() && !tracker.prices_fast(p) && !(dear && widens_an_end(at, p))) continue;
         const Score s = tracker.evaluate_as_is(p);
         ++scored;
         if (s.cost() < next_cost) next = p, next_cost = s.cost();

@@ -92,6 +92,7 @@ class Tracker {
   // Evaluates and keeps the plan as it is, without the balanced variants (the refinement's
   // plans keep the split of the plan they refine).
   Score evaluate_as_is(const Plan& plan) { return keep(plan); }
+  bool prices_fast(const Plan& plan) { return evaluator_.prices_fast(plan); }
   bool out_of_time();  // sets budget_exhausted once the budget is spent
   void progress(long done, long total);
   double best_s() const;

@@ -7,6 +7,7 @@
 
 #include "strategies/lowering.h"
 #include "strategies/schedules/schedule.h"
+#include "strategies/search/group_signature.h"
 #include "strategies/search/min_max_split.h"
 
 namespace dejavu::strategies::search {
@@ -19,14 +20,18 @@ struct StagePrices {
 
 // One layer's and the end blocks' forward and backward on each stage's slowest replica
 // (block_costs: the whole model's blocks priced on that stage's GPUs).
-StagePrices stage_prices(const Problem& problem, const Plan& plan) {
+StagePrices stage_prices(const Problem& problem, const Plan& plan, StageBlockCache* cache) {
   StagePrices out{std::vector<double>(plan.pp, 0.0), std::vector<double>(plan.pp, 0.0)};
   const platforms::Cluster& cluster = *problem.cluster;
   for (int s = 0; s < plan.pp; ++s) {
     std::set<std::string> seen;
     for (int r = 0; r < plan.dp; ++r) {
       if (!seen.insert(cluster.gpus[gpu_index(plan, s, r, 0)].spec->name).second) continue;
-      const std::vector<BlockCost> blocks = block_costs(*problem.model, cluster, plan, s, "ring", r);
+      StageBlockCache own;  // without a cache, this call's
+      StageBlockCache& prices = cache ? *cache : own;
+      auto [hit, fresh] = prices.try_emplace(plan.recompute_of(s) + "|" + group_signature(cluster, plan, s, r));
+      if (fresh) hit->second = block_costs(*problem.model, cluster, plan, s, "ring", r);
+      const std::vector<BlockCost>& blocks = hit->second;
       const auto first = std::find_if(blocks.begin(), blocks.end(), [](const BlockCost& b) { return b.is_layer; });
       const auto last = std::find_if(blocks.rbegin(), blocks.rend(), [](const BlockCost& b) { return b.is_layer; });
       if (first == blocks.end()) return out;
@@ -44,10 +49,10 @@ StagePrices stage_prices(const Problem& problem, const Plan& plan) {
 
 }  // namespace
 
-bool balance_stages(const Problem& problem, const Plan& plan, Plan& out) {
+bool balance_stages(const Problem& problem, const Plan& plan, Plan& out, StageBlockCache* cache) {
   if (plan.pp < 2 || plan.virtual_stages != 1 || !plan.stages.empty()) return false;
   if (schedules().make(plan.schedule)->pipelines() > 1) return false;
-  const StagePrices p = stage_prices(problem, plan);
+  const StagePrices p = stage_prices(problem, plan, cache);
   const std::vector<int> split = min_max_counts(p.layer_s, p.fixed_s, problem.model->layers);
   std::vector<int> even(plan.pp);  // as the lowering splits without `stages`
   for (int st = 0; st < plan.pp; ++st)
