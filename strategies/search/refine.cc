@@ -101,8 +101,8 @@ void add_schedules(const Plan& at, bool dear, std::vector<Plan>& out) {
 // Submesh shapes per stage (stage_tp) one move from the plan's, on the same GPUs (the
 // widths' sum kept): two neighbouring stages of different widths swap them; a stage doubles
 // and two stages of its width nearest it halve; or the reverse: it halves and two of a
-// quarter its width double. Layers are split anew by each stage's speed at its own degree (stage_balance).
-// Tensor groups stay inside a server and divide the heads.
+// quarter its width double. Layers are split anew by each stage's speed at its own degree
+// (stage_balance). Tensor groups stay inside a server and divide the heads.
 class StageShapes {
  public:
   StageShapes(const Problem& problem, const Plan& at) : problem_(problem), at_(at) {
@@ -194,7 +194,8 @@ long refine(const Problem& problem, Tracker& tracker, int bases, int rounds) {
       const bool dear = &base == &from.front() && round == 0;  // once: the best plan
       for (const Plan& p : refinements(problem, at, dear)) {
         if (tracker.out_of_time()) break;
-        if (!p.stage_tp.empty() && !tracker.prices_fast(p) && !(dear && widens_an_end(at, p))) continue;
+        const bool reshaped = !p.stage_tp.empty() && p.stage_tp != at.stage_tp;
+        if (reshaped && !tracker.prices_fast(p) && !(dear && widens_an_end(at, p))) continue;
         const Score s = tracker.evaluate_as_is(p);
         ++scored;
         if (s.cost() < next_cost) next = p, next_cost = s.cost();
