@@ -41,7 +41,9 @@ const char* collective_op_names() {
 }
 
 DeviceId TaskGraph::add_device(const std::string& name, std::vector<int> hosts) {
-  devices_.push_back(Device{name, std::move(hosts)});
+  Device& d = devices_.emplace_back();
+  d.name = name;
+  d.hosts = std::move(hosts);
   return DeviceId(static_cast<int32_t>(devices_.size()) - 1);
 }
 
