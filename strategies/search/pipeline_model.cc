@@ -41,10 +41,10 @@ const std::vector<BlockItems>& PipelineModel::blocks(const Plan& plan, int stage
 // Whether every replica prices like replica 0: the same GPU types, tensor rings and
 // pipeline hops (lower()'s replica classes). Depends on the stages' tensor degrees only.
 bool PipelineModel::one_class(const Plan& plan) {
-  std::vector<int> degrees(static_cast<size_t>(plan.pp));
-  for (int s = 0; s < plan.pp; ++s) degrees[static_cast<size_t>(s)] = plan.tp_of(s);
-  auto [it, fresh] = one_class_.try_emplace(std::move(degrees), true);
-  if (!fresh) return it->second;
+  degrees_.resize(static_cast<size_t>(plan.pp));  // the key, in a buffer kept across plans
+  for (int s = 0; s < plan.pp; ++s) degrees_[static_cast<size_t>(s)] = plan.tp_of(s);
+  if (const auto known = one_class_.find(degrees_); known != one_class_.end()) return known->second;
+  const auto it = one_class_.emplace(degrees_, true).first;
   const auto& cluster = *problem_.cluster;
   const auto& net = cluster.network;
   const int p = plan.pp, d = plan.dp;
@@ -458,7 +458,8 @@ double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t,
   return resident;
 }
 
-bool PipelineModel::takes(const Plan& plan) {
+// What score() leaves to the engine whatever the cluster: knobs it does not walk.
+bool PipelineModel::walks(const Plan& plan) {
   if (plan.ep != 1 || plan.cp != 1 || plan.data_parallel.sync != "all-reduce" ||
       plan.data_parallel.compression != "none" || plan.gradient_bucket_bytes(1) > 0 || plan.overlap_param_gather ||
       plan.tp_comm_overlap || !plan.offload_parameters.empty() || !plan.offload_activations.empty() ||
@@ -467,18 +468,24 @@ bool PipelineModel::takes(const Plan& plan) {
   if (const auto schedule = schedules().make(plan.schedule);
       schedule->pipelines() > 1 || !schedule->flushes() || schedule->slices_tokens())
     return false;  // bidirectional, asynchronous or token-sliced: lower() and the engine handle those
+  return true;
+}
+
+bool PipelineModel::takes(const Plan& plan) {
+  if (!walks(plan)) return false;
   try {
     validate(plan, *problem_.model, *problem_.cluster);
   } catch (const Error&) {
-    return true;
+    return true;  // score() refuses it at once
   }
   return one_class(plan);
 }
 
 bool PipelineModel::score(const Plan& plan, Score& out) {
   const auto& model = *problem_.model;
-  if (!takes(plan)) return false;
+  if (!walks(plan)) return false;
   validate(plan, model, *problem_.cluster);  // throws for a plan that breaks a rule
+  if (!one_class(plan)) return false;
   const int p = plan.pp;
   const Work w = work(plan);
   Timeline t(p, plan.total_stages(), plan.microbatches());

@@ -35,6 +35,7 @@ class PipelineModel {
  private:
   struct Work;
   struct Timeline;
+  static bool walks(const Plan& plan);  // the knobs score() walks, whatever the cluster
   Work work(const Plan& plan);
   void stage_work(const Plan& plan, int s, const std::vector<int>& layers_of, Work& w);
   bool walk(const Plan& plan, const Work& w, Timeline& t);
@@ -55,6 +56,7 @@ class PipelineModel {
   std::map<std::string, int> signatures_;
   std::map<std::tuple<int, int, int, int, int, int>, std::vector<BlockItems>> blocks_;
   std::map<std::vector<int>, bool> one_class_;                             // per stages' tensor degrees
+  std::vector<int> degrees_;                                               // one_class's key, reused
   std::map<std::tuple<int, int, int, int, double>, double> collective_s_;  // (first GPU, stride, dp, op, bytes)
   std::map<std::tuple<int, int, double>, double> send_s_;                  // (from GPU, to GPU, bytes)
   std::map<std::tuple<std::string, int, int, int>, std::vector<std::vector<WorkItem>>> orders_;

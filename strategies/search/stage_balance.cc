@@ -27,11 +27,16 @@ StagePrices stage_prices(const Problem& problem, const Plan& plan, StageBlockCac
     std::set<std::string> seen;
     for (int r = 0; r < plan.dp; ++r) {
       if (!seen.insert(cluster.gpus[gpu_index(plan, s, r, 0)].spec->name).second) continue;
-      StageBlockCache own;  // without a cache, this call's
-      StageBlockCache& prices = cache ? *cache : own;
-      auto [hit, fresh] = prices.try_emplace(plan.recompute_of(s) + "|" + group_signature(cluster, plan, s, r));
-      if (fresh) hit->second = block_costs(*problem.model, cluster, plan, s, "ring", r);
-      const std::vector<BlockCost>& blocks = hit->second;
+      std::vector<BlockCost> own;  // without a cache (every plan a mixed cluster's search scores): no key built
+      const std::vector<BlockCost>* priced = &own;
+      if (cache) {
+        auto [hit, fresh] = cache->try_emplace(plan.recompute_of(s) + "|" + group_signature(cluster, plan, s, r));
+        if (fresh) hit->second = block_costs(*problem.model, cluster, plan, s, "ring", r);
+        priced = &hit->second;
+      } else {
+        own = block_costs(*problem.model, cluster, plan, s, "ring", r);
+      }
+      const std::vector<BlockCost>& blocks = *priced;
       const auto first = std::find_if(blocks.begin(), blocks.end(), [](const BlockCost& b) { return b.is_layer; });
       const auto last = std::find_if(blocks.rbegin(), blocks.rend(), [](const BlockCost& b) { return b.is_layer; });
       if (first == blocks.end()) return out;
