@@ -17,10 +17,13 @@ struct Dims {
         f(c.ffn_hidden),
         V(c.vocab),
         kv(static_cast<double>(c.kv_heads) * (h / a)),
-        e(sim::dtype_bytes(sim::storage_of(c.dtype))) {}
+        e(sim::dtype_bytes(sim::storage_of(c.dtype))),
+        q(saved_gemm_input_bytes(c.dtype)),
+        o(saved_attention_output_bytes(c.dtype, c.attention)) {}
   double s, h, a, f, V;
   double kv;  // key (and value) width
   double e;
+  double q, o;  // bytes a layer's GEMM keeps per input element; the output projection per O element
 };
 
 // An MLP of width f over `tokens` token slots: SwiGLU's gate and up projections (fused),
@@ -33,14 +36,14 @@ Mlp mlp_ops(const std::string& p, int l, double tokens, double f, const Dims& d,
   const double h = d.h, e = d.e;
   Mlp m;
   m.gate_up = gemm(p + (gated ? "gate_up" : "up"), l, tokens, h, (gated ? 2 : 1) * f, e, false);
-  m.gate_up.activation_bytes = tokens * h * e;
+  m.gate_up.activation_bytes = tokens * h * d.q;
   m.gate_up.activation_split = false;
   m.gate_up.tp_sync_bwd = true;
   m.gate_up.tp_sync_bytes = tokens * h * e;
   m.act = memory_op(p + (gated ? "swiglu" : "squared_relu"), OpClass::Elementwise, l, tokens * (gated ? 2 : 1) * f, e,
                     TpMode::Split);
   m.down = gemm(p + "down", l, tokens, f, h, e, false);
-  m.down.activation_bytes = tokens * f * e;
+  m.down.activation_bytes = tokens * f * d.q;
   m.down.tp_sync_fwd = true;
   m.down.tp_sync_bytes = tokens * h * e;
   return m;
@@ -97,14 +100,14 @@ void add_layer(Chain& chain, const LlamaConfig& c, int l, const Dims& d, int& re
   chain.feed_next(residual);
   chain.add(norm1);
   Op qkv = gemm(p + "qkv", l, s, h, h + 2 * kv, e, false);
-  qkv.activation_bytes = s * h * e;  // its input
+  qkv.activation_bytes = s * h * d.q;  // its input
   qkv.activation_split = false;
   qkv.tp_sync_bwd = true;
   qkv.tp_sync_bytes = s * h * e;
   chain.add(qkv);
   chain.add(attention_op(p + "attention", l, d.s, d.h, d.a, d.kv, d.e, c.attention, true));  // grouped-query, causal
   Op out = gemm(p + "out_proj", l, s, h, h, e, false);
-  out.activation_bytes = s * h * e;
+  out.activation_bytes = s * h * d.o;
   out.tp_sync_fwd = true;
   out.tp_sync_bytes = s * h * e;
   chain.add(out);
@@ -146,6 +149,7 @@ ModelGraph make_llama(const LlamaConfig& c) {
   if (c.tie_embeddings) head.params = 0;
   head.activation_bytes = s * h * e;
   head.activation_split = false;
+  head.high_precision = true;
   chain.add(head);
   chain.add(cross_entropy_op("loss", after, s, V, e));
   return g;

@@ -39,6 +39,11 @@ struct Op {
   bool tp_sync_bwd = false;
   double tp_sync_bytes = 0;
   bool counts_as_model_flops = false;  // Megatron counts only matmul FLOPs
+  // A GEMM that runs in the storage dtype when the model's GEMMs are fp8/fp4: the language
+  // model head (Megatron-Core's output layer is its own ColumnParallelLinear, outside
+  // Transformer Engine's fp8 autocast; torchtitan's float8 and MX converters skip `output`
+  // by default).
+  bool high_precision = false;
   // Forward FLOPs per sample by Megatron's model-FLOPs convention when they differ from the
   // work done (causal FlashAttention skips half the scores Megatron counts); < 0: fwd_flops.
   double model_fwd_flops = -1;

@@ -52,6 +52,15 @@ Op gemm(std::string name, int layer, double s, double k, double n, double e, boo
   return op;
 }
 
+double saved_gemm_input_bytes(sim::DType dtype) {
+  return sim::dtype_bytes(sim::narrow_gemm(dtype) ? dtype : sim::storage_of(dtype));
+}
+
+double saved_attention_output_bytes(sim::DType dtype, AttentionKind kind) {
+  const double fused = kind == AttentionKind::Unfused ? 0 : sim::dtype_bytes(sim::storage_of(dtype));
+  return sim::narrow_gemm(dtype) ? fused + saved_gemm_input_bytes(dtype) : sim::dtype_bytes(dtype);
+}
+
 int positive_key(const ConfigNode& n, const char* key, long long fallback, bool required, long long max) {
   if (!required && !n.has(key)) return static_cast<int>(fallback);
   return static_cast<int>(n.child(key).as_int(1, max));

@@ -25,6 +25,7 @@ Op cross_entropy_op(std::string name, int layer, double tokens, double vocab, do
 
 // y[s, n] = x[s, k] · W[k, n]: 2·s·k·n FLOPs forward, twice that backward (dX and dW).
 Op gemm(std::string name, int layer, double s, double k, double n, double e, bool bias);
+
 // How attention runs: unfused (Megatron 2021-22: batched matmuls, the a·s² scores
 // written, masked, softmaxed and dropped out in memory and stored for the backward) or
 // FlashAttention (one fused kernel, compute-bound, tiles never leave the chip, the scores
@@ -38,6 +39,17 @@ const char* to_string(AttentionKind k);
 const std::vector<std::string>& attention_names();  // flash, triton, unfused
 // The kind a name in attention_names() stands for.
 AttentionKind attention_of(const std::string& name);
+
+// What a transformer layer's GEMM keeps of each input element for its backward (the weight
+// gradient): the storage dtype's bytes, or under fp8/fp4 the quantized copy Transformer
+// Engine's linear layers keep (te.Linear and GroupedLinear save their quantized input,
+// column-wise data only: 1 byte an element in fp8, 0.5 in fp4; block scales not counted).
+double saved_gemm_input_bytes(sim::DType dtype);
+// What the layer's output projection keeps of the attention output O per element. A fused
+// attention kernel keeps O itself (its backward needs it), in 16 bits one tensor shared with
+// the projection's saved input; under fp8/fp4 the projection keeps its quantized copy
+// beside it. Unfused attention keeps no O: only the projection's input.
+double saved_attention_output_bytes(sim::DType dtype, AttentionKind kind);
 
 // Self-attention over s tokens of width h in a heads (kv: the keys' and values' width, h
 // without grouped-query attention). Model FLOPs by Megatron's convention: scores Q·K^T and

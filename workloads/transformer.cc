@@ -16,8 +16,11 @@ struct Dims {
         a(c.heads),
         V(c.vocab),
         f(c.ffn_hidden > 0 ? c.ffn_hidden : 4.0 * c.hidden),
-        e(sim::dtype_bytes(sim::storage_of(c.dtype))) {}
+        e(sim::dtype_bytes(sim::storage_of(c.dtype))),
+        q(saved_gemm_input_bytes(c.dtype)),
+        o(saved_attention_output_bytes(c.dtype, c.attention)) {}
   double s, h, a, V, f, e;
+  double q, o;  // bytes a layer's GEMM keeps per input element; the output projection per O element
 };
 
 Op keep(Op op, double bytes, bool split) {
@@ -68,13 +71,13 @@ void add_layer(Chain& chain, int l, const Dims& d, AttentionKind kind, bool caus
   ln1.params = 2 * h;
   ln1.layer_input = true;
   chain.add(ln1);
-  Op qkv = keep(gemm(p + "qkv", l, s, h, 3 * h, e, true), s * h * e, false);
+  Op qkv = keep(gemm(p + "qkv", l, s, h, 3 * h, e, true), s * h * d.q, false);
   qkv.tp_sync_bwd = true;  // Megatron's f: all-reduce of the input gradient
   qkv.tp_sync_bytes = s * h * e;
   chain.add(qkv);
   // multi-head: keys as wide as queries
   chain.add(attention_op(p + "attention", l, d.s, d.h, d.a, d.h, d.e, kind, causal, dropout));
-  Op proj = keep(gemm(p + "proj", l, s, h, h, e, true), s * h * e, true);
+  Op proj = keep(gemm(p + "proj", l, s, h, h, e, true), s * h * d.o, true);
   proj.tp_sync_fwd = true;  // Megatron's g: all-reduce of the row-parallel output
   proj.tp_sync_bytes = s * h * e;
   chain.add(proj);
@@ -87,12 +90,12 @@ void add_layer(Chain& chain, int l, const Dims& d, AttentionKind kind, bool caus
   Op ln2 = keep(memory_op(p + "ln2", OpClass::Norm, l, s * h, e, TpMode::Replicated), s * h * e, false);
   ln2.params = 2 * h;
   chain.add(ln2);
-  Op fc1 = keep(gemm(p + "fc1", l, s, h, f, e, true), s * h * e, false);
+  Op fc1 = keep(gemm(p + "fc1", l, s, h, f, e, true), s * h * d.q, false);
   fc1.tp_sync_bwd = true;
   fc1.tp_sync_bytes = s * h * e;
   chain.add(fc1);
   chain.add(keep(memory_op(p + "gelu", OpClass::Elementwise, l, s * f, e, TpMode::Split), s * f * e, true));
-  Op fc2 = keep(gemm(p + "fc2", l, s, f, h, e, true), s * f * e, true);
+  Op fc2 = keep(gemm(p + "fc2", l, s, f, h, e, true), s * f * d.q, true);
   fc2.tp_sync_fwd = true;
   fc2.tp_sync_bytes = s * h * e;
   chain.add(fc2);
@@ -134,6 +137,7 @@ void add_lm_head(Chain& chain, const TransformerConfig& c, const Dims& d) {
   head.params = c.ends == TransformerConfig::Ends::Bert ? V : 0;  // BERT's decoder keeps a bias
   head.activation_bytes = s * h * e;                              // its input; the logits are the loss's
   head.activation_split = false;
+  head.high_precision = true;
   chain.add(head);
   // The loss keeps its fp32 softmax (vocabulary-parallel) for the backward.
   chain.add(cross_entropy_op("loss", after, s, V, e));

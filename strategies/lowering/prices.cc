@@ -54,15 +54,15 @@ sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, c
   k.op_class = op.op_class;
   k.head_dim = op.head_dim;
   k.causal = op.causal;
-  k.dtype = op.op_class == sim::OpClass::Gemm ? m.dtype : sim::storage_of(m.dtype);
+  const bool narrow = sim::narrow_gemm(m.dtype) && !op.high_precision;
+  k.dtype = op.op_class == sim::OpClass::Gemm && !op.high_precision ? m.dtype : sim::storage_of(m.dtype);
   const double weights = op.weight_bytes / (op.expert ? plan.ep : 1);  // a GPU's share of the experts
   sim::GemmShape product;
   const bool shaped = forward_product(op, m, plan, b, t, &product);
   // fp8/fp4: each GEMM's activation input cast forward, its output gradient backward (the
   // weights' casts are the optimizer step's, once a step).
-  const double cast = shaped && sim::narrow_gemm(m.dtype)
-                          ? product.batch * (sim::dtype_bytes(sim::storage_of(m.dtype)) + sim::dtype_bytes(m.dtype))
-                          : 0;
+  const double cast =
+      shaped && narrow ? product.batch * (sim::dtype_bytes(sim::storage_of(m.dtype)) + sim::dtype_bytes(m.dtype)) : 0;
   if (pass == Pass::Forward || pass == Pass::Replay) {
     k.flops = op.fwd_flops * b / t;
     k.bytes = (op.fwd_bytes * b + weights) / t;
