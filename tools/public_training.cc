@@ -89,7 +89,10 @@ strategies::Plan plan_of(const CsvRow& r) {
   const std::string& fw = r.text("framework");
   const bool nemo = fw == "NeMo" || fw.rfind("Megatron-Bridge", 0) == 0;
   p.zero = s == "zero3" ? 3 : s == "zero2" ? 2 : s == "zero1" ? 1 : 0;
-  if (nemo && s == "dp") p.zero = 1;  // NeMo's recipes run the distributed optimizer (distributed_fused_adam)
+  // NeMo's recipes run the distributed optimizer (distributed_fused_adam), and so do
+  // Megatron-Bridge's where its table leaves the sharding unstated (every Llama recipe sets
+  // ddp.use_distributed_optimizer = True: src/megatron/bridge/recipes/llama/llama3.py@c76eae64e).
+  if (nemo && (s == "dp" || s == "unknown")) p.zero = 1;
   const std::string& re = r.text("recompute");
   p.recompute = re == "unknown" ? "none" : re;
   p.recompute_early_stop = p.recompute == "full" && pytorch_checkpoint(r);

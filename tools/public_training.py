@@ -84,6 +84,37 @@ VOCAB_OF_SOURCE = {"bigscience_bloom_prequel": "250880"}
 # 1f6d9f40e4117d7c71b726f86074ac01c29f87f5 (step 4.61 s against 4.36 s at 256 GPUs).
 VP_OF_MODEL = {("dgxc_benchmarking", "Nemotron-4 340B"): "12"}
 
+# Recomputation a row's source leaves to its recipe ("not stated (see recipe)"), where the recipe
+# says. Megatron-Bridge's llama31_405b_pretrain_config recomputes nothing: it sets
+# recompute_granularity = None (src/megatron/bridge/recipes/llama/llama3.py, from b19588a05,
+# February 2026, through c76eae64e, April 2026), and sets no recomputation before that
+# (7e8111c23, November 2025: Megatron-Core's default, none); of the 405B workload presets only
+# GB200 NVFP4 V1 (128 GPUs, pp16 vp8) sets recompute_num_layers (1; scripts/performance/configs/
+# llama/llama31_workload_base_configs.py@c76eae64e; llama31/workload_base_configs.py@da5a1bee8
+# sets none).
+#
+# dgxc-benchmarking's README tables leave recomputation out, while the NeMo configs beside them
+# at the same commits (35a9aecc8d5b, 1b9bb6b3cfea) state it: activations_checkpoint_granularity
+# null in nemo_megatron/gpt3_175b_hydra.yaml, llama3.1/llama3.1_{8b,70b,405b}.yaml and
+# nemotron/nemotron4-15b-synth.yaml, selective in nemotron/nemotron4-340b-synth.yaml; each
+# launch.sh switches fp8 on or off and nothing else of it. (At 85380ffe02 the Llama and
+# Nemotron rows ran NeMo 2 recipes with no such file: left unstated.)
+DGXC_CONFIG_COMMITS = ("35a9aecc8d5b17d99d80f52f38c75ade0dbab7ae", "1b9bb6b3cfea881fc4997ac111e695e52ae901aa")
+DGXC_RECOMPUTE_OF_README = {
+    "nemo_megatron/README_175b.md": "none", "llama3.1/README_8b.md": "none", "llama3.1/README_70b.md": "none",
+    "llama3.1/README_405b.md": "none", "nemotron/README_15b.md": "none", "nemotron/README_340b.md": "selective"}
+
+
+def recipe_recompute(r):
+    if r["source_id"] == "megatron_bridge_perf_summary" and r["model"] == "LLAMA3.1_405B":
+        nvfp4_v1 = "fp4" in r["precision"].lower() and r["num_gpus"] == "128"
+        return "" if nvfp4_v1 else "none"
+    if r["source_id"] == "dgxc_benchmarking" and any("@" + c in r["source"] for c in DGXC_CONFIG_COMMITS):
+        readme = r["source"].split(":", 1)[1].split("@", 1)[0]
+        return DGXC_RECOMPUTE_OF_README.get(readme, "")
+    return ""
+
+
 # The attention kernel each framework ran. Megatron-DeepSpeed and DeepSpeed (BLOOM, MT-NLG,
 # 2021-22) ran it unfused. MosaicML's llm-foundry benchmark tables (A100 April 2023, H100
 # October 2023 and January 2024) were made by scripts/train/benchmarking/submit_benchmarks.py,
@@ -124,7 +155,8 @@ def main(path):
                       r["num_attention_heads"], r["num_kv_heads"], r["ffn_hidden_size"], vocab,
                       r["seq_len"], gpu(r["gpu_type"]), r["num_gpus"], framework, precision(r["precision"]),
                       r["tp"], r["pp"], vp, r["cp"], r["dp"], sharding(r["sharding"]),
-                      r["micro_batch_size"], r["global_batch_size_seqs"], recompute(r["activation_recompute"]),
+                      r["micro_batch_size"], r["global_batch_size_seqs"],
+                      recipe_recompute(r) or recompute(r["activation_recompute"]),
                       step, ATTENTION_OF_FRAMEWORK.get(framework, "flash"), grad_dtype(r["precision"]),
                       1 if int(r["row_id"]) % 3 == 0 else 0])
 
