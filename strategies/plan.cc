@@ -132,6 +132,21 @@ double Plan::gradient_element_bytes(sim::DType model_dtype) const {
   return sim::dtype_bytes(gradient_dtype(model_dtype));
 }
 
+std::vector<int> Plan::layers_per_stage(int layers) const {
+  if (!stages.empty()) return stages;
+  const int S = total_stages();
+  std::vector<int> out(S);
+  if (account_for_embedding || account_for_loss) {  // validate() checks the units divide evenly
+    const int per = (layers + account_for_embedding + account_for_loss) / S;
+    std::fill(out.begin(), out.end(), per);
+    out.front() -= account_for_embedding;
+    out.back() -= account_for_loss;
+    return out;
+  }
+  for (int s = 0; s < S; ++s) out[s] = layers / S + (s < layers % S ? 1 : 0);
+  return out;
+}
+
 namespace {
 // token_slices: auto | a count | [lengths]; only for a schedule that slices tokens.
 void load_token_slices(const ConfigNode& root, Plan& p) {
@@ -280,6 +295,21 @@ void load_stage_tp(const ConfigNode& root, Plan& p) {
 }
 
 // recompute_early_stop: only where some stage recomputes fully.
+// `stages: [...]`, or Megatron-Core's split accounting for the embedding and the loss: one
+// way to say a split, not both.
+void load_stages(const ConfigNode& root, Plan& p) {
+  if (root.has("stages")) {
+    const ConfigNode st = root.child("stages");
+    p.where["stages"] = st.loc();
+    for (const ConfigNode& n : st.items()) p.stages.push_back(static_cast<int>(n.as_int(1, limits::kMaxLayers)));
+  }
+  p.account_for_embedding = flag(root, "account_for_embedding_in_pipeline_split", p);
+  p.account_for_loss = flag(root, "account_for_loss_in_pipeline_split", p);
+  for (const char* key : {"account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"})
+    if (root.has(key) && root.child(key).as_bool() && root.has("stages"))
+      root.child(key).fail("and stages both say how layers split; valid: one of them");
+}
+
 void load_early_stop(const ConfigNode& root, Plan& p) {
   p.recompute_early_stop = flag(root, "recompute_early_stop", p);
   if (p.recompute_early_stop && p.recompute != "full" &&
@@ -300,6 +330,8 @@ Plan load_plan(const ConfigNode& root) {
                    "schedule",
                    "virtual_stages",
                    "stages",
+                   "account_for_embedding_in_pipeline_split",
+                   "account_for_loss_in_pipeline_split",
                    "stage_tp",
                    "recompute",
                    "recompute_early_stop",
@@ -346,13 +378,7 @@ Plan load_plan(const ConfigNode& root) {
   p.virtual_stages = positive(root, "virtual_stages", 1, p, limits::kMaxLayers);
   if (p.virtual_stages > 1 && p.schedule != "interleaved-1f1b")
     root.child("virtual_stages").fail("more than one model chunk per GPU needs schedule: interleaved-1f1b");
-  if (root.has("stages")) {
-    const ConfigNode st = root.child("stages");
-    p.where["stages"] = st.loc();
-    for (const ConfigNode& n : st.items()) {
-      p.stages.push_back(static_cast<int>(n.as_int(1, limits::kMaxLayers)));
-    }
-  }
+  load_stages(root, p);
   p.sequence_parallel = root.get_bool("sequence_parallel", false);
   load_zero(root, p);
   if (root.has("data_parallel")) load_data_parallel(root.child("data_parallel"), p);
@@ -449,6 +475,33 @@ void check_token_slices(const Plan& p, const workloads::ModelGraph& model) {
 }
 
 // Chimera's two pipelines run here with plain all-reduce data parallelism.
+// Every virtual stage gets its layers: as many stages as layers at most (counting the
+// embedding and the loss when the split accounts for them, evenly then, as Megatron-Core
+// asserts), or `stages` naming each one's.
+void check_layer_split(const Plan& p, const workloads::ModelGraph& model) {
+  const long long stages = static_cast<long long>(p.pp) * p.virtual_stages;
+  const int extra = p.account_for_embedding + p.account_for_loss;
+  if (stages > model.layers + extra)
+    fail_at(p, p.virtual_stages > 1 ? "virtual_stages" : "pp",
+            std::to_string(stages) + " stages for " + std::to_string(model.layers) + " layers of model " + model.name +
+                "; valid: pp x virtual_stages from 1 to " + std::to_string(model.layers + extra) +
+                (extra ? "" : " (or up to 2 more, accounting for the embedding and loss in the split)"));
+  if (extra > 0 && (model.layers + extra) % stages != 0)
+    fail_at(p,
+            p.account_for_embedding ? "account_for_embedding_in_pipeline_split" : "account_for_loss_in_pipeline_split",
+            std::to_string(model.layers) + " layers + " + std::to_string(extra) + " do not split evenly over pp x " +
+                "virtual_stages = " + std::to_string(stages) + " stages; valid: stages dividing " +
+                std::to_string(model.layers + extra) + " (" + divisors(model.layers + extra) + ")");
+  if (p.stages.empty()) return;
+  long long sum = 0;
+  for (int l : p.stages) sum += l;
+  if (static_cast<int>(p.stages.size()) != p.total_stages() || sum != model.layers)
+    fail_at(p, "stages",
+            std::to_string(p.stages.size()) + " entries adding up to " + std::to_string(sum) +
+                " layers; valid: pp x virtual_stages = " + std::to_string(p.total_stages()) +
+                " entries adding up to the model's " + std::to_string(model.layers) + " layers");
+}
+
 void check_chimera(const Plan& p) {
   if (p.schedule != "chimera") return;
   if (p.pp < 2 || p.pp % 2 != 0)
@@ -538,20 +591,7 @@ void validate(const Plan& p, const workloads::ModelGraph& model, const platforms
                 std::to_string(limits::kMaxMicrobatches) +
                 " (a larger micro_batch_size or dp takes the batch in fewer)");
   check_gpu_count(p, cluster);
-  const long long stages = static_cast<long long>(p.pp) * p.virtual_stages;
-  if (stages > model.layers)
-    fail_at(p, p.virtual_stages > 1 ? "virtual_stages" : "pp",
-            std::to_string(stages) + " stages for " + std::to_string(model.layers) + " layers of model " + model.name +
-                "; valid: pp x virtual_stages from 1 to " + std::to_string(model.layers));
-  if (!p.stages.empty()) {
-    long long sum = 0;
-    for (int l : p.stages) sum += l;
-    if (static_cast<int>(p.stages.size()) != p.total_stages() || sum != model.layers)
-      fail_at(p, "stages",
-              std::to_string(p.stages.size()) + " entries adding up to " + std::to_string(sum) +
-                  " layers; valid: pp x virtual_stages = " + std::to_string(p.total_stages()) +
-                  " entries adding up to the model's " + std::to_string(model.layers) + " layers");
-  }
+  check_layer_split(p, model);
   if (p.ep > 1) {
     if (model.experts == 0)
       fail_at(p, "ep", std::to_string(p.ep) + " for model " + model.name + ", which has no experts; valid: 1");

@@ -9,6 +9,9 @@
 //   schedule: 1f1b         # gpipe | 1f1b | interleaved-1f1b  (`dejavu list` shows all)
 //   virtual_stages: 1      # model chunks per GPU (interleaved-1f1b)
 //   stages: [10, 12, 12, 14]  # layers per (virtual) stage; default: as even as possible
+//   account_for_embedding_in_pipeline_split: true  # Megatron-Core's split: the embedding
+//   account_for_loss_in_pipeline_split: true       # (the loss) counts as a layer, the first
+//                          # (last) virtual stage takes one fewer; stages split evenly
 //   token_slices: auto     # schedule terapipe: auto (TeraPipe's dynamic program) | k equal
 //                          # slices | [lengths] adding up to the sequence
 //   recompute: full        # none | selective (attention) | full, or one per pipeline stage
@@ -67,6 +70,12 @@ struct Plan {
   std::string schedule = "1f1b";
   int virtual_stages = 1;
   std::vector<int> stages;  // layers per virtual stage; empty: even split
+  // Megatron-Core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split:
+  // the embedding (the loss) counts as one more layer, layers + those split evenly over the
+  // virtual stages, the first (last) taking one layer fewer: Llama 3.1 405B's 126 layers over
+  // 16 x 8 model chunks, the first and last holding only the embedding and the head.
+  bool account_for_embedding = false;
+  bool account_for_loss = false;
   // TeraPipe's token slices: lengths (tokens) adding up to the sequence, else a count of
   // equal slices, else (both empty / 0) chosen by TeraPipe's dynamic program.
   std::vector<int> token_slices;
@@ -165,6 +174,9 @@ struct Plan {
     return replica_microbatches.empty() ? microbatches() : replica_microbatches.at(replica);
   }
   int total_stages() const { return pp * virtual_stages; }
+  // Layers of each virtual stage for a model of `layers`: `stages`, else Megatron's split
+  // accounting for the embedding and loss, else as even as possible, first stages first.
+  std::vector<int> layers_per_stage(int layers) const;
   // Gradient bucket size, bytes: data_parallel.bucket, else Megatron-Core's default under
   // overlap_grad_reduce (max(40M, 1M x dp) parameters of `element_bytes`), else 0 (none).
   double gradient_bucket_bytes(double element_bytes) const;

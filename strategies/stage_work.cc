@@ -9,9 +9,7 @@ using workloads::Op;
 
 std::vector<int> stage_of_ops(const ModelGraph& m, const std::vector<int>& order, const Plan& plan) {
   const int S = plan.total_stages(), L = m.layers;
-  std::vector<int> per_stage = plan.stages;
-  if (per_stage.empty())
-    for (int s = 0; s < S; ++s) per_stage.push_back(L / S + (s < L % S ? 1 : 0));
+  const std::vector<int> per_stage = plan.layers_per_stage(L);
   std::vector<int> layer_stage(std::max(L, 1), 0);
   for (int s = 0, l = 0; s < S; ++s)
     for (int k = 0; k < per_stage[s] && l < L; ++k) layer_stage[l++] = s;

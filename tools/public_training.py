@@ -11,6 +11,9 @@
   attention  flash | triton | unfused: the attention kernel the source's framework ran
   grad_dtype fp32 where the source says its gradients were reduced in fp32, else empty (the
              model's 16-bit dtype)
+  pipeline_split  embedding+loss where the run's recipe splits layers over pipeline stages
+             counting the embedding and the loss as layers (Megatron-Core's
+             account_for_{embedding,loss}_in_pipeline_split), else empty (even)
   held_out   1 for every third row (row_id % 3 == 0), fixed here before anything is fitted
 
 Run: python3 tools/public_training.py ../shared/validation/public/training_throughput.csv \
@@ -135,12 +138,21 @@ def grad_dtype(t):
     return "fp32" if "MP mode DEFAULT" in t else ""
 
 
+# Megatron-Bridge's llama31_405b_pretrain_config sets account_for_embedding_in_pipeline_split and
+# account_for_loss_in_pipeline_split (src/megatron/bridge/recipes/llama/llama3.py at 7e8111c23,
+# November 2025, and at c76eae64e, April 2026): its 126 layers and those two split evenly.
+def pipeline_split(r):
+    if r["source_id"] == "megatron_bridge_perf_summary" and r["model"] == "LLAMA3.1_405B":
+        return "embedding+loss"
+    return ""
+
+
 def main(path):
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(["row_id", "source", "model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
                   "seq_len", "gpu", "gpus", "framework", "precision", "tp", "pp", "vp", "cp", "dp", "sharding",
                   "micro_batch", "global_batch", "recompute", "measured_step_s", "attention", "grad_dtype",
-                  "held_out"])
+                  "pipeline_split", "held_out"])
     for r in csv.DictReader(open(path)):
         step = r["step_time_s"]
         if not step and r["tokens_per_s_total"] and r["global_batch_tokens"]:
@@ -158,7 +170,7 @@ def main(path):
                       r["micro_batch_size"], r["global_batch_size_seqs"],
                       recipe_recompute(r) or recompute(r["activation_recompute"]),
                       step, ATTENTION_OF_FRAMEWORK.get(framework, "flash"), grad_dtype(r["precision"]),
-                      1 if int(r["row_id"]) % 3 == 0 else 0])
+                      pipeline_split(r), 1 if int(r["row_id"]) % 3 == 0 else 0])
 
 
 if __name__ == "__main__":

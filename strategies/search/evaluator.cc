@@ -27,7 +27,7 @@ std::string plan_key(const Plan& p) {
   add("gb", std::to_string(p.global_batch_size));
   add("sched", p.schedule);
   add("v", std::to_string(p.virtual_stages));
-  std::string st;
+  std::string st = std::string(p.account_for_embedding ? "e" : "") + (p.account_for_loss ? "l" : "") + ":";
   for (int l : p.stages) st += std::to_string(l) + ",";
   add("stages", st);
   std::string rc = p.recompute + (p.recompute_early_stop ? "/early:" : ":");

@@ -124,14 +124,6 @@ const ItemCost& cost_of(const BlockItems& blk, int kind) {
   return kind == kFwd ? blk.fwd : kind == kBwd ? blk.bwd : kind == kBwdInput ? blk.bwd_input : blk.bwd_weight;
 }
 
-// Virtual stage of every layer: plan.stages, or as even as possible, first stages first.
-std::vector<int> layers_per_stage(const Plan& plan, int layers, int V) {
-  if (!plan.stages.empty()) return plan.stages;
-  std::vector<int> layers_of(V);
-  for (int vs = 0; vs < V; ++vs) layers_of[vs] = layers / V + (vs < layers % V ? 1 : 0);
-  return layers_of;
-}
-
 // Blocks to virtual stages: before the layers -> the first, after -> the last.
 std::vector<int> block_owners(const std::vector<BlockItems>& all, const std::vector<int>& layers_of, int layers) {
   const int V = static_cast<int>(layers_of.size());
@@ -251,7 +243,7 @@ PipelineModel::Work PipelineModel::work(const Plan& plan) {
   w.owned.resize(V);
   w.gather_s.resize(p);
   w.reduce_s.resize(p);
-  const std::vector<int> layers_of = layers_per_stage(plan, problem_.model->layers, V);
+  const std::vector<int> layers_of = plan.layers_per_stage(problem_.model->layers);
   for (int s = 0; s < p; ++s) stage_work(plan, s, layers_of, w);
   const double boundary = problem_.model->boundary_bytes_per_sample * plan.micro_batch_size;
   w.send_fwd.assign(V, 0);

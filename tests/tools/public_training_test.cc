@@ -52,8 +52,8 @@ TEST(PublicTraining, ARowWithoutItsVocabularyIsSkippedAndCounted) {
   std::ofstream(csv)
       << "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
          "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
-         "held_out\n"
-         "1,s,GPT,24,2048,16,16,8192,,2048,A100-SXM-80GB,8,Megatron-LM,bf16,1,1,,1,8,none,4,64,full,1.0,flash,,0\n";
+         "pipeline_split,held_out\n"
+         "1,s,GPT,24,2048,16,16,8192,,2048,A100-SXM-80GB,8,Megatron-LM,bf16,1,1,,1,8,none,4,64,full,1.0,flash,,,0\n";
   const PublicSuite s = run_public_training(csv, "s", src("platforms/presets"), {});
   EXPECT_TRUE(s.runs.empty());
   ASSERT_EQ(s.skipped.size(), 1u);

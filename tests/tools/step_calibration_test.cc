@@ -23,7 +23,7 @@ using testing::src;
 const char* const kHeader =
     "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
     "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
-    "held_out\n";
+    "pipeline_split,held_out\n";
 
 // Single-GPU runs of three GPT sizes at sequence lengths from 512 to 8192 tokens (no
 // collective in their steps; attention from a few percent of a step to most of it), every
@@ -35,7 +35,7 @@ std::string one_gpu_rows(const std::vector<double>& measured) {
     const int id = static_cast<int>(i) + 1, h = hidden[i % 3];
     rows += std::to_string(id) + ",s,GPT,8," + std::to_string(h) + ",16,16," + std::to_string(4 * h) + ",50257," +
             std::to_string(seq[i % 4]) + ",A100-SXM-80GB,1,Megatron-LM,bf16,1,1,,1,1,none,1,8,none," +
-            std::to_string(measured[i]) + ",flash,," + (id % 3 == 0 ? "1" : "0") + "\n";
+            std::to_string(measured[i]) + ",flash,,," + (id % 3 == 0 ? "1" : "0") + "\n";
   }
   return rows;
 }

@@ -606,6 +606,47 @@ TEST(Lowering, UnevenStagesPutTheListedLayersOnEachStage) {
   in.plan.stages = {10, 10};
   EXPECT_THROW(lower(in.model, in.cluster, in.plan), ConfigError);
 }
+
+// Megatron-Core's account_for_embedding_in_pipeline_split / _loss_: the embedding and the loss
+// count as layers, everything splits evenly, the first and last chunk take one layer fewer.
+// Llama 3.1 405B (126 layers) as Megatron-Bridge's recipe runs it.
+TEST(Lowering, MegatronsSplitCountsTheEmbeddingAndLossAsLayers) {
+  Plan p;
+  p.pp = 16;
+  p.virtual_stages = 4;
+  p.schedule = "interleaved-1f1b";
+  std::vector<int> even(64, 2);
+  even[62] = even[63] = 1;  // as even as possible, first stages first
+  EXPECT_EQ(p.layers_per_stage(126), even);
+  p.account_for_embedding = p.account_for_loss = true;
+  std::vector<int> megatron(64, 2);
+  megatron.front() = megatron.back() = 1;  // (126 + 2) / 64 = 2, less the embedding, the loss
+  EXPECT_EQ(p.layers_per_stage(126), megatron);
+  p.virtual_stages = 8;  // 128 chunks: the first holds only the embedding, the last the head
+  std::vector<int> one(128, 1);
+  one.front() = one.back() = 0;
+  EXPECT_EQ(p.layers_per_stage(126), one);
+
+  // GPT-3 1.3B (24 layers) on 2 x 13 chunks: the ops of the embedding alone on chunk 0,
+  // layer l on chunk l + 1, the final norm, head and loss alone on chunk 25.
+  Inputs in = presets("dgx-a100-1x8", "gpt3-1.3b", "tp4-pp2-dp4-1f1b");
+  in.plan.tp = 1;
+  in.plan.dp = 4;
+  in.plan.virtual_stages = 13;
+  in.plan.schedule = "interleaved-1f1b";
+  in.plan.global_batch_size = 16;
+  in.plan.account_for_embedding = in.plan.account_for_loss = true;
+  const auto order = in.model.topological_order();
+  const auto stage = stage_of_ops(in.model, order, in.plan);
+  for (int v : order) {
+    const int layer = in.model.op(v).layer;
+    EXPECT_EQ(stage[v], layer < 0 ? 0 : layer >= in.model.layers ? 25 : layer + 1) << in.model.op(v).name;
+  }
+  EXPECT_NO_THROW(lower(in.model, in.cluster, in.plan));
+  in.plan.account_for_loss = false;  // 25 units over 26 chunks
+  EXPECT_THROW(lower(in.model, in.cluster, in.plan), ConfigError);
+}
+
 TEST(Pipeline, OneFOneBMakespanIsMPlusPMinusOneTimesFPlusB) { expect_pipeline_closed_form("1f1b"); }
 
 TEST(Lowering, OneGpuIterationIsTheSumOfOpTimes) {

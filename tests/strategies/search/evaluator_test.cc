@@ -279,6 +279,41 @@ TEST(PipelineModel, MatchesTheEngineOnPerStageTensorDegrees) {
   }
 }
 
+// Megatron's split accounting for the embedding and loss, with chunks of no layer at the
+// ends (GPT-3 1.3B on 2 x 13 chunks) and uneven ends (GPT-3 13B, 40 layers, on 2 x 3 and
+// 2 x 7 chunks: [6, 7, 7, 7, 7, 6], [2, 3, ..., 3, 2]): the fast path prices it as the engine.
+TEST(PipelineModel, MatchesTheEngineOnMegatronsEmbeddingAndLossSplit) {
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
+  struct Case {
+    const char* workload;
+    int tp, dp, v;
+  };
+  for (const Case& c : {Case{"gpt3-1.3b", 1, 4, 13}, Case{"gpt3-13b", 4, 1, 3}, Case{"gpt3-13b", 4, 1, 7}}) {
+    const auto model = workloads::load_workload_file(src("workloads/presets/") + c.workload + ".yaml");
+    const Problem problem{&model, &cluster, 16};
+    SimulationEvaluator slow(problem, "ring", SimulationEvaluator::Path::Simulate);
+    PipelineModel fast(problem);
+    Plan plan;
+    plan.tp = c.tp;
+    plan.pp = 2;
+    plan.dp = c.dp;
+    plan.virtual_stages = c.v;
+    plan.schedule = "interleaved-1f1b";
+    plan.global_batch_size = 16;
+    plan.account_for_embedding = plan.account_for_loss = true;
+    SCOPED_TRACE(describe(plan));
+    ASSERT_TRUE(fast.takes(plan));
+    Score f;
+    ASSERT_TRUE(fast.score(plan, f));
+    const Score s = slow.evaluate(plan);
+    ASSERT_TRUE(s.simulated);
+    EXPECT_NEAR(f.iteration_time_s, s.iteration_time_s, 1e-9 * s.iteration_time_s);
+    EXPECT_NEAR(f.peak_memory_bytes, s.peak_memory_bytes, 1e-9 * s.peak_memory_bytes);
+    plan.account_for_embedding = plan.account_for_loss = false;  // the even split, where it is one
+    if (plan.total_stages() <= model.layers) EXPECT_NE(slow.evaluate(plan).iteration_time_s, s.iteration_time_s);
+  }
+}
+
 TEST(PipelineModel, MatchesTheEngineOnAMixedCluster) {
   // Replicas that span both server types price differently: those go to the engine.
   expect_fast_path_exact("mixed-a100-h100-2x8", "gpt3-1.3b", 64, 0.3);
