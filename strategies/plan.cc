@@ -294,7 +294,6 @@ void load_stage_tp(const ConfigNode& root, Plan& p) {
     p.stage_tp.clear();  // the same everywhere: the plain key
 }
 
-// recompute_early_stop: only where some stage recomputes fully.
 // `stages: [...]`, or Megatron-Core's split accounting for the embedding and the loss: one
 // way to say a split, not both.
 void load_stages(const ConfigNode& root, Plan& p) {
@@ -310,6 +309,7 @@ void load_stages(const ConfigNode& root, Plan& p) {
       root.child(key).fail("and stages both say how layers split; valid: one of them");
 }
 
+// recompute_early_stop: only where some stage recomputes fully.
 void load_early_stop(const ConfigNode& root, Plan& p) {
   p.recompute_early_stop = flag(root, "recompute_early_stop", p);
   if (p.recompute_early_stop && p.recompute != "full" &&
@@ -474,7 +474,6 @@ void check_token_slices(const Plan& p, const workloads::ModelGraph& model) {
                 std::to_string(limits::kMaxMicrobatches));
 }
 
-// Chimera's two pipelines run here with plain all-reduce data parallelism.
 // Every virtual stage gets its layers: as many stages as layers at most (counting the
 // embedding and the loss when the split accounts for them, evenly then, as Megatron-Core
 // asserts), or `stages` naming each one's.
@@ -502,6 +501,7 @@ void check_layer_split(const Plan& p, const workloads::ModelGraph& model) {
                 " entries adding up to the model's " + std::to_string(model.layers) + " layers");
 }
 
+// Chimera's two pipelines run here with plain all-reduce data parallelism.
 void check_chimera(const Plan& p) {
   if (p.schedule != "chimera") return;
   if (p.pp < 2 || p.pp % 2 != 0)
