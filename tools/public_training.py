@@ -108,8 +108,12 @@ DGXC_RECOMPUTE_OF_README = {
     "llama3.1/README_405b.md": "none", "nemotron/README_15b.md": "none", "nemotron/README_340b.md": "selective"}
 
 
+def bridge_405b(r):
+    return r["source_id"] == "megatron_bridge_perf_summary" and r["model"] == "LLAMA3.1_405B"
+
+
 def recipe_recompute(r):
-    if r["source_id"] == "megatron_bridge_perf_summary" and r["model"] == "LLAMA3.1_405B":
+    if bridge_405b(r):
         nvfp4_v1 = "fp4" in r["precision"].lower() and r["num_gpus"] == "128"
         return "" if nvfp4_v1 else "none"
     if r["source_id"] == "dgxc_benchmarking" and any("@" + c in r["source"] for c in DGXC_CONFIG_COMMITS):
@@ -142,9 +146,7 @@ def grad_dtype(t):
 # account_for_loss_in_pipeline_split (src/megatron/bridge/recipes/llama/llama3.py at 7e8111c23,
 # November 2025, and at c76eae64e, April 2026): its 126 layers and those two split evenly.
 def pipeline_split(r):
-    if r["source_id"] == "megatron_bridge_perf_summary" and r["model"] == "LLAMA3.1_405B":
-        return "embedding+loss"
-    return ""
+    return "embedding+loss" if bridge_405b(r) else ""
 
 
 def main(path):

@@ -55,7 +55,7 @@ sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, c
   k.head_dim = op.head_dim;
   k.causal = op.causal;
   const bool narrow = sim::narrow_gemm(m.dtype) && !op.high_precision;
-  k.dtype = op.op_class == sim::OpClass::Gemm && !op.high_precision ? m.dtype : sim::storage_of(m.dtype);
+  k.dtype = op.op_class == sim::OpClass::Gemm && narrow ? m.dtype : sim::storage_of(m.dtype);
   const double weights = op.weight_bytes / (op.expert ? plan.ep : 1);  // a GPU's share of the experts
   sim::GemmShape product;
   const bool shaped = forward_product(op, m, plan, b, t, &product);
