@@ -43,6 +43,15 @@ const MeasuredKernel kA100Gemm{C::Gemm, 0.801147, 5.66581e-06, 0.80, 2e-6, 144};
 // GB200) with the GB200's own MAMF row; 3.5%.
 const MeasuredKernel kB200Gemm{C::Gemm, 0.708346, 0, 0.760798, 5.8508e-06, 192};
 const MeasuredKernel kGB200Gemm{C::Gemm, 0.631326, 0, 0.784792, 5.99414e-06, 192};
+// FlashAttention on Blackwell: one public figure, FlashAttention-4 (4.0.0b22 beta) timed inside
+// a Llama-3.1-8B training step on B200 at 8k tokens, heads of 128, causal (platforms/
+// calibration/flash_attention_b200.csv): 1.978 ms a layer forward + backward. One row cannot
+// tell the softmax's cost or the mask's from the peak share, so those are FlashAttention-2's
+// (the A100's fit; the H100's agrees within 15%) and e_max solves the row: 1.978 ms less the
+// launch and the passes (0.163 ms at 93% of 8 TB/s, x1.50 causal) leaves 1.813 ms for
+// 1.924e12 flops x (1 + 23.1/128) at 2250 TFLOP/s: 0.557 of peak. The GB200 runs the same
+// kernel at the same share of its own peak (no public figure times one).
+const MeasuredKernel kBlackwellFlash{C::FlashAttention, 0.556903, 0, 0.926871, 2e-6, 23.0985, 0.499342};
 // MI300X and MI325X: the ROCm fork of XLA's table for gfx942 (bf16, 375 shapes) and each
 // part's MAMF row. XLA's ROCm GEMMs reach 44% of peak at best and the fit is loose: 17.9%
 // on 75 held-out rows, for both (docs/HARDWARE.md).
@@ -130,8 +139,8 @@ void add_nvidia_blackwell(std::vector<GpuSpec>& out) {
                  .peak_fp4 = 9000 * T,
                  .gpu_link = "NVLink 5",
                  .source = "NVIDIA DGX B200 datasheet (via ml-engineering)",
-                 .measured = {kB200Gemm},
-                 .measured_from = "XLA's sm_100 GEMM table, MAMF (GEMMs only)"});
+                 .measured = {kB200Gemm, kBlackwellFlash},
+                 .measured_from = "XLA's sm_100 GEMM table, MAMF; FlashAttention-4 in a training step"});
   // One Blackwell GPU of a GB200 superchip (two to a Grace CPU), clocked above the B200.
   out.push_back({.name = "GB200-186GB",
                  .memory_bytes = 186 * GiB,
@@ -145,8 +154,8 @@ void add_nvidia_blackwell(std::vector<GpuSpec>& out) {
                  .peak_fp4 = 10000 * T,
                  .gpu_link = "NVLink 5",
                  .source = "nvidia.com/en-us/data-center/gb200-nvl72, per GPU (via ml-engineering)",
-                 .measured = {kGB200Gemm},
-                 .measured_from = "the B200's XLA sm_100 GEMM table, the GB200's MAMF (GEMMs only)"});
+                 .measured = {kGB200Gemm, kBlackwellFlash},
+                 .measured_from = "the B200's XLA sm_100 GEMM table, the GB200's MAMF; the B200's FlashAttention-4"});
 }
 
 void add_nvidia_pcie(std::vector<GpuSpec>& out) {

@@ -21,12 +21,20 @@ once, 2 bytes each.
   platforms/calibration/flash_attention_h100.csv:  fa2_readme_h100 "FlashAttention-2" flash_attention
   platforms/calibration/triton_attention_a100.csv: fa2_readme_a100 "FlashAttention Triton" triton_attention
                                                    --causal --roofline
+  platforms/calibration/flash_attention_b200.csv:  mlengineering_upgrade
+                                                   "FlashAttention-4 4.0.0b22 beta (HF attn_implementation)" flash_attention
+
+The one B200 row (ml-engineering's "when to upgrade GPUs" step decomposition) times the kernel
+inside a Llama-3.1-8B training step at 8k tokens (hidden 4096, mbs 1, causal, heads of 128) in
+its own convention, 6·s²·hidden per layer forward + backward: its seconds per layer are that
+over the TFLOP/s, its flops the benchmarks' 7·s²·hidden (causal, 3.5x the forward).
 """
 import csv
 import sys
 
 HIDDEN = 2048
 TOKENS = 16384
+IN_STEP = "fwd+bwd inside a training step"
 
 
 def rows(path, source, implementation, causal_only):
@@ -36,9 +44,22 @@ def rows(path, source, implementation, causal_only):
                 continue
             if causal_only and r["causal"] != "True":
                 continue
-            if r["pass"] != "fwd+bwd" or not r["tflops"]:
+            if r["pass"] not in ("fwd+bwd", IN_STEP) or not r["tflops"]:
                 continue
             yield r
+
+
+# One layer's forward + backward of a row: (flops in the README benchmarks' convention, seconds).
+def layer_work(r):
+    if r["pass"] == IN_STEP:
+        # ml-engineering's in-step attention bucket (Llama-3.1-8B at 8k, mbs 1): TFLOP/s in the
+        # convention its note gives, 6·s²·d·heads per layer forward + backward, causal.
+        s, b, hidden = int(r["seq_len"]), int(r["batch_size"]), int(r["hidden_dim"])
+        return 7 * b * s * s * hidden, 6 * b * s * s * hidden / (float(r["tflops"]) * 1e12), b, s, hidden
+    s = int(r["seq_len"])
+    b = TOKENS // s
+    flops = 4 * b * s * s * HIDDEN * (0.5 if r["causal"] == "True" else 1) * 3.5
+    return flops, flops / (float(r["tflops"]) * 1e12), b, s, HIDDEN
 
 
 def main(argv):
@@ -52,11 +73,8 @@ def main(argv):
     out.writerow(["op_class", "flops", "bytes", "dtype", "seconds"] + ([] if roofline else ["head_dim", "causal"]))
     n = 0
     for r in rows(path, source, implementation, causal_only):
-        s = int(r["seq_len"])
-        b = TOKENS // s
-        flops = 4 * b * s * s * HIDDEN * (0.5 if r["causal"] == "True" else 1) * 3.5
-        bytes_ = (8 if roofline else 3 * 4) * b * s * HIDDEN * 2
-        seconds = flops / (float(r["tflops"]) * 1e12)
+        flops, seconds, b, s, hidden = layer_work(r)
+        bytes_ = (8 if roofline else 3 * 4) * b * s * hidden * 2
         head = [] if roofline else [r["head_dim"], r["causal"].lower()]
         out.writerow([op_class, f"{flops:.6g}", f"{bytes_:.6g}", "bf16", f"{seconds:.6g}"] + head)
         n += 1

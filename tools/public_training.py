@@ -94,7 +94,14 @@ VP_OF_MODEL = {("dgxc_benchmarking", "Nemotron-4 340B"): "12"}
 # (7e8111c23, November 2025: Megatron-Core's default, none); of the 405B workload presets only
 # GB200 NVFP4 V1 (128 GPUs, pp16 vp8) sets recompute_num_layers (1; scripts/performance/configs/
 # llama/llama31_workload_base_configs.py@c76eae64e; llama31/workload_base_configs.py@da5a1bee8
-# sets none).
+# sets none). Its Llama 3 8B and 70B pretrain configs set recompute_granularity = None too
+# (llama3.py@c76eae64e; none set at 7e8111c23), and their presets (scripts/performance/configs/
+# llama3/workload_base_configs.py@7e8111c23, llama/llama3_workload_base_configs.py@c76eae64e) set
+# recompute_num_layers only for 8B on H100 FP8-CS (5 layers: a partial recomputation dejavu does
+# not express; left unstated). The 70B FP8-CS presets on GB200 and B200 (Megatron FSDP) offload
+# the activations of 40 and 5 layers to the host instead (cpu_offloading_num_layers): no
+# recomputation. dejavu runs those rows without the offload (it offloads whole work items only),
+# so they hold more than the GPU and are marked OOM.
 #
 # dgxc-benchmarking's README tables leave recomputation out, while the NeMo configs beside them
 # at the same commits (35a9aecc8d5b, 1b9bb6b3cfea) state it: activations_checkpoint_granularity
@@ -112,10 +119,17 @@ def bridge_405b(r):
     return r["source_id"] == "megatron_bridge_perf_summary" and r["model"] == "LLAMA3.1_405B"
 
 
+def bridge_llama3(r):
+    return r["source_id"] == "megatron_bridge_perf_summary" and r["model"] in ("LLAMA3_8B", "LLAMA3_70B")
+
+
 def recipe_recompute(r):
     if bridge_405b(r):
         nvfp4_v1 = "fp4" in r["precision"].lower() and r["num_gpus"] == "128"
         return "" if nvfp4_v1 else "none"
+    if bridge_llama3(r):
+        h100_8b = r["model"] == "LLAMA3_8B" and gpu(r["gpu_type"]).startswith("H100")
+        return "" if h100_8b else "none"
     if r["source_id"] == "dgxc_benchmarking" and any("@" + c in r["source"] for c in DGXC_CONFIG_COMMITS):
         readme = r["source"].split(":", 1)[1].split("@", 1)[0]
         return DGXC_RECOMPUTE_OF_README.get(readme, "")

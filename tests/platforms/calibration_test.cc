@@ -231,6 +231,21 @@ TEST(Calibration, FlashAttentionByHeadSizePredictsHeldOutMeasurementsWithinFiveP
   }
 }
 
+// The one public Blackwell attention figure (FlashAttention-4 in a Llama-3.1-8B step on B200,
+// 8k tokens, heads of 128, causal: 834 TFLOP/s in its convention, 6·s²·hidden a layer) is what
+// the B200's catalog entry prices that layer's kernel at: 6 · 8192² · 4096 / 834e12 = 1.978 ms.
+TEST(Calibration, TheB200PricesFlashAttentionAsMeasuredInAStep) {
+  const std::vector<Measurement> rows =
+      load_measurements(std::string(DEJAVU_SOURCE_DIR) + "/platforms/calibration/flash_attention_b200.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  sim::Kernel k{sim::OpClass::FlashAttention, rows[0].flops, rows[0].bytes, sim::DType::BF16};
+  k.head_dim = 128;
+  k.causal = true;
+  const double measured = 6.0 * 8192 * 8192 * 4096 / 834e12;
+  EXPECT_NEAR(rows[0].seconds, measured, 1e-5 * measured);
+  EXPECT_NEAR(PerfModel(gpu_spec("B200-SXM-180GB")).time_s(k), measured, 1e-3 * measured);
+}
+
 TEST(Calibration, AppliesToTheClusterItNames) {
   Cluster cluster = load_cluster_file(std::string(DEJAVU_SOURCE_DIR) + "/platforms/presets/dgx-a100-1x8.yaml");
   const Calibration c = load_calibration(ConfigNode::load_string(

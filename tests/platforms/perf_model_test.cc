@@ -103,12 +103,15 @@ TEST(GpuCatalog, TodaysGpusWithTheirDatasheetRelations) {
 }
 
 TEST(GpuCatalog, MeasuredKernelsReplaceTheDefaultsClassByClass) {
-  // The B200's GEMMs were fitted (XLA's sm_100 table); its attention was not measured.
+  // The B200's GEMMs were fitted (XLA's sm_100 table) and its FlashAttention solved from one
+  // in-step figure; its Triton attention was not measured.
   const Efficiency b200 = Efficiency::defaults_for(gpu_spec("B200-SXM-180GB"));
   const Efficiency none = Efficiency::defaults();
-  const auto gemm = static_cast<size_t>(sim::OpClass::Gemm), flash = static_cast<size_t>(sim::OpClass::FlashAttention);
+  const auto gemm = static_cast<size_t>(sim::OpClass::Gemm), flash = static_cast<size_t>(sim::OpClass::FlashAttention),
+             triton = static_cast<size_t>(sim::OpClass::TritonAttention);
   EXPECT_NEAR(b200.per_class[gemm].compute_max, 0.708, 0.001);
-  EXPECT_EQ(b200.per_class[flash].compute_max, none.per_class[flash].compute_max);
+  EXPECT_NEAR(b200.per_class[flash].compute_max, 0.557, 0.001);
+  EXPECT_EQ(b200.per_class[triton].compute_max, none.per_class[triton].compute_max);
   EXPECT_EQ(Efficiency::defaults_for(gpu_spec("L40S")).per_class[gemm].compute_max, none.per_class[gemm].compute_max);
 }
 
