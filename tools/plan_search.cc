@@ -296,6 +296,11 @@ nlohmann::json plan_json(const strategies::Plan& p) {
                       {"sequence_parallel", p.sequence_parallel},
                       {"zero", p.zero}};
   if (!p.stages.empty()) j["stages"] = p.stages;
+  if (p.account_for_embedding) j["account_for_embedding_in_pipeline_split"] = true;
+  if (p.account_for_loss) j["account_for_loss_in_pipeline_split"] = true;
+  if (p.token_slice_count > 0) j["token_slices"] = p.token_slice_count;
+  if (!p.token_slices.empty()) j["token_slices"] = p.token_slices;
+  if (p.zero == 3 && p.zero_prefetch != strategies::Plan{}.zero_prefetch) j["zero_prefetch"] = p.zero_prefetch;
   if (!p.stage_tp.empty()) j["stage_tp"] = p.stage_tp;
   if (!p.stage_recompute.empty()) j["recompute"] = p.stage_recompute;
   if (p.recompute_early_stop) j["recompute_early_stop"] = true;
@@ -307,6 +312,7 @@ nlohmann::json plan_json(const strategies::Plan& p) {
   }
   if (!p.offload_optimizer.empty()) j["offload"]["optimizer"] = p.offload_optimizer;
   if (!p.offload_parameters.empty()) j["offload"]["parameters"] = p.offload_parameters;
+  if (!p.offload_activations.empty()) j["offload"]["activations"] = p.offload_activations;
   if (!p.gpu_order.empty()) j["gpu_order"] = p.gpu_order;
   if (p.use_gpus > 0) j["gpus"] = p.use_gpus;
   if (!p.embedding_sharding.empty()) j["embedding_sharding"] = p.embedding_sharding;

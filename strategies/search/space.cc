@@ -159,6 +159,7 @@ std::string describe(const Plan& p) {
   if (p.cp > 1) s += " cp" + std::to_string(p.cp) + (p.cp_comm == "ring" ? "/ring" : "");
   if (!p.offload_optimizer.empty()) s += " offload=" + p.offload_optimizer;
   if (!p.offload_parameters.empty()) s += " params=" + p.offload_parameters;
+  if (!p.offload_activations.empty()) s += " activations=" + p.offload_activations;
   if (!p.gpu_order.empty()) {
     s += " order=";
     for (size_t i = 0; i < p.gpu_order.size(); ++i)
@@ -167,6 +168,9 @@ std::string describe(const Plan& p) {
   if (p.use_gpus > 0) s += " on" + std::to_string(p.use_gpus);
   if (!p.embedding_sharding.empty()) s += " tables=" + shardings(p, ",");
   if (!p.stages.empty()) s += " stages=" + listed(p.stages, ",", number);
+  if (p.account_for_embedding || p.account_for_loss)  // Megatron-Core's pipeline split
+    s += std::string(" layers+") + (p.account_for_embedding ? "embedding" : "") +
+         (p.account_for_embedding && p.account_for_loss ? "+" : "") + (p.account_for_loss ? "loss" : "");
   if (!p.replica_microbatches.empty()) s += " split=" + listed(p.replica_microbatches, ",", number);
   std::string overlaps;  // Megatron-Core's overlap switches on
   if (p.overlap_grad_reduce) overlaps += ",grad";
@@ -193,6 +197,10 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   out << "schedule: " << p.schedule << "\n";
   if (p.virtual_stages > 1) out << "virtual_stages: " << p.virtual_stages << "\n";
   if (!p.stages.empty()) out << "stages: " << listed(p.stages, ", ", number) << "\n";
+  if (p.account_for_embedding) out << "account_for_embedding_in_pipeline_split: true\n";
+  if (p.account_for_loss) out << "account_for_loss_in_pipeline_split: true\n";
+  if (p.token_slice_count > 0) out << "token_slices: " << p.token_slice_count << "\n";
+  if (!p.token_slices.empty()) out << "token_slices: " << listed(p.token_slices, ", ", number) << "\n";
   if (p.stage_recompute.empty())
     out << "recompute: " << p.recompute << "\n";
   else
@@ -200,13 +208,14 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   if (p.recompute_early_stop) out << "recompute_early_stop: true\n";
   out << "sequence_parallel: " << (p.sequence_parallel ? "true" : "false") << "\n";
   out << "zero: " << p.zero << "\n";
+  if (p.zero == 3 && p.zero_prefetch != Plan{}.zero_prefetch) out << "zero_prefetch: " << p.zero_prefetch << "\n";
   if (!p.grad_dtype.empty()) out << "grad_dtype: " << p.grad_dtype << "\n";
-  if (!p.offload_optimizer.empty() || !p.offload_parameters.empty()) {
-    out << "offload: {";
-    if (!p.offload_optimizer.empty()) out << "optimizer: " << p.offload_optimizer;
-    if (!p.offload_parameters.empty())
-      out << (p.offload_optimizer.empty() ? "" : ", ") << "parameters: " << p.offload_parameters;
-    out << "}\n";
+  if (!p.offload_optimizer.empty() || !p.offload_parameters.empty() || !p.offload_activations.empty()) {
+    std::string tiers;
+    if (!p.offload_optimizer.empty()) tiers += ", optimizer: " + p.offload_optimizer;
+    if (!p.offload_parameters.empty()) tiers += ", parameters: " + p.offload_parameters;
+    if (!p.offload_activations.empty()) tiers += ", activations: " + p.offload_activations;
+    out << "offload: {" << tiers.substr(2) << "}\n";
   }
   if (!p.gpu_order.empty())
     out << "gpu_order: " << listed(p.gpu_order, ", ", [](const std::string& t) { return t; }) << "\n";

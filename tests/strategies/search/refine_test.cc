@@ -100,8 +100,9 @@ TEST(Refine, StageShapesOneMoveAway) {
   EXPECT_TRUE(evaluator.evaluate(wide).valid);
 }
 
-// What no refinement sets but a plan may hold comes back from the JSON too: offload, an
-// update-rule variant's sync, compression and delay, early-stopping recomputation.
+// What no refinement sets but a plan may hold comes back from its JSON and its YAML too:
+// offload (of activations too), an update-rule variant's sync, compression and delay,
+// early-stopping recomputation, Megatron's pipeline split, ZeRO-3's prefetch, token slices.
 TEST(Refine, APlanComesBackFromItsJson) {
   Plan a;
   a.tp = 2;
@@ -119,9 +120,30 @@ TEST(Refine, APlanComesBackFromItsJson) {
   b.data_parallel.compression = "topk";
   b.data_parallel.density = 0.05;
   b.data_parallel.delay = 1;
-  for (const Plan& p : {a, b}) {
+  Plan c;
+  c.pp = 4;
+  c.dp = 2;
+  c.global_batch_size = 64;
+  c.account_for_embedding = c.account_for_loss = true;
+  c.offload_activations = "cpu";
+  Plan d = b;
+  d.data_parallel = {};
+  d.zero = 3;
+  d.zero_prefetch = 2;
+  Plan e;
+  e.pp = 2;
+  e.schedule = "terapipe";
+  e.global_batch_size = 8;
+  e.token_slice_count = 4;
+  Plan f = e;
+  f.token_slice_count = 0;
+  f.token_slices = {1024, 1024};
+  for (const Plan& p : {a, b, c, d, e, f}) {
     const std::string json = tools::plan_json_text(p);
     EXPECT_EQ(plan_key(load_plan(ConfigNode::load_string(json, "plan.json"))), plan_key(p)) << json;
+    std::ostringstream yaml;
+    write_plan_yaml(yaml, p, "round trip");
+    EXPECT_EQ(plan_key(load_plan(ConfigNode::load_string(yaml.str(), "plan.yaml"))), plan_key(p)) << yaml.str();
   }
 }
 
