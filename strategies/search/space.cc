@@ -168,9 +168,9 @@ std::string describe(const Plan& p) {
   if (p.use_gpus > 0) s += " on" + std::to_string(p.use_gpus);
   if (!p.embedding_sharding.empty()) s += " tables=" + shardings(p, ",");
   if (!p.stages.empty()) s += " stages=" + listed(p.stages, ",", number);
-  if (p.account_for_embedding || p.account_for_loss)  // Megatron-Core's pipeline split
-    s += std::string(" layers+") + (p.account_for_embedding ? "embedding" : "") +
-         (p.account_for_embedding && p.account_for_loss ? "+" : "") + (p.account_for_loss ? "loss" : "");
+  const std::string counted = std::string(p.account_for_embedding ? "+embedding" : "") +
+                              (p.account_for_loss ? "+loss" : "");  // Megatron-Core's pipeline split
+  if (!counted.empty()) s += " layers" + counted;
   if (!p.replica_microbatches.empty()) s += " split=" + listed(p.replica_microbatches, ",", number);
   std::string overlaps;  // Megatron-Core's overlap switches on
   if (p.overlap_grad_reduce) overlaps += ",grad";

@@ -140,6 +140,21 @@ TEST(StepCalibration, CalibratedSuitesBeatUncalibratedOnTheirHeldOutRows) {
   }
 }
 
+// |predicted / measured - 1| over a suite's runs: their geometric mean and the largest.
+struct RunErrors {
+  double log_abs = 0, worst = 0;
+  size_t rows = 0;
+  void add(const PublicSuite& suite) {
+    for (const PublicRun& r : suite.runs) {
+      const double e = std::fabs(r.predicted_s / r.measured_s - 1);
+      log_abs += std::log(e + 1e-6);
+      worst = std::max(worst, e);
+      ++rows;
+    }
+  }
+  double geomean() const { return std::exp(log_abs / static_cast<double>(rows)); }
+};
+
 // fp8 out of sample: NeMo's H100 step efficiency, fitted to its 16-bit fit rows, on the
 // held-out fp8 rows of the same source (Transformer Engine fp8 GEMMs; docs/HARDWARE.md).
 // Measured 9.1% uncalibrated and 6.9% calibrated (make validate). The target is 5%;
@@ -154,9 +169,9 @@ TEST(StepCalibration, NemoFp8RowsOutOfSample) {
   const PublicSuite suite = run_public_training(src("strategies/validation/public/training.csv"), "dgxc_benchmarking",
                                                 src("platforms/presets"), o);
   ASSERT_GE(suite.runs.size(), 20u);
-  double log_abs = 0;
-  for (const PublicRun& r : suite.runs) log_abs += std::log(std::fabs(r.predicted_s / r.measured_s - 1) + 1e-6);
-  EXPECT_LT(std::exp(log_abs / static_cast<double>(suite.runs.size())), 0.08);
+  RunErrors errors;
+  errors.add(suite);
+  EXPECT_LT(errors.geomean(), 0.08);
 }
 
 // Megatron-Bridge's Blackwell rows (Llama 3 8B to 405B in FP8, MXFP8 and NVFP4 on B200 and
@@ -164,8 +179,7 @@ TEST(StepCalibration, NemoFp8RowsOutOfSample) {
 // Blackwell fit rows (make step-calibrations): measured 3.0% on GB200 (10 rows, max 8.7%)
 // and 2.3% on B200 (2 rows); 14.3% and 16.3% uncalibrated. Bounds: the 5% and 15%.
 TEST(StepCalibration, MegatronBridgeBlackwellRowsHeldOut) {
-  double log_abs = 0, worst = 0;
-  size_t rows = 0;
+  RunErrors errors;
   for (const auto& [gpu, file] : {std::pair{"GB200-186GB", "megatron-bridge_gb200-186gb.yaml"},
                                   std::pair{"B200-SXM-180GB", "megatron-bridge_b200-sxm-180gb.yaml"}}) {
     PublicOptions o;
@@ -173,18 +187,12 @@ TEST(StepCalibration, MegatronBridgeBlackwellRowsHeldOut) {
     o.held_out_only = true;
     o.gpu = gpu;
     o.calibrations = {src(std::string("platforms/calibration/steps/") + file)};
-    const PublicSuite suite = run_public_training(src("strategies/validation/public/training.csv"),
-                                                  "megatron_bridge_perf_summary", src("platforms/presets"), o);
-    for (const PublicRun& r : suite.runs) {
-      const double e = std::fabs(r.predicted_s / r.measured_s - 1);
-      log_abs += std::log(e + 1e-6);
-      worst = std::max(worst, e);
-      ++rows;
-    }
+    errors.add(run_public_training(src("strategies/validation/public/training.csv"), "megatron_bridge_perf_summary",
+                                   src("platforms/presets"), o));
   }
-  ASSERT_EQ(rows, 12u);
-  EXPECT_LT(std::exp(log_abs / static_cast<double>(rows)), 0.05);
-  EXPECT_LT(worst, 0.15);
+  ASSERT_EQ(errors.rows, 12u);
+  EXPECT_LT(errors.geomean(), 0.05);
+  EXPECT_LT(errors.worst, 0.15);
 }
 
 // llm-foundry's fp8 MPT rows (1B and 3B on 8 H100s, 7 rows, none fitted to) with its H100
@@ -197,9 +205,9 @@ TEST(StepCalibration, LlmFoundryFp8RowsOutOfSample) {
   const PublicSuite suite = run_public_training(src("strategies/validation/public/training.csv"),
                                                 "llmfoundry_mpt_bench", src("platforms/presets"), o);
   ASSERT_EQ(suite.runs.size(), 7u);
-  double log_abs = 0;
-  for (const PublicRun& r : suite.runs) log_abs += std::log(std::fabs(r.predicted_s / r.measured_s - 1) + 1e-6);
-  EXPECT_LT(std::exp(log_abs / static_cast<double>(suite.runs.size())), 0.06);
+  RunErrors errors;
+  errors.add(suite);
+  EXPECT_LT(errors.geomean(), 0.06);
 }
 
 TEST(StepCalibrationCli, FitsWritesAndRefusesBadInput) {
