@@ -59,6 +59,11 @@ struct Plan {
   int tp_of(int stage) const { return stage_tp.empty() ? tp : stage_tp[static_cast<size_t>(stage % pp)]; }
   // The plan as stage `stage` sees it: tp its own, no stage_tp.
   Plan at_stage(int stage) const;
+  // The ranks a microbatch's activation is split over where it crosses into GPU stage `to`:
+  // the context ranks' tokens and, with sequence parallelism, the tensor ranks' share of
+  // those. A rank sends 1/this of it (Megatron-Core's pipeline tensor is [s / (cp tp), b, h]
+  // with sequence_parallel, [s / cp, b, h] without: schedules.py).
+  int boundary_split(int to) const { return cp * (sequence_parallel ? tp_of(to) : 1); }
   int ep = 1;  // expert parallelism: experts sharded over groups of ep data-parallel replicas
   int cp = 1;  // context parallelism: each sequence split over cp GPUs
   // How context ranks share keys and values: all-gather them before attention (and

@@ -212,13 +212,14 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
 void ClassItems::place(const WorkItem& item, int vs, int s, const Chain& chain) {
   const int j = item.microbatch;
   const sim::DeviceId device = L_.dev[s][c_];
-  const double boundary = L_.model_at(j).boundary_bytes_per_sample * L_.micro_batch / L_.cp;  // a rank's tokens
+  const double sample = L_.model_at(j).boundary_bytes_per_sample * L_.micro_batch;
+  auto boundary = [&](int to) { return sample / L_.plan.boundary_split(L_.gpu_stage(to)); };  // a rank's tokens
   ItemTasks& t = tasks_;
   if (!item.backward) {
     t.f_first[c_][vs][j] = chain.first;
     t.f_last[c_][vs][j] = chain.last;
     if (L_.has_next(vs)) {
-      t.f_send[c_][vs][j] = g_.add_transfer(device, L_.streams.pp, fwd_set_[vs], boundary, send_fwd_label_, j);
+      t.f_send[c_][vs][j] = g_.add_transfer(device, L_.streams.pp, fwd_set_[vs], boundary(vs + 1), send_fwd_label_, j);
       chain.wait(g_, t.f_send[c_][vs][j]);
     }
   } else if (item.part == BackwardPart::Weight) {
@@ -229,7 +230,7 @@ void ClassItems::place(const WorkItem& item, int vs, int s, const Chain& chain) 
     t.b_last[c_][vs][j] = chain.last;
     t.last_backwards[s].push_back(chain.last);
     if (L_.has_prev(vs)) {
-      t.b_send[c_][vs][j] = g_.add_transfer(device, L_.streams.pp, bwd_set_[vs], boundary, send_bwd_label_, j);
+      t.b_send[c_][vs][j] = g_.add_transfer(device, L_.streams.pp, bwd_set_[vs], boundary(vs - 1), send_bwd_label_, j);
       chain.wait(g_, t.b_send[c_][vs][j]);
     }
   }

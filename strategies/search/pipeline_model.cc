@@ -249,8 +249,8 @@ PipelineModel::Work PipelineModel::work(const Plan& plan) {
   w.send_fwd.assign(V, 0);
   w.send_bwd.assign(V, 0);
   for (int vs = 0; vs < V; ++vs) {
-    if (vs + 1 < V) w.send_fwd[vs] = send_s(plan, vs % p, (vs + 1) % p, boundary);
-    if (vs > 0) w.send_bwd[vs] = send_s(plan, vs % p, (vs - 1) % p, boundary);
+    if (vs + 1 < V) w.send_fwd[vs] = send_s(plan, vs % p, (vs + 1) % p, boundary / plan.boundary_split((vs + 1) % p));
+    if (vs > 0) w.send_bwd[vs] = send_s(plan, vs % p, (vs - 1) % p, boundary / plan.boundary_split((vs - 1) % p));
   }
   return w;
 }

@@ -19,12 +19,15 @@ using namespace dejavu::testing;  // src, slurp, scratch, run_dejavu(), CliRun
 TEST(Validation, ShippedSuitesStayWithinTheirRecordedError) {
   // The bounds live here, not in the suites they check: the geometric mean of |error| each
   // suite reached when it was last measured (README), which a change may only improve.
+  // Raised once, 4.32% -> 4.60% and 4.40% -> 4.69%, when sequence-parallel pipeline sends
+  // took Megatron-Core's size (a tensor rank's s / tp tokens, not all s): a defect fixed,
+  // and these A100 rows are all too fast already.
   struct Bound {
     const char* suite;
     double geomean_abs_error;
   };
-  for (const Bound& b : {Bound{"strategies/validation/megatron_seqpar_selective_a100.yaml", 0.0432},
-                         Bound{"strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml", 0.044},
+  for (const Bound& b : {Bound{"strategies/validation/megatron_seqpar_selective_a100.yaml", 0.046},
+                         Bound{"strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml", 0.0469},
                          Bound{"platforms/validation/nccl_allreduce_busbw.yaml", 0.0173}}) {
     SCOPED_TRACE(b.suite);
     const dejavu::tools::ValidationReport r = dejavu::tools::run_validation_suite(src(b.suite));

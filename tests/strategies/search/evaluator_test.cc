@@ -310,7 +310,9 @@ TEST(PipelineModel, MatchesTheEngineOnMegatronsEmbeddingAndLossSplit) {
     EXPECT_NEAR(f.iteration_time_s, s.iteration_time_s, 1e-9 * s.iteration_time_s);
     EXPECT_NEAR(f.peak_memory_bytes, s.peak_memory_bytes, 1e-9 * s.peak_memory_bytes);
     plan.account_for_embedding = plan.account_for_loss = false;  // the even split, where it is one
-    if (plan.total_stages() <= model.layers) EXPECT_NE(slow.evaluate(plan).iteration_time_s, s.iteration_time_s);
+    if (plan.total_stages() <= model.layers) {
+      EXPECT_NE(slow.evaluate(plan).iteration_time_s, s.iteration_time_s);
+    }
   }
 }
 
