@@ -157,10 +157,11 @@ struct RunErrors {
 
 // fp8 out of sample: NeMo's H100 step efficiency, fitted to its 16-bit fit rows, on the
 // held-out fp8 rows of the same source (Transformer Engine fp8 GEMMs; docs/HARDWARE.md).
-// Measured 9.1% uncalibrated and 6.9% calibrated (make validate). The target is 5%;
-// the 3.8% measured before rested on recomputation dejavu guessed because it held fp8 layers'
-// inputs at 2 bytes (GPT-3 175B and Nemotron-4 340B recomputed in full, where the source's
-// configs say none and selective); this bound guards the figure, not the target.
+// Measured 11.1% uncalibrated and 5.1% calibrated (make validate; 6.9% until sequence-parallel
+// pipeline sends took Megatron-Core's size). The target is 5%; the 3.8% measured
+// before that rested on recomputation dejavu guessed because it held fp8 layers' inputs at 2
+// bytes (GPT-3 175B and Nemotron-4 340B recomputed in full, where the source's configs say
+// none and selective); this bound guards the figure, not the target.
 TEST(StepCalibration, NemoFp8RowsOutOfSample) {
   PublicOptions o;
   o.precision = "fp8";
@@ -171,7 +172,7 @@ TEST(StepCalibration, NemoFp8RowsOutOfSample) {
   ASSERT_GE(suite.runs.size(), 20u);
   RunErrors errors;
   errors.add(suite);
-  EXPECT_LT(errors.geomean(), 0.08);
+  EXPECT_LT(errors.geomean(), 0.06);
 }
 
 // Megatron-Bridge's Blackwell rows (Llama 3 8B to 405B in FP8, MXFP8 and NVFP4 on B200 and
