@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "platforms/perf_model.h"
+
 namespace dejavu::strategies {
 
 using workloads::ModelGraph;
@@ -221,9 +223,13 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& who
         blk.recompute =
             cut(model, plan, rc, plan.recompute_early_stop ? early_stop_replay(model, ops) : ops, Pass::Replay);
       } else if (blk.is_layer && rc == "selective") {
-        std::vector<int> attention;  // replay only the ops whose activations were dropped
+        // Replay the core attention: the ops whose activations were dropped (unfused scores),
+        // and a fused kernel, which Megatron-Core checkpoints as well (TE's core attention
+        // under recompute_granularity: selective) though it stores no scores.
+        std::vector<int> attention;
         for (int v : ops)
-          if (model.op(v).selective_recompute_bytes > 0) attention.push_back(v);
+          if (model.op(v).selective_recompute_bytes > 0 || platforms::fused_attention(model.op(v).op_class))
+            attention.push_back(v);
         if (!attention.empty()) blk.recompute = cut(model, plan, rc, attention, Pass::Replay);
       }
       work[s].blocks.push_back(std::move(blk));

@@ -308,6 +308,42 @@ TEST(Recompute, EarlyStopReplaysUpToTheLastSavingOpButNotItsGemm) {
   EXPECT_NEAR(early - none, 2 * fwd(sim::OpClass::Gemm, Fa), 1e-9);
 }
 
+TEST(Recompute, SelectiveReplaysAFusedAttentionKernelThatStoresNoScores) {
+  // Two layers of a -> f -> c on one GPU, one microbatch: a GEMM, a FlashAttention kernel
+  // (no score matrix stored: nothing for selective recomputation to drop) and a residual
+  // add. Megatron-Core's selective recomputation checkpoints the core attention whatever its
+  // kernel, so each layer's backward first replays f's forward: 2 t(f) over no
+  // recomputation, and nothing of a or c.
+  const double Fa = 3e12, Ff = 2e12, Fc = 1e9;
+  workloads::ModelGraph g;
+  g.name = "attention layers";
+  g.layers = 2;
+  int prev = -1;
+  for (int l = 0; l < 2; ++l)
+    for (const auto& [name, cls, flops] :
+         {std::tuple{"a", sim::OpClass::Gemm, Fa}, std::tuple{"f", sim::OpClass::FlashAttention, Ff},
+          std::tuple{"c", sim::OpClass::Elementwise, Fc}}) {
+      workloads::Op op;
+      op.name = "L" + std::to_string(l) + "." + name;
+      op.layer = l;
+      op.op_class = cls;
+      op.fwd_flops = flops;
+      op.bwd_flops = 2 * flops;
+      op.activation_bytes = 1e6;
+      op.layer_input = std::string(name) == "a";
+      const int v = g.add_op(op);
+      if (prev >= 0) g.add_edge(prev, v);
+      prev = v;
+    }
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  const platforms::Cluster cluster = free_network(1);
+  Plan plan;
+  const double none = simulate(g, cluster, plan).result.makespan_s;
+  plan.recompute = "selective";
+  const double selective = simulate(g, cluster, plan).result.makespan_s;
+  EXPECT_NEAR(selective - none, 2 * pm.time_s({sim::OpClass::FlashAttention, Ff, 0, sim::DType::BF16}), 1e-9);
+}
+
 TEST(Pipeline, AsynchronousPipelinesHaveNoFlushAndRecordTheirStaleness) {
   // Without a flush, the steady state has no fill or drain: m(f+b) per iteration plus the
   // optimizer's steps (one for 2BW, one per microbatch for PipeDream), against 1F1B's
