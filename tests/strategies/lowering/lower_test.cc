@@ -267,32 +267,44 @@ TEST(Pipeline, ChimeraBeats1F1BWithBackwardTwiceTheForward) {
   EXPECT_THROW(simulate(model, cluster, plan), ConfigError);  // an odd number of microbatches
 }
 
+// Two layers of the same chain of ops, each op's backward twice its forward, the first op
+// taking the layer's input.
+struct ChainOp {
+  const char* name;
+  sim::OpClass cls;
+  double flops, saved_bytes;
+};
+workloads::ModelGraph two_layers_of(const std::string& name, const std::vector<ChainOp>& chain) {
+  workloads::ModelGraph g;
+  g.name = name;
+  g.layers = 2;
+  int prev = -1;
+  for (int l = 0; l < 2; ++l)
+    for (const ChainOp& c : chain) {
+      workloads::Op op;
+      op.name = "L" + std::to_string(l) + "." + c.name;
+      op.layer = l;
+      op.op_class = c.cls;
+      op.fwd_flops = c.flops;
+      op.bwd_flops = 2 * c.flops;
+      op.activation_bytes = c.saved_bytes;
+      op.layer_input = &c == &chain.front();
+      const int v = g.add_op(op);
+      if (prev >= 0) g.add_edge(prev, v);
+      prev = v;
+    }
+  return g;
+}
+
 TEST(Recompute, EarlyStopReplaysUpToTheLastSavingOpButNotItsGemm) {
   // Two layers of a -> b -> c on one GPU, one microbatch: a and b are GEMMs that save
   // their inputs, c a residual add that saves nothing. Megatron's full recomputation
   // replays a, b and c before each layer's backward; PyTorch's early stop replays a only
   // (b's inputs are saved as b starts, before its GEMM runs; c comes after).
   const double Fa = 3e12, Fb = 5e12, Fc = 1e9;
-  workloads::ModelGraph g;
-  g.name = "three-op layers";
-  g.layers = 2;
-  int prev = -1;
-  for (int l = 0; l < 2; ++l)
-    for (const auto& [name, cls, flops, saved] :
-         {std::tuple{"a", sim::OpClass::Gemm, Fa, 1e6}, std::tuple{"b", sim::OpClass::Gemm, Fb, 1e6},
-          std::tuple{"c", sim::OpClass::Elementwise, Fc, 0.0}}) {
-      workloads::Op op;
-      op.name = "L" + std::to_string(l) + "." + name;
-      op.layer = l;
-      op.op_class = cls;
-      op.fwd_flops = flops;
-      op.bwd_flops = 2 * flops;
-      op.activation_bytes = saved;
-      op.layer_input = std::string(name) == "a";
-      const int v = g.add_op(op);
-      if (prev >= 0) g.add_edge(prev, v);
-      prev = v;
-    }
+  const workloads::ModelGraph g = two_layers_of("three-op layers", {{"a", sim::OpClass::Gemm, Fa, 1e6},
+                                                                    {"b", sim::OpClass::Gemm, Fb, 1e6},
+                                                                    {"c", sim::OpClass::Elementwise, Fc, 0}});
   const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
   auto fwd = [&](sim::OpClass cls, double flops) { return pm.time_s({cls, flops, 0, sim::DType::BF16}); };
   const platforms::Cluster cluster = free_network(1);
@@ -315,26 +327,9 @@ TEST(Recompute, SelectiveReplaysAFusedAttentionKernelThatStoresNoScores) {
   // kernel, so each layer's backward first replays f's forward: 2 t(f) over no
   // recomputation, and nothing of a or c.
   const double Fa = 3e12, Ff = 2e12, Fc = 1e9;
-  workloads::ModelGraph g;
-  g.name = "attention layers";
-  g.layers = 2;
-  int prev = -1;
-  for (int l = 0; l < 2; ++l)
-    for (const auto& [name, cls, flops] :
-         {std::tuple{"a", sim::OpClass::Gemm, Fa}, std::tuple{"f", sim::OpClass::FlashAttention, Ff},
-          std::tuple{"c", sim::OpClass::Elementwise, Fc}}) {
-      workloads::Op op;
-      op.name = "L" + std::to_string(l) + "." + name;
-      op.layer = l;
-      op.op_class = cls;
-      op.fwd_flops = flops;
-      op.bwd_flops = 2 * flops;
-      op.activation_bytes = 1e6;
-      op.layer_input = std::string(name) == "a";
-      const int v = g.add_op(op);
-      if (prev >= 0) g.add_edge(prev, v);
-      prev = v;
-    }
+  const workloads::ModelGraph g = two_layers_of("attention layers", {{"a", sim::OpClass::Gemm, Fa, 1e6},
+                                                                     {"f", sim::OpClass::FlashAttention, Ff, 1e6},
+                                                                     {"c", sim::OpClass::Elementwise, Fc, 1e6}});
   const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
   const platforms::Cluster cluster = free_network(1);
   Plan plan;
