@@ -10,6 +10,7 @@
 #include "sim/collective.h"
 #include "sim/error.h"
 #include "sim/link_sharing.h"
+#include "sim/sm_sharing.h"
 #include "sim/stream_scheduler.h"
 
 namespace dejavu::sim {
@@ -192,8 +193,10 @@ class AnalyticRun {
         since_(g.size(), 0.0),
         version_(g.size(), 0),
         shape_(g.size(), nullptr),
-        scale_(2 * net.link_count(), 1.0) {
+        scale_(2 * net.link_count(), 1.0),
+        sms_(g, net.node_count()) {
     r_.engine = "analytic";
+    if (contention_) share_sms();
     r_.start_s.assign(g.size(), -1.0);
     r_.end_s.assign(g.size(), -1.0);
     if (contention_) {
@@ -230,6 +233,7 @@ class AnalyticRun {
       if (version != version_[id]) continue;  // its rate changed since
       r_.end_s[id] = now;
       r_.makespan_s = std::max(r_.makespan_s, now);
+      if (sm_sharing_) release_sms(id, now);
       const bool shared = leave(id, now);
       startable.clear();
       sched_.finish(id, startable);
@@ -258,12 +262,13 @@ class AnalyticRun {
       const Task& t = g_.task(id);
       r_.start_s[id] = now;
       if (t.kind != TaskKind::Compute) shape_[id] = &pricer_.shape(t);
-      const double d = duration(id, now);
+      double d = duration(id, now);
       if (d < 0) continue;  // a link it needs is down: never finishes
       if (link_windows_ && t.kind != TaskKind::Compute && crosses_down_link(id)) {
         stop_on_down_link(t, now);
         continue;
       }
+      if (sm_sharing_) d = take_sms(id, now, d);
       r_.end_s[id] = now + d;
       if (contention_ && t.kind != TaskKind::Compute) shared = join(id, now, d) || shared;
       events_.emplace(now + d, seq_++, id, version_[id]);
@@ -321,6 +326,62 @@ class AnalyticRun {
       leave(id, now);
     }
     reshare(now, true);
+  }
+
+  // SMs shared between compute and communication kernels (sim/sm_sharing.h).
+  void share_sms() {
+    sm_sharing_ = sms_.on();
+    if (!sm_sharing_) return;
+    kernels_.assign(g_.devices().size(), 0);
+    running_.resize(g_.devices().size());
+    speed_.assign(g_.size(), 1.0);
+  }
+
+  // A compute task's speed on `dev` beside the communication kernels running there.
+  double compute_speed(int dev) const { return SmSharing::compute_speed(g_.devices()[dev].comm_share, kernels_[dev]); }
+
+  // Task `id` starts at `now`, `d` long alone: a compute task runs at its device's speed (its
+  // duration returned stretched); a communication task takes its devices' SMs, slowing the
+  // compute tasks in flight there.
+  double take_sms(TaskId id, double now, double d) {
+    const Task& t = g_.task(id);
+    if (t.kind == TaskKind::Compute) {
+      speed_[id] = compute_speed(t.device);
+      running_[t.device].push_back(id);
+      return d / speed_[id];
+    }
+    for (int dev : sms_.kernel_devices(t)) {
+      ++kernels_[dev];
+      retime(dev, now);
+    }
+    return d;
+  }
+
+  // Task `id` ended at `now`: a compute task leaves its device; a communication task gives
+  // its SMs back.
+  void release_sms(TaskId id, double now) {
+    const Task& t = g_.task(id);
+    if (t.kind == TaskKind::Compute) {
+      std::vector<TaskId>& run = running_[t.device];
+      run.erase(std::find(run.begin(), run.end(), id));
+      return;
+    }
+    for (int dev : sms_.kernel_devices(t)) {
+      --kernels_[dev];
+      retime(dev, now);
+    }
+  }
+
+  // The compute tasks in flight on `dev` go on at its new speed: the work left (their time
+  // left at the old speed) re-timed, their finish re-posted.
+  void retime(int dev, double now) {
+    const double speed = compute_speed(dev);
+    for (TaskId id : running_[dev]) {
+      if (speed == speed_[id]) continue;
+      r_.end_s[id] = now + (r_.end_s[id] - now) * speed_[id] / speed;
+      speed_[id] = speed;
+      events_.emplace(r_.end_s[id], seq_++, id, ++version_[id]);
+    }
   }
 
   // A communication task enters the links; true if it shares one with a task in flight or
@@ -431,6 +492,11 @@ class AnalyticRun {
   std::vector<double> scale_;   // bandwidth factor per link direction (link windows, contention on)
   std::vector<double> edges_;   // when a link window opens or closes (contention on), ascending
   size_t next_edge_ = 0;
+  SmSharing sms_;
+  bool sm_sharing_ = false;                   // links shared, and a device gives communication kernels a share
+  std::vector<int> kernels_;                  // per device, communication kernels running
+  std::vector<std::vector<TaskId>> running_;  // per device, compute tasks in flight
+  std::vector<double> speed_;                 // per compute task in flight, its speed
 };
 
 }  // namespace

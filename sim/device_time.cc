@@ -50,6 +50,7 @@ std::vector<DeviceTime> device_times(const TaskGraph& g, const Result& r,
                                      const std::function<bool(const Task&)>& only) {
   const size_t nd = g.devices().size(), ns = g.stream_names().size();
   std::vector<Intervals> compute(nd);
+  std::vector<double> slowed(nd, 0.0);
   std::vector<std::vector<Intervals>> comm(nd, std::vector<Intervals>(ns));  // [device][stream]
   for (size_t i = 0; i < g.size(); ++i) {
     const Task& t = g.task(static_cast<TaskId>(i));
@@ -57,6 +58,8 @@ std::vector<DeviceTime> device_times(const TaskGraph& g, const Result& r,
     const std::pair<double, double> iv{r.start_s[i], r.end_s[i]};
     if (t.kind == TaskKind::Compute) {
       compute[t.device].push_back(iv);
+      const double beyond = iv.second - iv.first - t.duration_s;  // rounding aside
+      if (iv.first >= 0 && beyond > 1e-9 * t.duration_s) slowed[t.device] += beyond;
     } else if (t.kind == TaskKind::Transfer) {
       comm[t.device][t.stream].push_back(iv);
     } else {
@@ -76,6 +79,7 @@ std::vector<DeviceTime> device_times(const TaskGraph& g, const Result& r,
     }
     const Intervals m = merged(std::move(all));
     out[d].compute_s = length(c);
+    out[d].compute_slowed_s = slowed[d];
     out[d].communication_s = length(m);
     out[d].exposed_communication_s = uncovered(m, c);
     out[d].idle_s = std::max(0.0, r.makespan_s - out[d].compute_s - out[d].exposed_communication_s);

@@ -22,7 +22,10 @@ struct DeviceTime {
   double communication_s = 0;          // some transfer or collective running
   double exposed_communication_s = 0;  // communicating while not computing
   double idle_s = 0;                   // neither, within [0, makespan]
-  std::vector<StreamTime> streams;     // per communication stream used, by stream id
+  // What compute tasks ran beyond their own durations: SMs held by communication kernels
+  // beside them (sim/sm_sharing.h), a straggler's slow windows.
+  double compute_slowed_s = 0;
+  std::vector<StreamTime> streams;  // per communication stream used, by stream id
 };
 
 // `only`, when given, restricts the accounting to the tasks it accepts.

@@ -29,6 +29,7 @@ inline constexpr long long kMaxCount = 1 << 16;     // experts, tables, blocks, 
 inline constexpr long long kMaxDegree = 1 << 20;     // tp, pp, dp, ep, cp
 inline constexpr long long kMaxBatch = 1 << 30;      // samples per iteration or microbatch
 inline constexpr long long kMaxMicrobatches = 4096;  // per replica and iteration
+inline constexpr long long kMaxCommSms = 1024;       // SMs a communication kernel holds
 inline constexpr double kMaxTasks = 5e7;             // tasks one simulation may lower to
 inline constexpr double kMaxTime = 1e9;              // seconds (about 32 years)
 inline constexpr double kMaxFactor = 1e3;            // a speed or bandwidth factor

@@ -19,6 +19,7 @@
 #include "sim/flow_symmetry.h"
 #include "sim/fork_runner.h"
 #include "sim/simgrid_platform.h"
+#include "sim/sm_sharing.h"
 #include "sim/step_periods.h"
 #include "sim/stream_scheduler.h"
 
@@ -29,6 +30,9 @@ namespace sg = simgrid::s4u;
 namespace {
 
 std::atomic<bool> simgrid_used{false};
+
+// A communication kernel's exec never finishes by itself: cancelled when its task ends.
+constexpr double kKernelFlops = 1e20;
 
 void check_options(const EngineOptions& o) {
   parse_fidelity(o.fidelity);
@@ -66,7 +70,8 @@ class Run {
         keep_alike_(o.keep_alike_steps > 0 ? std::max(8, o.keep_alike_steps) : 0),
         algo_(collective_algorithms().make(o.collective_algorithm)),
         sched_(g),
-        link_load_(2 * net.link_count()) {
+        link_load_(2 * net.link_count()),
+        sms_(g, net.node_count()) {
     result_.engine = "simgrid";
     result_.start_s.assign(g.size(), -1.0);
     result_.end_s.assign(g.size(), -1.0);
@@ -291,21 +296,17 @@ class Run {
         return;
       }
       sg::ExecPtr e = sg::Exec::init();
-      // A device's GPUs run in lockstep: a straggling or failing one among them sets the pace.
-      int where = hosts[0];
-      for (int h : hosts)
-        if (faults_.host_speed.count(h) || faults_.host_fail_s.count(h)) {
-          where = h;
-          break;
-        }
-      sg::Host* host = platform_->host(where);
+      sg::Host* host = compute_host(t.device);
       if (!host->is_on()) return fail(id);
       e->set_host(host);
       e->set_flops_amount(t.duration_s * kSimGridHostSpeed);
+      const double share = g_.devices().at(t.device).comm_share;
+      if (share > 0) e->set_priority(1 - share);
       e->start();
       track(e, id, -1);
       return;
     }
+    take_sms(id);
     if (t.kind == TaskKind::Collective && fidelity_ == Fidelity::Closed) {
       for (const auto& group : g_.comm_set(t.comm_set).groups)
         algorithm_for(*algo_, net_, group, t.op).add_link_load(net_, group, t.op, t.bytes, link_load_);
@@ -337,6 +338,43 @@ class Run {
       const int32_t f = run.once ? tpl.order[i] : i;
       if (tpl.waiting[f] == 0) start_flow(id, run, f);
     }
+  }
+
+  // Where a device computes: its GPUs run in lockstep, so a straggling or failing one among
+  // them sets the pace.
+  sg::Host* compute_host(int device) const {
+    const auto& hosts = g_.devices().at(device).hosts;
+    for (int h : hosts)
+      if (faults_.host_speed.count(h) || faults_.host_fail_s.count(h)) return platform_->host(h);
+    return platform_->host(hosts.at(0));
+  }
+
+  // SMs shared (sim/sm_sharing.h): on each device whose SMs communication task `id`'s kernels
+  // hold, an exec of weight c beside the device's compute execs (weight 1 - c) on the host its
+  // compute runs on, until the task ends. SimGrid shares a host by weight.
+  void take_sms(TaskId id) {
+    for (int dev : sms_.kernel_devices(g_.task(id))) {
+      sg::Host* host = compute_host(dev);
+      if (!host || !host->is_on()) continue;
+      sg::ExecPtr e = sg::Exec::init();
+      e->set_host(host);
+      e->set_flops_amount(kKernelFlops);
+      e->set_priority(g_.devices().at(dev).comm_share);
+      e->start();
+      kernels_.emplace(id, std::move(e));
+    }
+  }
+
+  // Cancelled from a timer: SimGrid 3.32 cancels an exec inside another activity's completion
+  // callback (where tasks end) without giving its host share back.
+  void release_sms(TaskId id) {
+    auto [from, to] = kernels_.equal_range(id);
+    for (auto it = from; it != to; ++it)
+      simgrid::kernel::timer::Timer::set(now(), [this, e = std::move(it->second)] {
+        if (e->get_state() == sg::Activity::State::STARTED) e->cancel();
+        graveyard_.push_back(e);
+      });
+    kernels_.erase(from, to);
   }
 
   // A flow leaves its sender after the sender's step latency (NCCL's per-step overhead).
@@ -422,9 +460,11 @@ class Run {
   }
 
   void on_completion(const sg::Activity& a) {
-    graveyard_.clear();  // handles are released one callback after their completion
     const auto token = reinterpret_cast<uintptr_t>(a.get_data<void>());
+    // Not one of ours to finish: a communication kernel's exec, cancelled (possibly inside
+    // another's callback, whose handle the graveyard still holds).
     if (token == 0 || token > slots_.size()) return;
+    graveyard_.clear();  // handles are released one callback after their completion
     Slot slot = std::move(slots_[token - 1]);
     free_slots_.push_back(token - 1);
     graveyard_.push_back(std::move(slot.handle));
@@ -478,6 +518,7 @@ class Run {
   // Never re-entered: start() only schedules timers and activities, it finishes nothing.
   void finish(TaskId id) {
     result_.end_s[id] = now();
+    if (sms_.on()) release_sms(id);
     if (auto it = claimed_until_finish_.find(id); it != claimed_until_finish_.end()) {
       guard_->release(id, *it->second);
       claimed_until_finish_.erase(it);
@@ -514,6 +555,8 @@ class Run {
   std::vector<double> busy_since_;  // per link direction: when its first flow in flight started
   std::string failure_;
   double failed_at_ = -1;
+  SmSharing sms_;
+  std::unordered_multimap<TaskId, sg::ExecPtr> kernels_;  // per communication task, its SMs' execs
 };
 
 }  // namespace

@@ -53,6 +53,12 @@ struct Device {
   // Held for the whole run (model states); tasks add and release the rest.
   std::vector<MemoryPart> resident;
   double capacity_bytes = 0;  // 0: unknown
+  // The share of this device's SMs one communication kernel (NCCL's CTAs: a collective, or
+  // a send or receive between GPUs) holds while it runs; NCCL's CTAs never share an SM with
+  // a compute kernel. Engines that share resources run a compute task beside k such kernels
+  // at (1 - c) / (1 - c + k c) of its speed alone (a GPU's SMs shared by weight: the
+  // compute kernel's 1 - c against c per communication kernel). 0: not modelled.
+  double comm_share = 0;
 };
 
 // The physical transfers or collectives one task stands for: each group is a list of

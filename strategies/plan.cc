@@ -121,6 +121,12 @@ Plan Plan::at_stage(int stage) const {
   return out;
 }
 
+double Plan::comm_share(const platforms::GpuSpec& gpu) const {
+  if (gpu.sms <= 0) return 0;
+  const int sms = comm_sms != kAutoCommSms ? comm_sms : gpu.gpu_link_bandwidth_Bps > 0 ? 16 : 2;
+  return static_cast<double>(sms) / gpu.sms;
+}
+
 sim::DType Plan::gradient_dtype(sim::DType model_dtype) const {
   sim::DType d = sim::storage_of(model_dtype);
   if (!grad_dtype.empty() && !sim::parse_dtype(grad_dtype, &d))
@@ -309,6 +315,18 @@ void load_stages(const ConfigNode& root, Plan& p) {
       root.child(key).fail("and stages both say how layers split; valid: one of them");
 }
 
+// comm_sms: auto | a count of SMs (checked against the GPUs' own by cluster_for_plan).
+void load_comm_sms(const ConfigNode& root, Plan& p) {
+  if (!root.has("comm_sms")) return;
+  const ConfigNode n = root.child("comm_sms");
+  p.where["comm_sms"] = n.loc();
+  if (n.is_scalar() && n.as_string() == "auto") return;
+  const std::string v = n.is_scalar() ? n.as_string() : "";
+  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
+    n.fail("expected auto or a count of SMs (0 leaves every SM to compute)");
+  p.comm_sms = static_cast<int>(n.as_int(0, limits::kMaxCommSms));
+}
+
 // recompute_early_stop: only where some stage recomputes fully.
 void load_early_stop(const ConfigNode& root, Plan& p) {
   p.recompute_early_stop = flag(root, "recompute_early_stop", p);
@@ -352,7 +370,8 @@ Plan load_plan(const ConfigNode& root) {
                    "gpu_order",
                    "gpus",
                    "embedding_sharding",
-                   "replica_microbatches"});
+                   "replica_microbatches",
+                   "comm_sms"});
   Plan p;
   p.file = root.file();
   p.where[""] = root.loc();
@@ -389,6 +408,7 @@ Plan load_plan(const ConfigNode& root) {
   load_megatron_switches(root, p);
   load_offload(root, p);
   load_token_slices(root, p);
+  load_comm_sms(root, p);
   load_gpu_placement(root, p);
   if (root.has("embedding_sharding")) load_embedding_sharding(root.child("embedding_sharding"), p);
   load_replica_microbatches(root, p);

@@ -26,6 +26,9 @@
 //   grad_dtype: fp32       # gradients accumulated and reduced in fp32 (default: the model's
 //                          # 16-bit dtype; Megatron-LM's bf16 default, FSDP's reduce_dtype)
 //   replica_microbatches: [6, 10]  # microbatches per data-parallel replica (default: even)
+//   comm_sms: auto         # SMs a communication kernel holds while it runs (NCCL's CTAs,
+//                          # NCCL_MAX_CTAS): auto is 16 on GPUs with NVLink or xGMI, 2 on
+//                          # PCIe-only ones; 0 leaves every SM to compute
 //
 // Megatron-Core's switches, with its semantics (DistributedDataParallelConfig, arguments.py):
 //   distributed_optimizer: true  # optimizer state sharded, gradients reduce-scattered (zero: 1)
@@ -130,6 +133,11 @@ struct Plan {
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   bool tp_comm_overlap = false;
+  // SMs a communication kernel (NCCL's one CTA per channel; NCCL_MAX_CTAS) holds on each GPU
+  // it runs on, taken from the compute kernels beside it (sim/sm_sharing.h); kAutoCommSms:
+  // what NCCL uses for the GPU's links (comm_sms_on).
+  static constexpr int kAutoCommSms = -1;
+  int comm_sms = kAutoCommSms;
   // `offload: {optimizer: cpu | nvme}` (ZeRO-Offload, ZeRO-Infinity): the optimizer states and
   // step leave the GPU for its server's host (strategies/lowering/offload.h); "" keeps them.
   std::string offload_optimizer;
@@ -187,6 +195,10 @@ struct Plan {
   double gradient_bucket_bytes(double element_bytes) const;
   // The gradients' dtype (grad_dtype, else the model's storage dtype) and its bytes.
   sim::DType gradient_dtype(sim::DType model_dtype) const;
+  // The share of `gpu`'s SMs one communication kernel holds (comm_sms of its SMs; auto: 16
+  // with NVLink or xGMI, as NCCL on a DGX, 2 on PCIe with one NIC: NVIDIA/nccl#689); 0 when
+  // the GPU's SM count is not published.
+  double comm_share(const platforms::GpuSpec& gpu) const;
   double gradient_element_bytes(sim::DType model_dtype) const;
 };
 

@@ -83,6 +83,8 @@ void add_simulated_devices(Report& r, const platforms::Cluster& cluster, const L
     s.communication_s = times[d].communication_s;
     s.exposed_communication_s = times[d].exposed_communication_s;
     s.idle_s = times[d].idle_s;
+    s.compute_slowed_s = times[d].compute_slowed_s;
+    r.compute_slowed_s += s.compute_slowed_s * s.gpus;
     for (const sim::StreamTime& st : times[d].streams)
       s.communication.push_back({g.stream_names().at(st.stream), st.busy_s, st.hidden_s});
     add_stream_times(r, s);
@@ -93,6 +95,7 @@ void add_simulated_devices(Report& r, const platforms::Cluster& cluster, const L
     r.simulated.push_back(s);
   }
   r.bubble_fraction = r.gpus > 0 ? bubble_sum / r.gpus : 0;
+  r.compute_slowed_s /= std::max(1, r.gpus);
   for (StreamCommReport& c : r.communication) {
     c.busy_s /= std::max(1, r.gpus);
     c.hidden_s /= std::max(1, r.gpus);

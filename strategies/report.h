@@ -36,6 +36,7 @@ struct SimulatedDeviceReport {
   int stage = 0;
   int gpus = 0;  // how many GPUs it stands for
   double compute_s = 0, communication_s = 0, exposed_communication_s = 0, idle_s = 0;
+  double compute_slowed_s = 0;  // of compute_s, beyond the kernels' own time (sim::DeviceTime)
   double bubble_fraction = 0;
   double peak_memory_bytes = 0, capacity_bytes = 0;
   std::vector<sim::MemoryPart> memory_at_peak;  // resident parts, then "activations"
@@ -90,6 +91,9 @@ struct Report {
   // Per communication stream, the GPUs' mean: what overlap hid (tp_comm_overlap, buckets,
   // prefetching gathers) and what it did not.
   std::vector<StreamCommReport> communication;
+  // The GPUs' mean: compute beyond its kernels' own time, beside communication kernels that
+  // hold SMs (the plan's comm_sms) or on a straggler.
+  double compute_slowed_s = 0;
   double peak_flops_total = 0;
   std::vector<SimulatedDeviceReport> simulated;
   std::vector<DeviceReport> devices;

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "platforms/perf_model.h"
+#include "strategies/plan.h"
 
 namespace dejavu::strategies {
 
@@ -231,6 +232,7 @@ LoweredJob lower_trace(const workloads::ChakraTrace& trace, const platforms::Clu
   for (int r = 0; r < ranks; ++r) {
     dev[r] = g.add_device("rank" + std::to_string(r), {cluster.gpus[r].host});
     g.device(dev[r]).capacity_bytes = cluster.gpus[r].spec->memory_bytes;
+    g.device(dev[r]).comm_share = Plan{}.comm_share(*cluster.gpus[r].spec);  // comm_sms: auto
     job.roles[r] = GpuRole{0, r, 0, dev[r]};
     job.device_stage.push_back(0);
   }

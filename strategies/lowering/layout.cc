@@ -170,7 +170,7 @@ void JobLayout::add_device(LoweredJob& job, int s, int c) {
   sim::TaskGraph& g = job.graph;
   std::vector<int> hosts;
   sim::CommSet rings;
-  double capacity = 0;
+  double capacity = 0, comm_share = 0;
   const platforms::GpuSlot* runtime = nullptr;  // the GPU that holds most before the model
   const int K = K_of(s), t = t_of(s);
   for (int r : classes[c]) {
@@ -178,6 +178,7 @@ void JobLayout::add_device(LoweredJob& job, int s, int c) {
       hosts.push_back(host(s, r, k));
       const platforms::GpuSlot& slot = cluster.gpus[gpu(s, r, k)];
       capacity = capacity == 0 ? slot.spec->memory_bytes : std::min(capacity, slot.spec->memory_bytes);
+      comm_share = std::max(comm_share, plan.comm_share(*slot.spec));
       if (!runtime || slot.runtime_bytes() > runtime->runtime_bytes()) runtime = &slot;
     }
     for (int x = 0; x < cp; ++x) {  // one tensor-parallel ring per context rank
@@ -194,6 +195,7 @@ void JobLayout::add_device(LoweredJob& job, int s, int c) {
   dev[s][c] = g.add_device("stage" + std::to_string(s) + ".dp" + std::to_string(classes[c][0]), hosts);
   sim::Device& device = g.device(dev[s][c]);
   device.capacity_bytes = capacity;
+  device.comm_share = comm_share;
   const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc, gradient_bytes);
   const ModelStateBytes expert_state = model_state_per_param(model.dtype, plan.zero, dpe, gradient_bytes);
   const double dense = params[s] - (plan.ep > 1 ? expert_params[s] : 0), experts = params[s] - dense;

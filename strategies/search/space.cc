@@ -226,6 +226,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   if (p.overlap_grad_reduce) out << "overlap_grad_reduce: true\n";
   if (p.overlap_param_gather) out << "overlap_param_gather: true\n";
   if (p.tp_comm_overlap) out << "tp_comm_overlap: true\n";
+  if (p.comm_sms != Plan::kAutoCommSms) out << "comm_sms: " << p.comm_sms << "\n";
   const auto& d = p.data_parallel;  // refined syncs and buckets, and the update-rule variants
   if (d.sync != "all-reduce" || d.compression != "none" || d.delay > 0 || d.bucket_bytes > 0) {
     out << "data_parallel: {sync: " << d.sync;

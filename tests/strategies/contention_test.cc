@@ -166,9 +166,14 @@ TEST(Contention, PresetsWhereNothingMeetsKeepTheirAnswerTo1e9) {
     SCOPED_TRACE(line.substr(0, line.find(':')));
     const auto model = workloads::load_workload_file(arg("--workload"));
     const auto cluster = platforms::load_cluster_file(arg("--platform"));
-    const Plan plan = load_plan_file(arg("--plan"));
+    // Links shared alone: every kernel keeps the whole GPU (comm_sms 0). With SMs shared too
+    // (the plan's own comm_sms), a step is never faster.
+    Plan plan = load_plan_file(arg("--plan"));
+    const double sms_shared = simulate(model, cluster, plan, "analytic").report.iteration_time_s;
+    plan.comm_sms = 0;
     const Simulation alone = simulate(model, cluster, plan, "analytic-no-contention");
     const double shared = simulate(model, cluster, plan, "analytic").report.iteration_time_s;
+    EXPECT_GE(sms_shared, shared * (1 - 1e-9));
     if (transfers_meet(alone.job.graph, cluster.network, alone.result)) {
       ++busy;
       EXPECT_GE(shared, alone.report.iteration_time_s * (1 - 1e-9));

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "platforms/cluster.h"
+#include "platforms/gpu_catalog.h"
+#include "strategies/plan_cluster.h"
 #include "workloads/generator.h"
 
 namespace dejavu::strategies {
@@ -77,6 +79,45 @@ TEST(Plan, UnknownScheduleListsTheKnownOnes) {
               "s.yaml:2:11: schedule: unknown schedule \"zigzag\"; valid: 1f1b, chimera, gpipe, interleaved-1f1b, "
               "pipedream, pipedream-2bw, terapipe, zb-h1");
   }
+}
+
+TEST(Plan, CommSmsIsAutoOrACountBelowTheGpusSms) {
+  const auto error = [](const std::string& value) {
+    try {
+      load_plan(ConfigNode::load_string("global_batch_size: 8\ncomm_sms: " + value + "\n", "c.yaml"));
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("auto"), "no error");
+  EXPECT_EQ(error("8"), "no error");
+  EXPECT_EQ(error("many"), "c.yaml:2:11: comm_sms: expected auto or a count of SMs (0 leaves every SM to compute)");
+  EXPECT_NE(error("-3").find("c.yaml:2:11: comm_sms: "), std::string::npos) << error("-3");
+  EXPECT_NE(error("[1]").find("c.yaml:2:11: comm_sms: "), std::string::npos) << error("[1]");
+  // An A100 has 108 SMs: a kernel holding all of them leaves compute none.
+  Plan p = load_plan(ConfigNode::load_string("global_batch_size: 8\ncomm_sms: 108\n", "c.yaml"));
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
+  try {
+    cluster_for_plan(cluster, p);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "c.yaml:2:11: comm_sms: 108 SMs, but the A100-SXM-80GB has 108; valid: auto, or 0 to 107");
+  }
+}
+
+TEST(Plan, CommSmsAutoIsWhatNcclUsesForTheGpusLinks) {
+  // NVIDIA/nccl#689: 16 SMs on a DGX (NVLink, a NIC per GPU), 2 on a PCIe system with one NIC.
+  Plan p;
+  EXPECT_DOUBLE_EQ(p.comm_share(platforms::gpu_spec("A100-SXM-80GB")), 16.0 / 108);
+  EXPECT_DOUBLE_EQ(p.comm_share(platforms::gpu_spec("H100-SXM-80GB")), 16.0 / 132);
+  EXPECT_DOUBLE_EQ(p.comm_share(platforms::gpu_spec("T4")), 2.0 / 40);
+  EXPECT_DOUBLE_EQ(p.comm_share(platforms::gpu_spec("B200-SXM-180GB")), 0.0);  // SM count not published
+  p.comm_sms = 24;
+  EXPECT_DOUBLE_EQ(p.comm_share(platforms::gpu_spec("H100-SXM-80GB")), 24.0 / 132);
+  p.comm_sms = 0;
+  EXPECT_DOUBLE_EQ(p.comm_share(platforms::gpu_spec("H100-SXM-80GB")), 0.0);
 }
 
 }  // namespace

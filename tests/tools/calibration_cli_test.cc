@@ -21,13 +21,14 @@ TEST(Validation, ShippedSuitesStayWithinTheirRecordedError) {
   // suite reached when it was last measured (README), which a change may only improve.
   // Raised once, 4.32% -> 4.60% and 4.40% -> 4.69%, when sequence-parallel pipeline sends
   // took Megatron-Core's size (a tensor rank's s / tp tokens, not all s): a defect fixed,
-  // and these A100 rows are all too fast already.
+  // and these A100 rows are all too fast already. Lowered, 4.60% -> 3.60% and 4.69% ->
+  // 3.68%, when communication kernels took their SMs from the compute beside them.
   struct Bound {
     const char* suite;
     double geomean_abs_error;
   };
-  for (const Bound& b : {Bound{"strategies/validation/megatron_seqpar_selective_a100.yaml", 0.046},
-                         Bound{"strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml", 0.0469},
+  for (const Bound& b : {Bound{"strategies/validation/megatron_seqpar_selective_a100.yaml", 0.036},
+                         Bound{"strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml", 0.0368},
                          Bound{"platforms/validation/nccl_allreduce_busbw.yaml", 0.0173}}) {
     SCOPED_TRACE(b.suite);
     const dejavu::tools::ValidationReport r = dejavu::tools::run_validation_suite(src(b.suite));

@@ -133,6 +133,31 @@ void write_offload_line(std::ostream& out, const strategies::OffloadUse& o) {
 }
 }  // namespace
 
+namespace {
+// Per simulated device: its times, bubble, memory at peak and streams.
+nlohmann::ordered_json simulated_json(const strategies::Report& r) {
+  nlohmann::ordered_json sims = nlohmann::ordered_json::array();
+  for (const auto& s : r.simulated) {
+    nlohmann::ordered_json parts, streams = nlohmann::ordered_json::object();
+    for (const auto& part : s.memory_at_peak) parts[part.name] = part.bytes;
+    for (const auto& c : s.communication) streams[c.stream] = {{"busy_s", c.busy_s}, {"hidden_s", c.hidden_s}};
+    sims.push_back({{"name", s.name},
+                    {"stage", s.stage},
+                    {"gpus", s.gpus},
+                    {"compute_s", s.compute_s},
+                    {"communication_s", s.communication_s},
+                    {"exposed_communication_s", s.exposed_communication_s},
+                    {"idle_s", s.idle_s},
+                    {"compute_slowed_s", s.compute_slowed_s},
+                    {"bubble_fraction", s.bubble_fraction},
+                    {"peak_memory_bytes", s.peak_memory_bytes},
+                    {"memory_at_peak", parts},
+                    {"communication", streams}});
+  }
+  return sims;
+}
+}  // namespace
+
 void write_json(std::ostream& out, const strategies::Report& r, const strategies::FaultReport* faults) {
   nlohmann::ordered_json j;
   j["platform"] = r.platform;
@@ -154,6 +179,7 @@ void write_json(std::ostream& out, const strategies::Report& r, const strategies
   j["bubble_fraction"] = r.bubble_fraction;
   auto& comm = j["communication"] = nlohmann::ordered_json::object();
   for (const auto& c : r.communication) comm[c.stream] = {{"busy_s", c.busy_s}, {"hidden_s", c.hidden_s}};
+  j["compute_slowed_s"] = r.compute_slowed_s;
   j["oom"] = r.oom;
   j["memory"] = {{"fullest_gpu", r.fullest_gpu},
                  {"peak_bytes", r.peak_memory_bytes},
@@ -165,23 +191,7 @@ void write_json(std::ostream& out, const strategies::Report& r, const strategies
   j["busiest_link"] = link_json(r.busiest_link);
   auto& links = j["links"] = nlohmann::ordered_json::array();
   for (const auto& l : r.links) links.push_back(link_json(l));
-  auto& sims = j["simulated_devices"] = nlohmann::ordered_json::array();
-  for (const auto& s : r.simulated) {
-    nlohmann::ordered_json parts, streams = nlohmann::ordered_json::object();
-    for (const auto& part : s.memory_at_peak) parts[part.name] = part.bytes;
-    for (const auto& c : s.communication) streams[c.stream] = {{"busy_s", c.busy_s}, {"hidden_s", c.hidden_s}};
-    sims.push_back({{"name", s.name},
-                    {"stage", s.stage},
-                    {"gpus", s.gpus},
-                    {"compute_s", s.compute_s},
-                    {"communication_s", s.communication_s},
-                    {"exposed_communication_s", s.exposed_communication_s},
-                    {"idle_s", s.idle_s},
-                    {"bubble_fraction", s.bubble_fraction},
-                    {"peak_memory_bytes", s.peak_memory_bytes},
-                    {"memory_at_peak", parts},
-                    {"communication", streams}});
-  }
+  j["simulated_devices"] = simulated_json(r);
   auto& devs = j["devices"] = nlohmann::ordered_json::array();
   for (const auto& d : r.devices)
     devs.push_back({{"gpu", d.gpu},
@@ -226,6 +236,17 @@ std::string communication_line(const std::vector<strategies::StreamCommReport>& 
   return out;
 }
 
+namespace {
+// What communication took, and what it took from compute.
+void write_communication_lines(std::ostream& out, const strategies::Report& r) {
+  if (const std::string line = communication_line(r.communication); !line.empty())
+    out << "  communication      " << line << "\n";
+  if (r.compute_slowed_s > 0)
+    out << "  compute slowed     " << units::format_time(r.compute_slowed_s)
+        << " a GPU: kernels beside communication kernels, which hold SMs (plan comm_sms), or on a straggler\n";
+}
+}  // namespace
+
 void write_summary(std::ostream& out, const strategies::Report& r) {
   char buf[256];
   out << "dejavu: " << r.workload << " on " << r.platform << ", plan " << r.plan << " (" << r.engine << " engine)\n";
@@ -243,8 +264,7 @@ void write_summary(std::ostream& out, const strategies::Report& r) {
   }
   std::snprintf(buf, sizeof buf, "  pipeline bubble    %.1f%%\n", 100 * r.bubble_fraction);
   out << buf;
-  if (const std::string line = communication_line(r.communication); !line.empty())
-    out << "  communication      " << line << "\n";
+  write_communication_lines(out, r);
   if (r.delayed_averaging > 0) {
     std::snprintf(buf, sizeof buf,
                   "  delayed averaging  the gradient exchange hidden behind %d step(s): steady state, gradients %d "

@@ -37,6 +37,7 @@ struct StageTp : ::testing::Test {
     p.dp = 2;
     p.micro_batch_size = 2;
     p.global_batch_size = 16;
+    p.comm_sms = 0;  // pipeline sends take no SM from the compute they meet
     return p;
   }
   static DeviceReport stage(const Report& r, int s) {
@@ -57,7 +58,7 @@ TEST_F(StageTp, TheSameDegreeEverywhereIsThePlainPlan) {
 
 // Stage 0 on tp 2, stage 1 on tp 1, two replicas: 2 x 2 + 1 x 2 = 6 GPUs. Each stage runs,
 // and holds, what the same stage of the uniform plan of its degree does (their pipeline
-// sends aside, which take no compute).
+// sends aside, which take no compute with comm_sms 0).
 TEST_F(StageTp, EachStageRunsAndHoldsWhatItsOwnDegreeGivesIt) {
   const Report mixed = simulate(model, one_server(6), plan(2, {2, 1})).report;
   const Report tp2 = simulate(model, one_server(8), plan(2, {})).report;

@@ -136,12 +136,13 @@ TEST(Polish, ReachesTheFakeCostsOptimumFromAFarPlan) {
 }
 
 TEST(GridSearch, FindsTheTrueOptimumOfTheFullSimulation) {
-  // Brute force: every plan of the space through `simulate` (one task per segment).
+  // Brute force: every plan of the space through `simulate` (one task per segment) on the
+  // engine searchers score on.
   const Inputs s = load("dgx-a100-1x8", "gpt3-1.3b", 16);
   double truth = INFINITY;
   std::string truth_plan;
   for (const Plan& p : enumerate(s.problem(), default_space(s.problem()))) {
-    const Simulation sim = simulate(s.model, s.cluster, p);
+    const Simulation sim = simulate(s.model, s.cluster, p, kSearchEngine);
     if (!sim.report.oom && sim.report.iteration_time_s < truth) {
       truth = sim.report.iteration_time_s;
       truth_plan = describe(p);
@@ -247,7 +248,7 @@ TEST(Space, DlrmsShardedPlanIsInTheSpaceAndBeatsEveryReplicatedOne) {
     if (sc.valid && sc.fits) replicated = std::min(replicated, sc.iteration_time_s);
   }
   const Plan preset = load_plan_file(src("strategies/presets/dp8-ep8-mb2048.yaml"));
-  EXPECT_NEAR(sharded, simulate(in.model, in.cluster, preset).report.iteration_time_s, 1e-9);
+  EXPECT_NEAR(sharded, simulate(in.model, in.cluster, preset, kSearchEngine).report.iteration_time_s, 1e-9);
   EXPECT_GT(replicated, 5 * sharded);
 }
 
