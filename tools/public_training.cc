@@ -4,6 +4,8 @@
 #include <cctype>
 #include <map>
 #include <optional>
+#include <sstream>
+#include <string>
 
 #include "sim/csv.h"
 #include "strategies/simulate.h"
@@ -71,6 +73,30 @@ workloads::ModelGraph model_of(const CsvRow& r, sim::DType dtype) {
   return workloads::make_transformer(c);
 }
 
+// The overlap switches the run's configuration turns on (tools/public_training.py cites
+// them): grad, param and tp joined by +. Tensor-parallel overlap pipelines sequence
+// parallelism's collectives, so a run without them (tp 1) has none to overlap.
+void set_overlaps(const CsvRow& r, strategies::Plan& p) {
+  std::stringstream in(r.text("overlaps"));
+  for (std::string s; std::getline(in, s, '+');) {
+    if (s == "grad")
+      p.overlap_grad_reduce = true;
+    else if (s == "param")
+      p.overlap_param_gather = true;
+    else if (s == "tp")
+      p.tp_comm_overlap = p.sequence_parallel;
+    else
+      throw Error("row " + r.text("row_id") + ": overlaps: unknown switch \"" + s + "\"; valid: grad, param, tp");
+  }
+}
+
+// " overlap=grad,param,tp" as the plan has them, for a row's label.
+std::string overlaps_of(const strategies::Plan& p) {
+  std::string on = std::string(p.overlap_grad_reduce ? ",grad" : "") + (p.overlap_param_gather ? ",param" : "") +
+                   (p.tp_comm_overlap ? ",tp" : "");
+  return on.empty() ? "" : " overlap=" + on.substr(1);
+}
+
 // Megatron-family frameworks run sequence parallelism with tensor parallelism. Unstated
 // recomputation is settled by run_row.
 strategies::Plan plan_of(const CsvRow& r) {
@@ -99,6 +125,7 @@ strategies::Plan plan_of(const CsvRow& r) {
   p.sequence_parallel = p.tp > 1 && nemo;
   p.grad_dtype = r.text("grad_dtype");  // fp32 where the source says (tools/public_training.py), else the model's
   p.account_for_embedding = p.account_for_loss = r.text("pipeline_split") == "embedding+loss";
+  set_overlaps(r, p);
   return p;
 }
 
@@ -170,7 +197,7 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& c
   run.label = r.text("row_id") + " " + r.text("model") + " " + r.text("gpu") + " x" + r.text("gpus") + " tp" +
               std::to_string(plan.tp) + " pp" + std::to_string(plan.pp) + " dp" + std::to_string(plan.dp) +
               (plan.zero ? " zero" + std::to_string(plan.zero) : "") + " " + plan.recompute +
-              (r.text("recompute") == "unknown" ? "?" : "");
+              (r.text("recompute") == "unknown" ? "?" : "") + overlaps_of(plan);
   run.held_out = r.text("held_out") == "1";
   run.measured_s = r.as_double("measured_step_s", 1e-6, 1e6);
   run.predicted_s = s.report.iteration_time_s;
@@ -194,7 +221,7 @@ PublicSuite run_public_training(const std::string& csv, const std::string& sourc
                         "dp",           "sharding",   "micro_batch",
                         "global_batch", "recompute",  "measured_step_s",
                         "attention",    "grad_dtype", "pipeline_split",
-                        "held_out"});
+                        "overlaps",     "held_out"});
   PublicSuite out;
   Calibrations calibrations = load_calibrations(options.calibrations);
   for (const CsvRow& r : table.rows()) {

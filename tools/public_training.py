@@ -14,6 +14,9 @@
   pipeline_split  embedding+loss where the run's recipe splits layers over pipeline stages
              counting the embedding and the loss as layers (Megatron-Core's
              account_for_{embedding,loss}_in_pipeline_split), else empty (even)
+  overlaps   Megatron-Core's overlap switches the run's configuration turns on, joined by +:
+             grad (overlap_grad_reduce), param (overlap_param_gather), tp (tp_comm_overlap);
+             empty where the source does not say
   held_out   1 for every third row (row_id % 3 == 0), fixed here before anything is fitted
 
 Run: python3 tools/public_training.py ../shared/validation/public/training_throughput.csv \
@@ -163,12 +166,37 @@ def pipeline_split(r):
     return "embedding+loss" if bridge_405b(r) else ""
 
 
+# The overlaps of dgxc-benchmarking's NeMo runs. At 35a9aecc8d5b and 1b9bb6b3cfea their NeMo
+# YAMLs (the files named above) set overlap_grad_sync and overlap_param_sync true for every
+# model and ub_tp_comm_overlap true for GPT-3 175B, Llama 3.1 70B and 405B and Nemotron-4 15B,
+# false for Llama 3.1 8B and Nemotron-4 340B. At 85380ffe02 the runs are NeMo 2's performance
+# scripts (llama3.1/pretrain_llama31.py, nemotron/gsw_nemo.patch): the recipes' trainer runs
+# DistributedDataParallelConfig(overlap_grad_reduce=True, overlap_param_gather=True)
+# (NVIDIA/NeMo nemo/collections/llm/recipes/llama31_8b.py at 0a8b017a1, and the other models'
+# recipes alike), and the scripts set a userbuffers tp_comm_overlap_cfg for Llama 3.1 70B and
+# 405B and Nemotron-4 15B and 340B, none for 8B.
+DGXC_NEMO2_COMMIT = "85380ffe02ea"
+
+
+def overlaps(r):
+    if r["source_id"] != "dgxc_benchmarking" or not r["framework"].startswith("NeMo"):
+        return ""
+    model = r["model"]
+    if model.startswith("Llama 3.1 8B"):
+        tp = False
+    elif "@" + DGXC_NEMO2_COMMIT in r["source"]:
+        tp = True
+    else:
+        tp = not model.startswith("Nemotron-4 340B")
+    return "grad+param+tp" if tp else "grad+param"
+
+
 def main(path):
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(["row_id", "source", "model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
                   "seq_len", "gpu", "gpus", "framework", "precision", "tp", "pp", "vp", "cp", "dp", "sharding",
                   "micro_batch", "global_batch", "recompute", "measured_step_s", "attention", "grad_dtype",
-                  "pipeline_split", "held_out"])
+                  "pipeline_split", "overlaps", "held_out"])
     for r in csv.DictReader(open(path)):
         step = r["step_time_s"]
         if not step and r["tokens_per_s_total"] and r["global_batch_tokens"]:
@@ -186,7 +214,7 @@ def main(path):
                       r["micro_batch_size"], r["global_batch_size_seqs"],
                       recipe_recompute(r) or recompute(r["activation_recompute"]),
                       step, ATTENTION_OF_FRAMEWORK.get(framework, "flash"), grad_dtype(r["precision"]),
-                      pipeline_split(r), 1 if int(r["row_id"]) % 3 == 0 else 0])
+                      pipeline_split(r), overlaps(r), 1 if int(r["row_id"]) % 3 == 0 else 0])
 
 
 if __name__ == "__main__":

@@ -52,12 +52,39 @@ TEST(PublicTraining, ARowWithoutItsVocabularyIsSkippedAndCounted) {
   std::ofstream(csv)
       << "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
          "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
-         "pipeline_split,held_out\n"
-         "1,s,GPT,24,2048,16,16,8192,,2048,A100-SXM-80GB,8,Megatron-LM,bf16,1,1,,1,8,none,4,64,full,1.0,flash,,,0\n";
+         "pipeline_split,overlaps,held_out\n"
+         "1,s,GPT,24,2048,16,16,8192,,2048,A100-SXM-80GB,8,Megatron-LM,bf16,1,1,,1,8,none,4,64,full,1.0,flash,,,,0\n";
   const PublicSuite s = run_public_training(csv, "s", src("platforms/presets"), {});
   EXPECT_TRUE(s.runs.empty());
   ASSERT_EQ(s.skipped.size(), 1u);
   EXPECT_EQ(s.skipped.begin()->first, "vocabulary not stated");
+}
+
+// The overlap switches a row's configuration states are the plan's: grad, param and tp as
+// Megatron-Core's overlap_grad_reduce, overlap_param_gather and tp_comm_overlap (the last
+// only where sequence parallelism gives it collectives to pipeline: not at tp 1).
+TEST(PublicTraining, ARowsOverlapsAreItsPlansSwitches) {
+  const std::string csv = testing::TempDir() + "/overlaps.csv";
+  const std::string head =
+      "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
+      "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
+      "pipeline_split,overlaps,held_out\n";
+  std::ofstream(csv)
+      << head
+      << "1,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,2,1,,1,4,dp,1,64,none,1.0,flash,,,"
+         "grad+param+tp,0\n"
+      << "2,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,1,1,,1,8,dp,1,64,none,1.0,flash,,,"
+         "grad+param+tp,0\n"
+      << "3,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,2,1,,1,4,dp,1,64,none,1.0,flash,,,"
+         "grad+fast,0\n";
+  const PublicSuite s = run_public_training(csv, "s", src("platforms/presets"), {});
+  ASSERT_EQ(s.runs.size(), 2u);
+  EXPECT_NE(s.runs[0].label.find("overlap=grad,param,tp"), std::string::npos) << s.runs[0].label;
+  EXPECT_NE(s.runs[1].label.find("overlap=grad,param"), std::string::npos) << s.runs[1].label;
+  EXPECT_EQ(s.runs[1].label.find(",tp"), std::string::npos) << s.runs[1].label;
+  ASSERT_EQ(s.skipped.size(), 1u);
+  EXPECT_NE(s.skipped.begin()->first.find("row 3: overlaps: unknown switch \"fast\""), std::string::npos)
+      << s.skipped.begin()->first;
 }
 
 }  // namespace
