@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <cmath>
 #include <map>
 #include <queue>
@@ -193,8 +194,7 @@ class AnalyticRun {
         since_(g.size(), 0.0),
         version_(g.size(), 0),
         shape_(g.size(), nullptr),
-        scale_(2 * net.link_count(), 1.0),
-        sms_(g, net.node_count()) {
+        scale_(2 * net.link_count(), 1.0) {
     r_.engine = "analytic";
     if (contention_) share_sms();
     r_.start_s.assign(g.size(), -1.0);
@@ -330,7 +330,8 @@ class AnalyticRun {
 
   // SMs shared between compute and communication kernels (sim/sm_sharing.h).
   void share_sms() {
-    sm_sharing_ = sms_.on();
+    sms_.emplace(g_, net_.node_count());
+    sm_sharing_ = sms_->on();
     if (!sm_sharing_) return;
     kernels_.assign(g_.devices().size(), 0);
     running_.resize(g_.devices().size());
@@ -350,7 +351,7 @@ class AnalyticRun {
       running_[t.device].push_back(id);
       return d / speed_[id];
     }
-    for (int dev : sms_.kernel_devices(t)) {
+    for (int dev : sms_->kernel_devices(t)) {
       ++kernels_[dev];
       retime(dev, now);
     }
@@ -366,7 +367,7 @@ class AnalyticRun {
       run.erase(std::find(run.begin(), run.end(), id));
       return;
     }
-    for (int dev : sms_.kernel_devices(t)) {
+    for (int dev : sms_->kernel_devices(t)) {
       --kernels_[dev];
       retime(dev, now);
     }
@@ -492,7 +493,7 @@ class AnalyticRun {
   std::vector<double> scale_;   // bandwidth factor per link direction (link windows, contention on)
   std::vector<double> edges_;   // when a link window opens or closes (contention on), ascending
   size_t next_edge_ = 0;
-  SmSharing sms_;
+  std::optional<SmSharing> sms_;              // links shared: SMs too
   bool sm_sharing_ = false;                   // links shared, and a device gives communication kernels a share
   std::vector<int> kernels_;                  // per device, communication kernels running
   std::vector<std::vector<TaskId>> running_;  // per device, compute tasks in flight

@@ -10,13 +10,17 @@ SmSharing::SmSharing(const TaskGraph& g, int node_count) : g_(g) {
     for (int h : g.devices()[d].hosts) device_of_host_[h] = static_cast<int>(d);
 }
 
-std::vector<int> SmSharing::kernel_devices(const Task& t) const {
-  std::vector<int> out;
-  if (!on_ || t.kind == TaskKind::Compute) return out;
+const std::vector<int>& SmSharing::kernel_devices(const Task& t) {
+  if (!on_ || t.kind == TaskKind::Compute) return none_;
+  const bool collective = t.kind == TaskKind::Collective;
+  auto [it, fresh] =
+      (collective ? of_participants_ : of_comm_set_).try_emplace(collective ? t.participants : t.comm_set);
+  std::vector<int>& out = it->second;
+  if (!fresh) return out;
   const auto add = [&](int d) {
     if (d >= 0 && g_.devices()[d].comm_share > 0) out.push_back(d);
   };
-  if (t.kind == TaskKind::Collective) {
+  if (collective) {
     for (int d : g_.participants(t.participants)) add(d);
     return out;
   }

@@ -8,6 +8,7 @@
 // memory run on the copy engines and take no SM.
 #pragma once
 
+#include <unordered_map>
 #include <vector>
 
 #include "sim/task_graph.h"
@@ -20,8 +21,9 @@ class SmSharing {
   // Whether a device of the graph gives communication kernels a share of its SMs.
   bool on() const { return on_; }
   // The devices whose SMs communication task `t`'s kernels hold: a collective's participants,
-  // both ends of a transfer between GPUs; only devices with a share.
-  std::vector<int> kernel_devices(const Task& t) const;
+  // both ends of a transfer between GPUs; only devices with a share. Worked out once per
+  // participant set or comm set (tasks repeat them), asked at every start and end.
+  const std::vector<int>& kernel_devices(const Task& t);
   // A compute task's speed, relative to alone, beside `kernels` communication kernels on a
   // device whose kernels hold `share` of its SMs each.
   static double compute_speed(double share, int kernels);
@@ -30,6 +32,8 @@ class SmSharing {
   const TaskGraph& g_;
   bool on_ = false;
   std::vector<int> device_of_host_;  // per network node, the device standing for it (-1: none)
+  std::unordered_map<int, std::vector<int>> of_participants_, of_comm_set_;  // kernel_devices, once
+  const std::vector<int> none_;
 };
 
 }  // namespace dejavu::sim
