@@ -121,7 +121,9 @@ std::vector<Point> points_of(const std::vector<Measurement>& rows, const GpuSpec
 }
 
 // The two lines fitted to `train`: rows go to the line predicting more, each line is fitted
-// on its rows, until the assignment settles. Starts from the GPU's ridge point.
+// on its rows, until the assignment settles. Starts from the GPU's ridge point. With
+// fit.memory_fixed the memory line is the one given in fit (launch_s, s_per_byte) and only
+// the compute line is fitted.
 void fit_lines(const std::vector<Point>& train, double peak, double bandwidth, ClassFit& fit) {
   std::vector<char> compute(train.size());
   for (size_t i = 0; i < train.size(); ++i) compute[i] = train[i].work / peak >= train[i].bytes / bandwidth;
@@ -132,15 +134,16 @@ void fit_lines(const std::vector<Point>& train, double peak, double bandwidth, C
       (compute[i] ? fy : by).push_back(train[i].seconds);
     }
     std::tie(fit.compute_intercept_s, fit.s_per_flop) = fx.empty() ? std::pair{0.0, 0.0} : line_fit(fx, fy);
-    std::tie(fit.launch_s, fit.s_per_byte) = bx.empty() ? std::pair{0.0, 0.0} : line_fit(bx, by);
+    if (!fit.memory_fixed) std::tie(fit.launch_s, fit.s_per_byte) = bx.empty() ? std::pair{0.0, 0.0} : line_fit(bx, by);
     fit.compute_rows = static_cast<int>(fx.size());
     fit.memory_rows = static_cast<int>(bx.size());
     bool changed = false;
     for (size_t i = 0; i < train.size(); ++i) {
       const double tc = fx.empty() ? -1 : fit.compute_intercept_s + fit.s_per_flop * train[i].work;
-      const double tm = bx.empty() ? -1 : fit.launch_s + fit.s_per_byte * train[i].bytes;
+      const double tm = bx.empty() && !fit.memory_fixed ? -1 : fit.launch_s + fit.s_per_byte * train[i].bytes;
       const char want = tc >= tm;
-      if (want != compute[i] && !(fx.size() == 1 && compute[i]) && !(bx.size() == 1 && !compute[i])) {
+      const bool last_memory_row = bx.size() == 1 && !fit.memory_fixed;
+      if (want != compute[i] && !(fx.size() == 1 && compute[i]) && !(last_memory_row && !compute[i])) {
         compute[i] = want;
         changed = true;
       }
@@ -152,7 +155,7 @@ void fit_lines(const std::vector<Point>& train, double peak, double bandwidth, C
 double predict(const ClassFit& fit, const Point& p) {
   double t = 0;
   if (fit.compute_rows > 0) t = std::max(t, fit.compute_intercept_s + fit.s_per_flop * p.work);
-  if (fit.memory_rows > 0) t = std::max(t, fit.launch_s + fit.s_per_byte * p.bytes);
+  if (fit.memory_rows > 0 || fit.memory_fixed) t = std::max(t, fit.launch_s + fit.s_per_byte * p.bytes);
   return t;
 }
 
@@ -164,7 +167,7 @@ double mean_abs_error(const ClassFit& fit, const std::vector<Point>& rows) {
 
 // Back from the two lines to the performance model's parameters.
 OpEfficiency efficiency_of(const ClassFit& fit, OpEfficiency e, double peak, const GpuSpec& gpu) {
-  if (fit.memory_rows > 0) {
+  if (fit.memory_rows > 0 && !fit.memory_fixed) {
     e.launch_s = std::max(0.0, fit.launch_s);
     if (fit.s_per_byte > 0) e.memory = 1 / (fit.s_per_byte * gpu.memory_bandwidth_Bps);
   }
@@ -172,7 +175,8 @@ OpEfficiency efficiency_of(const ClassFit& fit, OpEfficiency e, double peak, con
     e.compute_max = 1 / (fit.s_per_flop * peak);
     // Without memory-bound rows the launch cost cannot be told from t_half: keep the
     // default launch unless the intercept is smaller than it.
-    if (fit.memory_rows == 0) e.launch_s = std::min(e.launch_s, std::max(0.0, fit.compute_intercept_s));
+    if (fit.memory_rows == 0 && !fit.memory_fixed)
+      e.launch_s = std::min(e.launch_s, std::max(0.0, fit.compute_intercept_s));
     e.half_time_s = std::max(0.0, (fit.compute_intercept_s - e.launch_s) * e.compute_max);
   }
   return e;
@@ -248,11 +252,18 @@ ClassFit fit_class(sim::OpClass c, const std::vector<Measurement>& rows, const G
   bool shaped = c == sim::OpClass::Gemm || fused_attention(c);
   for (const Measurement& m : rows) shaped = shaped && m.shaped;
   if (shaped && fused_attention(c)) return fit_attention_class(c, train, held, peak, gpu);
+  // fp8 GEMMs read and write memory as the GPU's other GEMMs do: their memory line and launch
+  // are the 16-bit GEMM class's, only their tensor-core throughput is fitted.
+  const bool fp8 = c == sim::OpClass::Gemm && train[0].dtype == sim::DType::FP8;
+  const OpEfficiency sixteen = Efficiency::defaults_for(gpu).per_class[static_cast<size_t>(c)];
   ClassFit best;
   const double first = shaped && fixed_fill >= 0 ? fixed_fill : 0;
   const double last = !shaped ? 0 : fixed_fill >= 0 ? fixed_fill : 512;
   for (double k_fill = first; k_fill <= last; k_fill += 16) {
     ClassFit fit;
+    fit.memory_fixed = fp8;
+    fit.launch_s = sixteen.launch_s;
+    fit.s_per_byte = 1 / (gpu.memory_bandwidth_Bps * sixteen.memory);
     const std::vector<Point> points = points_of(train, gpu, shaped, k_fill);
     fit_lines(points, peak, gpu.memory_bandwidth_Bps, fit);
     fit.train_mean_abs_error = mean_abs_error(fit, points);
@@ -261,10 +272,11 @@ ClassFit fit_class(sim::OpClass c, const std::vector<Measurement>& rows, const G
     if (k_fill == first || fit.train_mean_abs_error < best.train_mean_abs_error) best = fit;
   }
   best.op_class = c;
+  best.fp8 = fp8;
   best.shaped = shaped;
   best.rows = static_cast<int>(rows.size());
   best.held_out = static_cast<int>(held.size());
-  OpEfficiency e = Efficiency::defaults_for(gpu).per_class[static_cast<size_t>(c)];
+  OpEfficiency e = sixteen;
   e.k_fill = best.efficiency.k_fill;
   best.efficiency = within_model_ranges(efficiency_of(best, e, peak, gpu), best.warnings);
   return best;
@@ -296,20 +308,45 @@ std::vector<Measurement> load_measurements(const std::string& path) {
   return rows;
 }
 
+const char* fit_name(const ClassFit& f) { return f.fp8 ? "gemm_fp8" : sim::to_string(f.op_class); }
+
 std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& all, const GpuSpec& gpu, double k_fill) {
   std::vector<ClassFit> out;
-  for (int c = 0; c < sim::kOpClasses; ++c) {
-    std::vector<Measurement> rows;
-    for (const Measurement& m : all)
-      if (static_cast<int>(m.op_class) == c) rows.push_back(m);
-    if (!rows.empty()) out.push_back(fit_class(static_cast<sim::OpClass>(c), rows, gpu, k_fill));
-  }
+  for (int c = 0; c < sim::kOpClasses; ++c)
+    for (const bool fp8 : {false, true}) {
+      std::vector<Measurement> rows;
+      for (const Measurement& m : all)
+        if (static_cast<int>(m.op_class) == c &&
+            fp8 == (m.op_class == sim::OpClass::Gemm && m.dtype == sim::DType::FP8))
+          rows.push_back(m);
+      if (!rows.empty()) out.push_back(fit_class(static_cast<sim::OpClass>(c), rows, gpu, k_fill));
+    }
   return out;
 }
 
+namespace {
+
+// One class's entry: what it gives replaces `e`'s values.
+void read_efficiency(const ConfigNode& n, bool fused, OpEfficiency& e) {
+  n.expect_map({"compute_efficiency", "half_time", "memory_efficiency", "launch", "k_fill", "causal_extra"});
+  // Fractions of the datasheet peak; times a kernel cannot take a second of.
+  e.compute_max = n.get_double("compute_efficiency", e.compute_max, 1e-3, 1);
+  e.memory = n.get_double("memory_efficiency", e.memory, 1e-3, 1);
+  e.half_time_s = n.get_quantity("half_time", units::Dimension::Time, e.half_time_s, 0, 1);
+  e.launch_s = n.get_quantity("launch", units::Dimension::Time, e.launch_s, 0, 1);
+  e.k_fill = n.get_double("k_fill", e.k_fill, 0, 1 << 20);  // reduction elements
+  // Fused attention by head size: a causal mask's diagonal tiles, a share of the passes.
+  // An entry without it was fitted as a roofline (calibrate without head sizes): priced so.
+  if (n.has("causal_extra") && !fused)
+    n.child("causal_extra").fail("causal_extra is for flash_attention and triton_attention only");
+  if (fused) e.causal_extra = n.get_double("causal_extra", -1, 0, 100);
+}
+
+}  // namespace
+
 Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
-  root.expect_map({"gpu", "gemm", "attention", "elementwise", "norm", "embedding", "optimizer", "flash_attention",
-                   "triton_attention", "step_efficiency", "attention_step_efficiency"});
+  root.expect_map({"gpu", "gemm", "gemm_fp8", "attention", "elementwise", "norm", "embedding", "optimizer",
+                   "flash_attention", "triton_attention", "step_efficiency", "attention_step_efficiency"});
   Calibration c;
   const ConfigNode g = root.child("gpu");
   c.gpu = g.as_string();
@@ -324,21 +361,13 @@ Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
   c.efficiency.attention_step = root.get_double("attention_step_efficiency", c.efficiency.attention_step, 0.05, 3);
   for (int k = 0; k < sim::kOpClasses; ++k) {
     const char* name = sim::to_string(static_cast<sim::OpClass>(k));
-    if (!root.has(name)) continue;
-    const ConfigNode n = root.child(name);
-    n.expect_map({"compute_efficiency", "half_time", "memory_efficiency", "launch", "k_fill", "causal_extra"});
-    OpEfficiency& e = c.efficiency.per_class[k];
-    // Fractions of the datasheet peak; times a kernel cannot take a second of.
-    e.compute_max = n.get_double("compute_efficiency", e.compute_max, 1e-3, 1);
-    e.memory = n.get_double("memory_efficiency", e.memory, 1e-3, 1);
-    e.half_time_s = n.get_quantity("half_time", units::Dimension::Time, e.half_time_s, 0, 1);
-    e.launch_s = n.get_quantity("launch", units::Dimension::Time, e.launch_s, 0, 1);
-    e.k_fill = n.get_double("k_fill", e.k_fill, 0, 1 << 20);  // reduction elements
-    // Fused attention by head size: a causal mask's diagonal tiles, a share of the passes.
-    // An entry without it was fitted as a roofline (calibrate without head sizes): priced so.
-    if (n.has("causal_extra") && !fused_attention(static_cast<sim::OpClass>(k)))
-      n.child("causal_extra").fail("causal_extra is for flash_attention and triton_attention only");
-    if (fused_attention(static_cast<sim::OpClass>(k))) e.causal_extra = n.get_double("causal_extra", -1, 0, 100);
+    if (root.has(name))
+      read_efficiency(root.child(name), fused_attention(static_cast<sim::OpClass>(k)), c.efficiency.per_class[k]);
+  }
+  if (root.has("gemm_fp8")) {  // starts from the fp8 fit in place, else from the GEMM class
+    OpEfficiency e = c.efficiency.gemm_fp8.value_or(c.efficiency.per_class[static_cast<size_t>(sim::OpClass::Gemm)]);
+    read_efficiency(root.child("gemm_fp8"), false, e);
+    c.efficiency.gemm_fp8 = e;
   }
   return c;
 }
@@ -353,14 +382,14 @@ void write_calibration(std::ostream& out, const std::string& gpu, const std::vec
   out << "gpu: " << gpu << "\n";
   char buf[256];
   for (const ClassFit& f : fits) {
-    std::snprintf(
-        buf, sizeof buf, "# %s: %d rows (%d compute-bound, %d memory-bound), held-out mean |error| %.2f%% over %d\n",
-        sim::to_string(f.op_class), f.rows, f.compute_rows, f.memory_rows, 100 * f.heldout_mean_abs_error, f.held_out);
+    std::snprintf(buf, sizeof buf,
+                  "# %s: %d rows (%d compute-bound, %d memory-bound), held-out mean |error| %.2f%% over %d\n",
+                  fit_name(f), f.rows, f.compute_rows, f.memory_rows, 100 * f.heldout_mean_abs_error, f.held_out);
     out << buf;
     std::snprintf(buf, sizeof buf,
                   "%s: {compute_efficiency: %.6g, half_time: %.6g s, memory_efficiency: %.6g, launch: %.6g s, "
                   "k_fill: %.6g",
-                  sim::to_string(f.op_class), std::min(1.0, f.efficiency.compute_max), f.efficiency.half_time_s,
+                  fit_name(f), std::min(1.0, f.efficiency.compute_max), f.efficiency.half_time_s,
                   std::min(1.0, f.efficiency.memory), f.efficiency.launch_s, f.efficiency.k_fill);
     out << buf;
     if (f.efficiency.causal_extra >= 0) {

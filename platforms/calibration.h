@@ -12,6 +12,9 @@
 // the class is fitted by head size (perf_model.h): weighted least squares of the time on
 // flops, flops / head_dim, bytes and causal x bytes (launch at its default), giving e_max,
 // k_fill, e_mem and causal_extra.
+// GEMM rows in fp8 are fitted apart from the others (gemm_fp8: an H100's fp8 GEMMs reach a
+// smaller share of their peak than its bf16 GEMMs do of theirs): their compute line only,
+// the memory line and launch being the GPU's 16-bit GEMM class's.
 // op_class: gemm (or matmul, conv), attention, elementwise (or softmax, dropout, gelu),
 // norm (or layernorm, rmsnorm), embedding, optimizer, flash_attention, triton_attention. flops and
 // bytes are the kernel's work and its device-memory traffic (a GEMM m x k x n: 2mkn flops, (mk + kn + mn) x
@@ -28,6 +31,7 @@
 // Calibration YAML (what `dejavu calibrate` writes and `--calibration` reads):
 //   gpu: A100-SXM-80GB
 //   gemm: {compute_efficiency: 0.82, half_time: 4 us, memory_efficiency: 0.8, launch: 3 us}
+//   gemm_fp8: {compute_efficiency: 0.7, k_fill: 144}   # fp8 GEMMs (default: the gemm entry's)
 //   elementwise: {memory_efficiency: 0.83}     # what is not given keeps its default
 //   step_efficiency: 0.77   # a software stack's kernels in a step, against measured alone
 //   attention_step_efficiency: 1.2   # its attention kernels beside that (default 1)
@@ -67,15 +71,21 @@ struct ClassFit {
   double compute_intercept_s = 0, s_per_flop = 0, launch_s = 0, s_per_byte = 0;
   int compute_rows = 0, memory_rows = 0;
   bool shaped = false;                // fitted by shape (k_fill in efficiency)
+  bool fp8 = false;                   // GEMMs measured in fp8, fitted apart (gemm_fp8)
+  bool memory_fixed = false;          // the memory line and launch taken, not fitted (fp8 GEMMs)
   double heldout_mean_abs_error = 0;  // relative, on the held-out rows
   double train_mean_abs_error = 0;
   OpEfficiency efficiency;            // what the performance model takes
   std::vector<std::string> warnings;  // a fitted value brought into the model's range, and why
 };
 
-// Fits every op class present; `gpu` gives the peaks the efficiencies are relative to.
-// `k_fill` >= 0 fixes a shaped GEMM fit's pipeline fill instead of searching for it (for
-// rows too few or too alike to tell it from e_max).
+// The name a fit goes by in calibration YAML and calibrate's table: its op class, or
+// gemm_fp8 for fp8 GEMMs.
+const char* fit_name(const ClassFit& f);
+
+// Fits every op class present (fp8 GEMMs apart from the others); `gpu` gives the peaks the efficiencies are relative
+// to. `k_fill` >= 0 fixes a shaped GEMM fit's pipeline fill instead of searching for it (for rows too few or too alike
+// to tell it from e_max).
 std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& rows, const GpuSpec& gpu, double k_fill = -1);
 
 struct Calibration {

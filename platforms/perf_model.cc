@@ -36,9 +36,10 @@ Efficiency Efficiency::defaults() {
 // replaces the defaults class by class.
 Efficiency Efficiency::defaults_for(const GpuSpec& gpu) {
   Efficiency e = defaults();
-  for (const MeasuredKernel& m : gpu.measured)
-    e.per_class[static_cast<size_t>(m.op_class)] = {m.compute_max, m.half_time_s, m.memory,
-                                                    m.launch_s,    m.k_fill,      m.causal_extra};
+  for (const MeasuredKernel& m : gpu.measured) {
+    const OpEfficiency fitted{m.compute_max, m.half_time_s, m.memory, m.launch_s, m.k_fill, m.causal_extra};
+    (m.fp8 ? e.gemm_fp8.emplace() : e.per_class[static_cast<size_t>(m.op_class)]) = fitted;
+  }
   return e;
 }
 
@@ -49,8 +50,11 @@ double gemm_work(const sim::GemmShape& p, const GpuSpec& gpu, double k_fill) {
   return work / std::min(1.0, tiles / gpu.sms);
 }
 
+// An fp8 or fp4 GEMM reads its operands narrow and writes its output in bf16 (cuBLASLt's
+// fp8 GEMMs as Transformer Engine calls them: the output in the activations' dtype).
 double gemm_bytes(const sim::GemmShape& p, sim::DType dtype) {
-  return p.batch * (p.rows * p.depth + p.depth * p.cols + p.rows * p.cols) * sim::dtype_bytes(dtype);
+  const double in = sim::dtype_bytes(dtype), out = std::max(in, sim::dtype_bytes(sim::storage_of(dtype)));
+  return p.batch * ((p.rows * p.depth + p.depth * p.cols) * in + p.rows * p.cols * out);
 }
 
 PerfModel::PerfModel(const GpuSpec& gpu) : PerfModel(gpu, Efficiency::defaults_for(gpu)) {}
@@ -85,8 +89,13 @@ double PerfModel::time_s(const sim::Kernel& k) const {
   return kernel_s(k) / (eff_.step * (attention_class(k.op_class) ? eff_.attention_step : 1));
 }
 
+const OpEfficiency& PerfModel::efficiency_of(const sim::Kernel& k) const {
+  if (k.op_class == sim::OpClass::Gemm && k.dtype == sim::DType::FP8 && eff_.gemm_fp8) return *eff_.gemm_fp8;
+  return eff_.per_class.at(static_cast<size_t>(k.op_class));
+}
+
 double PerfModel::kernel_s(const sim::Kernel& k) const {
-  const OpEfficiency& e = eff_.per_class.at(static_cast<size_t>(k.op_class));
+  const OpEfficiency& e = efficiency_of(k);
   if (k.op_class == sim::OpClass::Gemm && k.product_count > 0) {
     const double peak = peak_of(k.dtype);
     double t = 0;

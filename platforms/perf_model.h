@@ -11,13 +11,14 @@
 // priced by its shape instead, product by product:
 //
 //   compute = t_half / e_max + 2 b rows cols (depth + k_fill) / (peak e_max occupancy)
-//   bytes   = b (rows depth + depth cols + rows cols) dtype
+//   bytes   = b (rows depth + depth cols + rows cols) dtype    (fp8/fp4: the output in bf16)
 //   occupancy = min(1, tiles / SMs), tiles = b ceil(rows / 64) ceil(cols / 64)
 //
 // k_fill is the per-output cost of filling and draining a tile's pipeline, in terms of
 // depth: a narrow reduction (a row-parallel layer's h / tp) runs below e_max. A product
 // with fewer 64 x 64 output tiles than the GPU has SMs leaves SMs idle. Per-GPU defaults
-// are fitted to public GEMM measurements (Efficiency::defaults_for).
+// are fitted to public GEMM measurements (Efficiency::defaults_for); fp8 GEMMs by their own
+// fit where one was measured apart (Efficiency::gemm_fp8: the H100's).
 //
 // A fused attention kernel (FlashAttention, Triton) whose head size d is known is priced by
 // it when its class was fitted that way (causal_extra >= 0):
@@ -34,6 +35,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 
 #include "platforms/gpu_catalog.h"
 #include "sim/kernel.h"
@@ -66,6 +68,9 @@ struct Efficiency {
   // The attention kernels' own share beside it (unfused, FlashAttention, Triton): their time
   // is divided by step * attention_step. 1 unless a step calibration fitted the two apart.
   double attention_step = 1;
+  // fp8 GEMMs by shape, where measured apart: an H100 runs them at a smaller share of its fp8
+  // peak than bf16 GEMMs reach of theirs. Without it they take the GEMM class at the fp8 peak.
+  std::optional<OpEfficiency> gemm_fp8;
   static Efficiency defaults();
   // The defaults with what was measured on this GPU type (its GEMMs) in place.
   static Efficiency defaults_for(const GpuSpec& gpu);
@@ -86,6 +91,7 @@ class PerfModel {
 
  private:
   double kernel_s(const sim::Kernel& k) const;
+  const OpEfficiency& efficiency_of(const sim::Kernel& k) const;
   double product_s(const sim::GemmShape& p, const OpEfficiency& e, double peak, sim::DType dtype) const;
   double attention_s(const sim::Kernel& k, const OpEfficiency& e) const;
   double peak_of(sim::DType dtype) const;

@@ -80,9 +80,9 @@ void set_overlaps(const CsvRow& r, strategies::Plan& p) {
   std::stringstream in(r.text("overlaps"));
   for (std::string s; std::getline(in, s, '+');) {
     if (s == "grad")
-      p.overlap_grad_reduce = true;
+      p.overlap_grad_reduce = p.zero < 3;  // ZeRO-3 / FSDP overlaps by its own prefetch
     else if (s == "param")
-      p.overlap_param_gather = true;
+      p.overlap_param_gather = p.zero == 1 || p.zero == 2;
     else if (s == "tp")
       p.tp_comm_overlap = p.sequence_parallel;
     else

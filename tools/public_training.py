@@ -178,7 +178,25 @@ def pipeline_split(r):
 DGXC_NEMO2_COMMIT = "85380ffe02ea"
 
 
+# The overlaps of Megatron-Bridge's performance runs: its Llama recipes set
+# ddp.overlap_grad_reduce and overlap_param_gather true (src/megatron/bridge/recipes/llama/
+# llama3.py at 7e8111c23 and c76eae64e), the performance configs (scripts/performance/configs/
+# llama3/llama3_llm_pretrain.py@7e8111c23, llama/llama3_llm_pretrain.py and
+# llama31_llm_pretrain.py@c76eae64e) keep the recipes' tp_comm_overlap (true for 70B and 405B;
+# 8B: tensor_model_parallel_size > 1), switch it off for nvfp4, and switch overlap_param_gather
+# off for fp8_mx ("keeping this enabled causes NaN grad norm"). Megatron FSDP rows (zero3)
+# overlap by their own prefetch: the converter leaves grad and param out there.
+def bridge_overlaps(r):
+    precision = r["precision"].upper()
+    on = ["grad"] if "MX" in precision else ["grad", "param"]
+    if int(r["tp"] or 1) > 1 and "NVFP4" not in precision:
+        on.append("tp")
+    return "+".join(on)
+
+
 def overlaps(r):
+    if r["source_id"] == "megatron_bridge_perf_summary" and r["model"].startswith("LLAMA3"):
+        return bridge_overlaps(r)
     if r["source_id"] != "dgxc_benchmarking" or not r["framework"].startswith("NeMo"):
         return ""
     model = r["model"]

@@ -22,7 +22,7 @@ void write_fit_table(std::ostream& out, const std::vector<platforms::ClassFit>& 
   for (const auto& f : fits) {
     std::snprintf(buf, sizeof buf,
                   "  %-16s %4d  %6d/%-6d  %6.3f   %-10s  %6.3f   %-9s  %6s  %9.2f%%  %5.2f%% (%d rows)\n",
-                  sim::to_string(f.op_class), f.rows, f.compute_rows, f.memory_rows, f.efficiency.compute_max,
+                  platforms::fit_name(f), f.rows, f.compute_rows, f.memory_rows, f.efficiency.compute_max,
                   units::format_time(f.efficiency.half_time_s).c_str(), f.efficiency.memory,
                   units::format_time(f.efficiency.launch_s).c_str(),
                   f.shaped ? std::to_string(static_cast<int>(f.efficiency.k_fill)).c_str() : "-",
@@ -101,8 +101,7 @@ class CalibrateCommand : public Command {
     std::cout << "dejavu calibrate: " << rows.size() << " measurements of " << gpu_ << "\n";
     write_fit_table(std::cout, fits);
     for (const auto& f : fits)
-      for (const std::string& w : f.warnings)
-        std::cout << "  warning: " << sim::to_string(f.op_class) << ": " << w << "\n";
+      for (const std::string& w : f.warnings) std::cout << "  warning: " << platforms::fit_name(f) << ": " << w << "\n";
     if (!output_.empty()) std::cout << "wrote " << output_ << " (use it with --calibration)\n";
     return 0;
   }

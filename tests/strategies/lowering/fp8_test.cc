@@ -56,14 +56,14 @@ TEST(Fp8, AGemmRunsAtTheFp8PeakWithItsInputsCast) {
   EXPECT_EQ(plain.dtype, sim::DType::BF16);
   EXPECT_EQ(plain.cast_bytes, 0);
 
-  // Priced on an H100 (gpu_catalog.cc: its GEMM fit e_max 0.844838, t_half 115.852 ns,
+  // Priced on an H100 (gpu_catalog.cc: its fp8 GEMM fit e_max 0.713768, t_half 668.422 ns,
   // launch 5.27425 us, k_fill 144; fp8 peak 1978.9 TFLOPS; 3,350 GB/s), compute-bound:
   // launch + (t_half + 2 m n (k + k_fill) / peak) / e_max, plus the cast at the element-wise
   // class's memory efficiency.
   const platforms::GpuSpec& h100 = platforms::gpu_spec("H100-SXM-80GB");
   const platforms::Efficiency eff = platforms::Efficiency::defaults_for(h100);
   const platforms::OpEfficiency& ew = eff.per_class[static_cast<size_t>(sim::OpClass::Elementwise)];
-  const double gemm = 5.27425e-6 + (115.852e-9 + 2 * 8192.0 * 4096 * (14336 + 144) / 1978.9e12) / 0.844838;
+  const double gemm = 5.27425e-6 + (668.422e-9 + 2 * 8192.0 * 4096 * (14336 + 144) / 1978.9e12) / 0.713768;
   const double cast = ew.launch_s + 8192.0 * 14336 * 3 / (3350e9 * ew.memory);
   EXPECT_NEAR(platforms::PerfModel(h100, eff).time_s(fwd), gemm + cast, 1e-12);
 }
