@@ -300,12 +300,22 @@ std::vector<Measurement> load_measurements(const std::string& path) {
     m.flops = c.as_double("flops", 0, 1e21);
     m.bytes = c.as_double("bytes", 0, 1e18);
     m.seconds = c.as_double("seconds", 1e-12, 1e6);  // a measured kernel time
+    m.dtype_at = c.loc("dtype");
     read_shape(c, m);
     read_head(c, m);
     rows.push_back(m);
   }
   if (rows.empty()) throw ConfigError(SourceLoc{path, table.header_line(), 1}, "", "no measurements after the header");
   return rows;
+}
+
+void check_dtypes(const std::vector<Measurement>& rows, const GpuSpec& gpu) {
+  for (const Measurement& m : rows)
+    if (m.flops > 0 && gpu.peak_flops(m.dtype) <= 0)
+      throw ConfigError(
+          m.dtype_at, "dtype",
+          "the " + gpu.name + " has no " + sim::to_string(m.dtype) +
+              " peak to measure this kernel against; give rows of a dtype it runs or the GPU they ran on");
 }
 
 const char* fit_name(const ClassFit& f) { return f.fp8 ? "gemm_fp8" : sim::to_string(f.op_class); }

@@ -53,6 +53,7 @@ struct Measurement {
   sim::DType dtype = sim::DType::BF16;
   double seconds = 0;
   int line = 0;
+  SourceLoc dtype_at;   // where the row gives its dtype
   bool shaped = false;  // a GEMM with its shape given, or fused attention its head size
   sim::GemmShape shape;
   double head_dim = 0;  // fused attention: one head's size
@@ -82,6 +83,10 @@ struct ClassFit {
 // The name a fit goes by in calibration YAML and calibrate's table: its op class, or
 // gemm_fp8 for fp8 GEMMs.
 const char* fit_name(const ClassFit& f);
+
+// Throws ConfigError at the row's dtype when a row does work (flops > 0) in a dtype `gpu`
+// has no peak for (fp8 on an A100, bf16 on a V100): its efficiency would mean nothing.
+void check_dtypes(const std::vector<Measurement>& rows, const GpuSpec& gpu);
 
 // Fits every op class present (fp8 GEMMs apart from the others); `gpu` gives the peaks the efficiencies are relative
 // to. `k_fill` >= 0 fixes a shaped GEMM fit's pipeline fill instead of searching for it (for rows too few or too alike

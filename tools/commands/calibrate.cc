@@ -94,6 +94,7 @@ class CalibrateCommand : public Command {
         }))
       throw ConfigError(SourceLoc{measurements_, 0, 0}, "",
                         "--k-fill applies to GEMM rows with their shape (m, n, k columns); this file has none");
+    platforms::check_dtypes(rows, platforms::gpu_spec(gpu_));
     const auto fits = platforms::fit_measurements(rows, platforms::gpu_spec(gpu_), k_fill_);
     if (!output_.empty())
       out.write(output_, [&](std::ostream& o) { platforms::write_calibration(o, gpu_, fits, measurements_); });
