@@ -254,7 +254,7 @@ ClassFit fit_class(sim::OpClass c, const std::vector<Measurement>& rows, const G
   if (shaped && fused_attention(c)) return fit_attention_class(c, train, held, peak, gpu);
   // fp8 GEMMs read and write memory as the GPU's other GEMMs do: their memory line and launch
   // are the 16-bit GEMM class's, only their tensor-core throughput is fitted.
-  const bool fp8 = c == sim::OpClass::Gemm && train[0].dtype == sim::DType::FP8;
+  const bool fp8 = fp8_gemm(c, train[0].dtype);
   const OpEfficiency sixteen = Efficiency::defaults_for(gpu).per_class[static_cast<size_t>(c)];
   ClassFit best;
   const double first = shaped && fixed_fill >= 0 ? fixed_fill : 0;
@@ -326,9 +326,7 @@ std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& all, cons
     for (const bool fp8 : {false, true}) {
       std::vector<Measurement> rows;
       for (const Measurement& m : all)
-        if (static_cast<int>(m.op_class) == c &&
-            fp8 == (m.op_class == sim::OpClass::Gemm && m.dtype == sim::DType::FP8))
-          rows.push_back(m);
+        if (static_cast<int>(m.op_class) == c && fp8 == fp8_gemm(m.op_class, m.dtype)) rows.push_back(m);
       if (!rows.empty()) out.push_back(fit_class(static_cast<sim::OpClass>(c), rows, gpu, k_fill));
     }
   return out;

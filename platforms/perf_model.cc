@@ -53,7 +53,7 @@ double gemm_work(const sim::GemmShape& p, const GpuSpec& gpu, double k_fill) {
 // An fp8 or fp4 GEMM reads its operands narrow and writes its output in bf16 (cuBLASLt's
 // fp8 GEMMs as Transformer Engine calls them: the output in the activations' dtype).
 double gemm_bytes(const sim::GemmShape& p, sim::DType dtype) {
-  const double in = sim::dtype_bytes(dtype), out = std::max(in, sim::dtype_bytes(sim::storage_of(dtype)));
+  const double in = sim::dtype_bytes(dtype), out = sim::dtype_bytes(sim::storage_of(dtype));
   return p.batch * ((p.rows * p.depth + p.depth * p.cols) * in + p.rows * p.cols * out);
 }
 
@@ -81,6 +81,8 @@ double PerfModel::attention_s(const sim::Kernel& k, const OpEfficiency& e) const
   return e.launch_s + compute + passes;
 }
 
+bool fp8_gemm(sim::OpClass c, sim::DType d) { return c == sim::OpClass::Gemm && d == sim::DType::FP8; }
+
 bool fused_attention(sim::OpClass c) { return c == sim::OpClass::FlashAttention || c == sim::OpClass::TritonAttention; }
 
 bool attention_class(sim::OpClass c) { return c == sim::OpClass::Attention || fused_attention(c); }
@@ -90,7 +92,7 @@ double PerfModel::time_s(const sim::Kernel& k) const {
 }
 
 const OpEfficiency& PerfModel::efficiency_of(const sim::Kernel& k) const {
-  if (k.op_class == sim::OpClass::Gemm && k.dtype == sim::DType::FP8 && eff_.gemm_fp8) return *eff_.gemm_fp8;
+  if (fp8_gemm(k.op_class, k.dtype) && eff_.gemm_fp8) return *eff_.gemm_fp8;
   return eff_.per_class.at(static_cast<size_t>(k.op_class));
 }
 

@@ -76,6 +76,8 @@ struct Efficiency {
   static Efficiency defaults_for(const GpuSpec& gpu);
 };
 
+// A GEMM in fp8: priced by Efficiency::gemm_fp8 where there is one, fitted apart by calibrate.
+bool fp8_gemm(sim::OpClass c, sim::DType d);
 // FlashAttention or Triton attention: one fused kernel.
 bool fused_attention(sim::OpClass c);
 // Any attention kernel: unfused, FlashAttention or Triton.

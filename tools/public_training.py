@@ -178,6 +178,17 @@ def pipeline_split(r):
 DGXC_NEMO2_COMMIT = "85380ffe02ea"
 
 
+def dgxc_overlaps(r):
+    model = r["model"]
+    if model.startswith("Llama 3.1 8B"):
+        tp = False
+    elif "@" + DGXC_NEMO2_COMMIT in r["source"]:
+        tp = True
+    else:
+        tp = not model.startswith("Nemotron-4 340B")
+    return "grad+param+tp" if tp else "grad+param"
+
+
 # The overlaps of Megatron-Bridge's performance runs: its Llama recipes set
 # ddp.overlap_grad_reduce and overlap_param_gather true (src/megatron/bridge/recipes/llama/
 # llama3.py at 7e8111c23 and c76eae64e), the performance configs (scripts/performance/configs/
@@ -197,16 +208,9 @@ def bridge_overlaps(r):
 def overlaps(r):
     if r["source_id"] == "megatron_bridge_perf_summary" and r["model"].startswith("LLAMA3"):
         return bridge_overlaps(r)
-    if r["source_id"] != "dgxc_benchmarking" or not r["framework"].startswith("NeMo"):
-        return ""
-    model = r["model"]
-    if model.startswith("Llama 3.1 8B"):
-        tp = False
-    elif "@" + DGXC_NEMO2_COMMIT in r["source"]:
-        tp = True
-    else:
-        tp = not model.startswith("Nemotron-4 340B")
-    return "grad+param+tp" if tp else "grad+param"
+    if r["source_id"] == "dgxc_benchmarking" and r["framework"].startswith("NeMo"):
+        return dgxc_overlaps(r)
+    return ""
 
 
 def main(path):
