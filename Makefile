@@ -67,9 +67,9 @@ validate: build
 	$(BUILD)/tools/dejavu validate platforms/validation/nccl_allreduce_busbw.yaml
 	$(BUILD)/tools/dejavu validate strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml
 	$(BUILD)/tools/dejavu validate --summary --residuals strategies/validation/residuals.csv $(STEP_SUITES) $(FP8_SUITES)
-	@echo "wrote strategies/validation/residuals.csv (simulate's error bars, 16-bit rows; the next build embeds it)"
+	@echo "wrote strategies/validation/residuals.csv (simulate's error bars, by GPU type and precision; the next build embeds it)"
 
-# fp8 training rows (public/fp8/): out of sample, kept out of the residuals (16-bit bands).
+# fp8 and fp4 training rows (public/fp8/): out of sample; their residuals give fp8/fp4 runs their bands.
 FP8_SUITES = $(sort $(wildcard strategies/validation/public/fp8/*.yaml)) \
              $(sort $(wildcard strategies/validation/public/fp8/calibrated/*.yaml))
 validate-fp8: build

@@ -176,4 +176,9 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
 
 double busy_fraction(double demand) { return std::min(demand, 1.0); }
 
+std::string ValidationBand::runs_text() const {
+  return std::to_string(runs) + " " + gpu + (step_calibrated ? " step-calibrated" : "") +
+         (precision == "16-bit" ? "" : " " + precision) + " runs";
+}
+
 }  // namespace dejavu::strategies

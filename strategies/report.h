@@ -71,7 +71,11 @@ struct ValidationBand {
   int runs = 0;                          // validated runs the band comes from
   std::string gpu;
   bool step_calibrated = false;      // from runs predicted with a step calibration, as this one was
+  std::string precision = "16-bit";  // from runs whose GEMMs ran in the same: 16-bit, fp8, fp4
   std::vector<std::string> outside;  // what no validated run had ("context parallelism (cp 2)")
+
+  // The runs the band comes from: "40 H100-SXM-80GB step-calibrated fp8 runs".
+  std::string runs_text() const;
 };
 
 struct Report {

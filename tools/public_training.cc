@@ -202,7 +202,7 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& c
   run.measured_s = r.as_double("measured_step_s", 1e-6, 1e6);
   run.predicted_s = s.report.iteration_time_s;
   run.oom = s.report.oom;
-  run.run = shape_of(plan, model.parameter_count(), {r.text("gpu")});
+  run.run = shape_of(plan, model, {r.text("gpu")});
   run.run.step_calibrated = platforms::step_calibrated(cluster, r.text("gpu"));
   return run;
 }

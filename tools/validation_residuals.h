@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "platforms/cluster.h"
+#include "sim/kernel.h"
 #include "strategies/plan.h"
 #include "strategies/report.h"
 #include "workloads/model_graph.h"
@@ -28,7 +29,13 @@ struct RunShape {
   // Predicted with a step calibration of its GPU type (platforms::Efficiency::step): its
   // band comes from residuals predicted so too.
   bool step_calibrated = false;
+  // What its GEMMs ran in (precision_of): its band comes from runs in the same.
+  std::string precision = "16-bit";
 };
+
+// A model dtype's precision as validation groups runs: "16-bit" (bf16, fp16), "fp8", "fp4",
+// or "fp32" (tf32 GEMMs; no validated run).
+std::string precision_of(sim::DType dtype);
 
 struct Residual {
   std::string suite, set;  // set: fit, held-out, or all (a suite nothing was fitted to)
@@ -43,14 +50,15 @@ std::vector<Residual> parse_residuals(const std::string& text, const std::string
 const std::vector<Residual>& shipped_residuals();
 
 // The band for a prediction of `predicted_s` for `run`: the 10th to 90th percentile of
-// measured / predicted over the residuals on the same GPU type not fitted to (held-out and
-// all), step-calibrated or not as the run is, when there are at least kMinBandRuns; and what
-// the run does that none of them did.
+// measured / predicted over the residuals on the same GPU type and precision not fitted to
+// (held-out and all), step-calibrated or not as the run is, when there are at least
+// kMinBandRuns; and what the run does that none of them did.
 constexpr int kMinBandRuns = 5;
 strategies::ValidationBand band_for(const std::vector<Residual>& rows, const RunShape& run, double predicted_s);
 
 // The shape of a simulated job (`mixed` for a cluster of several GPU types).
-RunShape shape_of(const strategies::Plan& plan, double params, const std::vector<std::string>& gpu_types);
+RunShape shape_of(const strategies::Plan& plan, const workloads::ModelGraph& model,
+                  const std::vector<std::string>& gpu_types);
 // The band of a simulated job (none for one that stopped).
 strategies::ValidationBand band_of(const workloads::ModelGraph& model, const platforms::Cluster& cluster,
                                    const strategies::Plan& plan, const strategies::Report& report);

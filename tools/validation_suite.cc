@@ -217,7 +217,6 @@ void write_validation_report(std::ostream& out, const ValidationReport& r) {
 std::vector<Residual> residuals_of(const std::vector<ValidationReport>& reports) {
   std::vector<Residual> out;
   for (const ValidationReport& r : reports) {
-    if (r.precision != "16-bit") continue;
     bool has_held_out = false;
     for (const ValidationRow& row : r.rows) has_held_out = has_held_out || row.held_out;
     for (const ValidationRow& row : r.rows)

@@ -62,7 +62,7 @@ void write_validation_report(std::ostream& out, const ValidationReport& r);
 // rows slower and faster than measured.
 void write_validation_summary(std::ostream& out, const std::vector<ValidationReport>& reports);
 // The step-time rows of the reports as residuals (fit, held-out, or all for a suite with no
-// fit set). fp8 suites are left out: simulate's bands are those of 16-bit runs.
+// fit set), each with its precision (16-bit, fp8, fp4): a run's band is from its precision's.
 std::vector<Residual> residuals_of(const std::vector<ValidationReport>& reports);
 
 }  // namespace dejavu::tools

@@ -96,9 +96,42 @@ TEST(ValidationBand, FlagsWhatNoValidatedRunDid) {
   EXPECT_EQ(band_for(rows, run, 20).outside, std::vector<std::string>{"a cluster of several GPU types"});
 }
 
+// A run's band comes from runs whose GEMMs ran in its precision: fp8 runs' ratios for an fp8
+// run, never the 16-bit ones beside them; a precision no run trained in gets none.
+TEST(ValidationBand, ComesFromRunsInTheSamePrecision) {
+  std::vector<Residual> rows;
+  for (int i = 0; i < 6; ++i) rows.push_back(residual("held-out", "A100-SXM-80GB", 1.0));
+  for (int i = 0; i < 6; ++i) {
+    rows.push_back(residual("held-out", "A100-SXM-80GB", 1.5));
+    rows.back().run.precision = "fp8";
+  }
+  RunShape run = like_them();
+  strategies::ValidationBand b = band_for(rows, run, 20);
+  EXPECT_EQ(b.runs, 6);
+  EXPECT_NEAR(b.low_s, 20, 1e-9);
+  run.precision = "fp8";
+  b = band_for(rows, run, 20);
+  ASSERT_TRUE(b.has_band);
+  EXPECT_EQ(b.runs, 6);
+  EXPECT_NEAR(b.low_s, 30, 1e-9);
+  EXPECT_EQ(b.runs_text(), "6 A100-SXM-80GB fp8 runs");
+  run.precision = "fp4";
+  b = band_for(rows, run, 20);
+  EXPECT_FALSE(b.has_band);
+  EXPECT_EQ(b.outside, std::vector<std::string>{"GPU type A100-SXM-80GB in fp4 (0 validated runs)"});
+}
+
+TEST(ValidationResiduals, APrecisionIsHowValidationGroupsAModelsDtype) {
+  EXPECT_EQ(precision_of(sim::DType::BF16), "16-bit");
+  EXPECT_EQ(precision_of(sim::DType::FP16), "16-bit");
+  EXPECT_EQ(precision_of(sim::DType::FP8), "fp8");
+  EXPECT_EQ(precision_of(sim::DType::FP4), "fp4");
+  EXPECT_EQ(precision_of(sim::DType::FP32), "fp32");
+}
+
 TEST(ValidationResiduals, WriteThenParseGivesTheSameRowsAndBadRowsNameTheLine) {
-  const std::vector<Residual> rows = {residual("held-out", "A100-SXM-80GB", 1.25),
-                                      residual("fit", "H100-SXM-80GB", 0.8)};
+  std::vector<Residual> rows = {residual("held-out", "A100-SXM-80GB", 1.25), residual("fit", "H100-SXM-80GB", 0.8)};
+  rows[1].run.precision = "fp8";
   std::ostringstream out;
   write_residuals(out, rows);
   const std::vector<Residual> back = parse_residuals(out.str(), "r.csv");
@@ -107,24 +140,32 @@ TEST(ValidationResiduals, WriteThenParseGivesTheSameRowsAndBadRowsNameTheLine) {
   EXPECT_EQ(back[0].set, "held-out");
   EXPECT_DOUBLE_EQ(back[0].measured_s, 12.5);
   EXPECT_EQ(back[0].run.tp, 8);
-  try {
-    parse_residuals(out.str() + "s,maybe,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,1,1\n", "r.csv");
-    ADD_FAILURE() << "accepted a bad set";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("r.csv:4"), std::string::npos) << e.what();
-  }
+  EXPECT_EQ(back[0].run.precision, "16-bit");
+  EXPECT_EQ(back[1].run.precision, "fp8");
+  for (const char* bad :
+       {"s,maybe,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,1,16-bit,1,1\n", "s,fit,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,1,int4,1,1\n"})
+    try {
+      parse_residuals(out.str() + bad, "r.csv");
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("r.csv:4"), std::string::npos) << e.what();
+    }
 }
 
-// The shipped residuals (make validate) cover both GPU types the public suites ran on.
+// The shipped residuals (make validate) cover both GPU types the public suites ran on, and
+// the H100's fp8 runs.
 TEST(ValidationResiduals, ShippedRowsCoverA100AndH100) {
-  int a100 = 0, h100 = 0;
+  int a100 = 0, h100 = 0, h100_fp8 = 0;
   for (const Residual& r : shipped_residuals()) {
     if (r.set == "fit") continue;
-    a100 += r.run.gpu == "A100-SXM-80GB";
-    h100 += r.run.gpu == "H100-SXM-80GB";
+    const bool bf = r.run.precision == "16-bit";
+    a100 += bf && r.run.gpu == "A100-SXM-80GB";
+    h100 += bf && r.run.gpu == "H100-SXM-80GB";
+    h100_fp8 += r.run.precision == "fp8" && r.run.gpu == "H100-SXM-80GB";
   }
   EXPECT_GE(a100, kMinBandRuns);
   EXPECT_GE(h100, kMinBandRuns);
+  EXPECT_GE(h100_fp8, kMinBandRuns);
 }
 
 TEST(ValidationBandCli, SimulatePrintsTheBandAndTheJsonCarriesIt) {
@@ -149,15 +190,12 @@ TEST(ValidationBandCli, SimulatePrintsTheBandAndTheJsonCarriesIt) {
   EXPECT_NE(resnet.out.find("outside validation a workload other than a transformer language model"), std::string::npos)
       << resnet.out;
   EXPECT_EQ(resnet.out.find("validated band"), std::string::npos);
-  // fp8 GEMMs: the H100's band comes from bf16 runs, so none is given.
+  // fp8 GEMMs: the H100's band comes from its fp8 runs.
   const CliRun fp8 = run_dejavu("simulate --platform " + src("platforms/presets/dgx-h100-1x8.yaml") + " --workload " +
                                 src("workloads/presets/llama3-8b-fp8.yaml") + " --plan " +
                                 src("strategies/presets/tp2-dp4-sp-zero1.yaml"));
   ASSERT_EQ(fp8.code, 0) << fp8.err;
-  EXPECT_NE(fp8.out.find("outside validation GEMMs in fp8 (the band is from 16-bit runs; fp8 runs are checked apart"),
-            std::string::npos)
-      << fp8.out;
-  EXPECT_EQ(fp8.out.find("validated band"), std::string::npos) << fp8.out;
+  EXPECT_NE(fp8.out.find(" H100-SXM-80GB fp8 runs not fitted to)"), std::string::npos) << fp8.out;
 }
 
 }  // namespace

@@ -178,8 +178,7 @@ void write_summary_table(std::ostream& out, const strategies::Report& r) {
     if (v.has_band)
       row("validated band", units::format_time(v.low_s) + " to " + units::format_time(v.high_s) +
                                 fmt(" (measured / predicted %.2f to %.2f over ", v.ratio_low, v.ratio_high) +
-                                std::to_string(v.runs) + " " + v.gpu + (v.step_calibrated ? " step-calibrated" : "") +
-                                " runs not fitted to)");
+                                v.runs_text() + " not fitted to)");
     std::string outside;
     for (const std::string& o : v.outside) outside += (outside.empty() ? "" : "; ") + o;
     if (!outside.empty()) row("outside validation", outside);

@@ -58,6 +58,7 @@ nlohmann::ordered_json validation_json(const strategies::ValidationBand& v) {
   j["runs"] = v.runs;
   j["gpu"] = v.gpu;
   j["step_calibrated"] = v.step_calibrated;
+  j["precision"] = v.precision;
   j["outside"] = nlohmann::ordered_json::array();
   for (const std::string& o : v.outside) j["outside"].push_back(o);
   return j;
@@ -67,10 +68,10 @@ void write_validation_lines(std::ostream& out, const strategies::ValidationBand&
   char buf[320];
   if (v.has_band) {
     std::snprintf(buf, sizeof buf,
-                  "  validated band     %s to %s (measured / predicted %.2f to %.2f, 10th to 90th percentile of %d "
-                  "%s%s runs not fitted to)\n",
+                  "  validated band     %s to %s (measured / predicted %.2f to %.2f, 10th to 90th percentile of "
+                  "%s not fitted to)\n",
                   units::format_time(v.low_s).c_str(), units::format_time(v.high_s).c_str(), v.ratio_low, v.ratio_high,
-                  v.runs, v.gpu.c_str(), v.step_calibrated ? " step-calibrated" : "");
+                  v.runs_text().c_str());
     out << buf;
   }
   if (v.outside.empty()) return;
