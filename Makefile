@@ -65,6 +65,7 @@ STEP_SUITES = strategies/validation/megatron_seqpar_selective_a100.yaml $(sort $
               $(sort $(wildcard strategies/validation/public/calibrated/*.yaml))
 validate: build
 	$(BUILD)/tools/dejavu validate platforms/validation/nccl_allreduce_busbw.yaml
+	$(BUILD)/tools/dejavu validate platforms/validation/nccl_allreduce_multinode.yaml
 	$(BUILD)/tools/dejavu validate strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml
 	$(BUILD)/tools/dejavu validate --summary --residuals strategies/validation/residuals.csv $(STEP_SUITES) $(FP8_SUITES)
 	@echo "wrote strategies/validation/residuals.csv (simulate's error bars, by GPU type and precision; the next build embeds it)"

@@ -23,7 +23,8 @@ std::string beside(const std::string& suite, const ConfigNode& n) {
 
 const std::initializer_list<const char*> kSuiteKeys = {"name",      "kind",      "measurements",   "platform",
                                                        "platforms", "source",    "calibration",    "calibrations",
-                                                       "runs",      "min_bytes", "recorded_error", "precision"};
+                                                       "runs",      "min_bytes", "recorded_error", "precision",
+                                                       "max_bytes"};
 
 // A public suite's rows by precision: `precision: fp8`, or the 16-bit rows when absent.
 std::string precision_of(const ConfigNode& root) {
@@ -88,13 +89,14 @@ ValidationReport run_validation_suite(const std::string& path) {
   } else {
     r.unit = "GB/s";
     const double min_bytes = root.get_quantity("min_bytes", units::Dimension::Bytes, 16 * 1048576.0, 1, 1e15);
+    const double max_bytes = root.get_quantity("max_bytes", units::Dimension::Bytes, 8.0 * (1ULL << 30), min_bytes, 1e15);
     for (const ConfigNode& run : root.child("runs").items()) {
       run.expect_map({"gpu", "gpus", "platform"});
       const platforms::Cluster cluster = load_platform(beside(path, run.child("platform")), calibrations);
       SweepOptions o;
       o.gpus = static_cast<int>(run.get_int("gpus", 2, cluster.gpu_count()));  // GPUs of the platform
       o.min_bytes = min_bytes;
-      o.max_bytes = 8.0 * (1ULL << 30);
+      o.max_bytes = max_bytes;
       std::vector<SweepRow> rows = run_sweep(cluster, o);
       const std::string gpu = run.get_string("gpu");
       if (attach_measurements(measurements, gpu, o.gpus, rows) == 0)

@@ -29,7 +29,9 @@ TEST(Validation, ShippedSuitesStayWithinTheirRecordedError) {
   };
   for (const Bound& b : {Bound{"strategies/validation/megatron_seqpar_selective_a100.yaml", 0.036},
                          Bound{"strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml", 0.0368},
-                         Bound{"platforms/validation/nccl_allreduce_busbw.yaml", 0.0173}}) {
+                         Bound{"platforms/validation/nccl_allreduce_busbw.yaml", 0.0173},
+                         // Out of sample (nothing fitted to these servers' rows): 5.04%.
+                         Bound{"platforms/validation/nccl_allreduce_multinode.yaml", 0.0505}}) {
     SCOPED_TRACE(b.suite);
     const dejavu::tools::ValidationReport r = dejavu::tools::run_validation_suite(src(b.suite));
     EXPECT_GT(r.rows.size(), 7u);
