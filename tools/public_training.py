@@ -197,6 +197,25 @@ def dgxc_overlaps(r):
 # 8B: tensor_model_parallel_size > 1), switch it off for nvfp4, and switch overlap_param_gather
 # off for fp8_mx ("keeping this enabled causes NaN grad norm"). Megatron FSDP rows (zero3)
 # overlap by their own prefetch: the converter leaves grad and param out there.
+# NeMo-Framework-Launcher's README (3579cdb3f2af, September 2022, section 7.1.2) times GPT-3 5B
+# and 175B on DGX A100 80GB without the runs' parallel layout; the training configs of the same
+# commit (conf/training/gpt3/5b.yaml and 175b.yaml) give it, and the converter takes them as the
+# runs' (the source does not confirm it): 5B tp1 pp1, 175B tp8 pp8 with sequence parallelism,
+# micro batch 2 and global batch 2048 for both; 5B activations_checkpoint_method block with
+# activations_checkpoint_num_layers 0 (no layer recomputed), 175B selective; bf16 with
+# distributed_fused_adam (the optimizer states sharded: zero1). NeMo's attention in 2022 is
+# Megatron's, unfused (fused scale-mask-softmax, scores stored).
+LAUNCHER_COMMIT = "3579cdb3f2afdeaf23af3e0da6497555566c3f0c"
+LAUNCHER_CONFIG = {  # model: tp, pp, micro batch, global batch, recompute
+    "GPT-3 5B": ("1", "1", "2", "2048", "none"), "GPT-3 175B": ("8", "8", "2", "2048", "selective")}
+
+
+def launcher_config(r):
+    if r["source_id"] != "nemo_megatron_launcher_a100" or "@" + LAUNCHER_COMMIT not in r["source"]:
+        return None
+    return LAUNCHER_CONFIG.get(r["model"])
+
+
 def bridge_overlaps(r):
     precision = r["precision"].upper()
     on = ["grad"] if "MX" in precision else ["grad", "param"]
@@ -220,6 +239,11 @@ def main(path):
                   "micro_batch", "global_batch", "recompute", "measured_step_s", "attention", "grad_dtype",
                   "pipeline_split", "overlaps", "held_out"])
     for r in csv.DictReader(open(path)):
+        config = launcher_config(r)
+        if config:
+            r["tp"], r["pp"], r["micro_batch_size"], r["global_batch_size_seqs"], r["activation_recompute"] = config
+            r["dp"] = str(int(r["num_gpus"]) // (int(config[0]) * int(config[1])))
+            r["sharding"] = "distributed optimizer (distributed_fused_adam)"
         step = r["step_time_s"]
         if not step and r["tokens_per_s_total"] and r["global_batch_tokens"]:
             step = "%.6g" % (float(r["global_batch_tokens"]) / float(r["tokens_per_s_total"]))
@@ -235,7 +259,8 @@ def main(path):
                       r["tp"], r["pp"], vp, r["cp"], r["dp"], sharding(r["sharding"]),
                       r["micro_batch_size"], r["global_batch_size_seqs"],
                       recipe_recompute(r) or recompute(r["activation_recompute"]),
-                      step, ATTENTION_OF_FRAMEWORK.get(framework, "flash"), grad_dtype(r["precision"]),
+                      step, "unfused" if config else ATTENTION_OF_FRAMEWORK.get(framework, "flash"),
+                      grad_dtype(r["precision"]),
                       pipeline_split(r), overlaps(r), 1 if int(r["row_id"]) % 3 == 0 else 0])
 
 

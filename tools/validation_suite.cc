@@ -1,5 +1,6 @@
 #include "tools/validation_suite.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -21,10 +22,9 @@ std::string beside(const std::string& suite, const ConfigNode& n) {
   return p.string();
 }
 
-const std::initializer_list<const char*> kSuiteKeys = {"name",      "kind",      "measurements",   "platform",
-                                                       "platforms", "source",    "calibration",    "calibrations",
-                                                       "runs",      "min_bytes", "recorded_error", "precision",
-                                                       "max_bytes"};
+const std::initializer_list<const char*> kSuiteKeys = {
+    "name",         "kind", "measurements", "platform",       "platforms", "source",   "calibration",
+    "calibrations", "runs", "min_bytes",    "recorded_error", "precision", "max_bytes"};
 
 // A public suite's rows by precision: `precision: fp8`, or the 16-bit rows when absent.
 std::string precision_of(const ConfigNode& root) {
@@ -89,7 +89,8 @@ ValidationReport run_validation_suite(const std::string& path) {
   } else {
     r.unit = "GB/s";
     const double min_bytes = root.get_quantity("min_bytes", units::Dimension::Bytes, 16 * 1048576.0, 1, 1e15);
-    const double max_bytes = root.get_quantity("max_bytes", units::Dimension::Bytes, 8.0 * (1ULL << 30), min_bytes, 1e15);
+    const double max_bytes =
+        root.get_quantity("max_bytes", units::Dimension::Bytes, 8.0 * (1ULL << 30), min_bytes, 1e15);
     for (const ConfigNode& run : root.child("runs").items()) {
       run.expect_map({"gpu", "gpus", "platform"});
       const platforms::Cluster cluster = load_platform(beside(path, run.child("platform")), calibrations);
@@ -170,8 +171,11 @@ void write_split(std::ostream& out, const ValidationReport& r) {
 }  // namespace
 
 void write_validation_summary(std::ostream& out, const std::vector<ValidationReport>& reports) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%-26s %-6s %-8s %5s %9s %8s %8s %6s %6s %8s\n", "suite", "steps", "set", "rows",
+  char buf[320];
+  int width = 26;  // the suite column: its longest name
+  for (const ValidationReport& r : reports)
+    width = std::max(width, static_cast<int>(std::min<size_t>(r.name.size(), 80)));
+  std::snprintf(buf, sizeof buf, "%-*s %-6s %-8s %5s %9s %8s %8s %6s %6s %8s\n", width, "suite", "steps", "set", "rows",
                 "geomean", "max", "mean", "slower", "faster", "skipped");
   out << buf;
   for (const ValidationReport& r : reports) {
@@ -181,8 +185,8 @@ void write_validation_summary(std::ostream& out, const std::vector<ValidationRep
       if (held_out && !has_held_out(r)) continue;
       const SetErrors e = errors_of(r.rows, held_out);
       if (e.rows == 0) continue;  // a suite whose every row is held out
-      std::snprintf(buf, sizeof buf, "%-26s %-6s %-8s %5d %8.1f%% %7.1f%% %+7.1f%% %6d %6d %8d\n", r.name.c_str(),
-                    step_calibrated(r) ? "fitted" : "-",
+      std::snprintf(buf, sizeof buf, "%-*s %-6s %-8s %5d %8.1f%% %7.1f%% %+7.1f%% %6d %6d %8d\n", width,
+                    r.name.substr(0, 80).c_str(), step_calibrated(r) ? "fitted" : "-",
                     held_out          ? "held-out"
                     : has_held_out(r) ? "fit"
                                       : "all",
