@@ -30,8 +30,9 @@ namespace dejavu::strategies {
 // step (4): 38 bytes. fp16 training adds the loss scaler's pass, which unscales the
 // gradients and checks them for inf and NaN (read and write, 8): 46. fp8/fp4 GEMMs add the
 // weights' casts once a step: read the 16-bit weight (2), write its narrow copy and that
-// copy's transpose (2 x 1 for fp8): 42 for fp8.
-double optimizer_bytes_per_param(sim::DType dtype);
+// copy's transpose (2 x 1 for fp8): 42 for fp8. With the state in bf16 (`state_bytes` 2,
+// Plan::optimizer_dtype) the master weight, momentum and variance move 12 bytes, not 24: 26.
+double optimizer_bytes_per_param(sim::DType dtype, double state_bytes = 4);
 
 struct GpuRole {
   int stage = 0, dp_rank = 0, tp_rank = 0;
@@ -147,7 +148,9 @@ struct ModelStateBytes {
   double weights = 0, gradients = 0, optimizer = 0;
   double total() const { return weights + gradients + optimizer; }
 };
-ModelStateBytes model_state_per_param(sim::DType dtype, int zero, double shards, double gradient_bytes = 0);
+// `state_bytes`: an element of the optimizer's state (Plan::optimizer_state_bytes; 4 for fp32).
+ModelStateBytes model_state_per_param(sim::DType dtype, int zero, double shards, double gradient_bytes = 0,
+                                      double state_bytes = 4);
 
 // A segment's tensor-parallel synchronisation: an all-reduce, or with sequence parallelism
 // a reduce-scatter and an all-gather.

@@ -172,6 +172,18 @@ void load_token_slices(const ConfigNode& root, Plan& p) {
   }
 }
 
+// grad_dtype (gradients) and optimizer_dtype (Adam's state).
+void load_dtypes(const ConfigNode& root, Plan& p) {
+  if (root.has("grad_dtype")) {
+    p.where["grad_dtype"] = root.child("grad_dtype").loc();
+    p.grad_dtype = root.child("grad_dtype").as_choice({"fp32", "bf16", "fp16"});
+  }
+  if (root.has("optimizer_dtype")) {
+    p.where["optimizer_dtype"] = root.child("optimizer_dtype").loc();
+    p.optimizer_dtype = root.child("optimizer_dtype").as_choice({"fp32", "bf16"});
+  }
+}
+
 void load_offload(const ConfigNode& root, Plan& p) {
   if (!root.has("offload")) return;
   const ConfigNode o = root.child("offload");
@@ -180,6 +192,11 @@ void load_offload(const ConfigNode& root, Plan& p) {
   if (!o.has("optimizer") && !o.has("parameters") && !o.has("activations"))
     o.fail("expected optimizer (cpu or nvme), parameters (cpu or nvme), activations (cpu), or several");
   if (o.has("optimizer")) p.offload_optimizer = o.child("optimizer").as_choice({"cpu", "nvme"});
+  if (o.has("optimizer") && p.optimizer_dtype == "bf16")
+    o.child("optimizer")
+        .fail(
+            "an offloaded optimizer runs DeepSpeed's CPU Adam on fp32 states; valid: "
+            "optimizer_dtype fp32 (or no offload)");
   if (o.has("activations")) p.offload_activations = o.child("activations").as_choice({"cpu"});
   if (!o.has("parameters")) return;
   const ConfigNode params = o.child("parameters");
@@ -358,6 +375,7 @@ Plan load_plan(const ConfigNode& root) {
                    "zero_prefetch",
                    "data_parallel",
                    "grad_dtype",
+                   "optimizer_dtype",
                    "ep",
                    "cp",
                    "cp_comm",
@@ -401,10 +419,7 @@ Plan load_plan(const ConfigNode& root) {
   p.sequence_parallel = root.get_bool("sequence_parallel", false);
   load_zero(root, p);
   if (root.has("data_parallel")) load_data_parallel(root.child("data_parallel"), p);
-  if (root.has("grad_dtype")) {
-    p.where["grad_dtype"] = root.child("grad_dtype").loc();
-    p.grad_dtype = root.child("grad_dtype").as_choice({"fp32", "bf16", "fp16"});
-  }
+  load_dtypes(root, p);
   load_megatron_switches(root, p);
   load_offload(root, p);
   load_token_slices(root, p);

@@ -25,6 +25,8 @@
 //   data_parallel: {sync: all-reduce, compression: none}   # see strategies/data_parallel.h
 //   grad_dtype: fp32       # gradients accumulated and reduced in fp32 (default: the model's
 //                          # 16-bit dtype; Megatron-LM's bf16 default, FSDP's reduce_dtype)
+//   optimizer_dtype: bf16  # Adam's master weights, momentum and variance in bf16 (default
+//                          # fp32; Apex DistributedFusedAdam's dtype, as NeMo's Nemotron-4 340B)
 //   replica_microbatches: [6, 10]  # microbatches per data-parallel replica (default: even)
 //   comm_sms: auto         # SMs a communication kernel holds while it runs (NCCL's CTAs,
 //                          # NCCL_MAX_CTAS): auto is 16 on GPUs with NVLink or xGMI, 2 on
@@ -130,6 +132,10 @@ struct Plan {
   // in it (each GPU's gradient buffer, or its shard) and sent in it; "": the model's storage
   // dtype (the ZeRO paper's 2 bytes a parameter).
   std::string grad_dtype;
+  // The dtype of the optimizer's state, Adam's master weights, momentum and variance (Apex
+  // DistributedFusedAdam's `dtype`, which keeps a distributed copy of the weights in it):
+  // "fp32" or "" (12 bytes a parameter beside a 16-bit model), or "bf16" (6).
+  std::string optimizer_dtype;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   bool tp_comm_overlap = false;
@@ -195,6 +201,8 @@ struct Plan {
   double gradient_bucket_bytes(double element_bytes) const;
   // The gradients' dtype (grad_dtype, else the model's storage dtype) and its bytes.
   sim::DType gradient_dtype(sim::DType model_dtype) const;
+  // Bytes of one element of the optimizer's state (optimizer_dtype): 4, or 2 for bf16.
+  double optimizer_state_bytes() const { return optimizer_dtype == "bf16" ? 2 : 4; }
   // The share of `gpu`'s SMs one communication kernel holds (comm_sms of its SMs; auto: 16
   // with NVLink or xGMI, as NCCL on a DGX, 2 on PCIe with one NIC: NVIDIA/nccl#689); 0 when
   // the GPU's SM count is not published.

@@ -305,6 +305,7 @@ nlohmann::json plan_json(const strategies::Plan& p) {
   if (!p.stage_recompute.empty()) j["recompute"] = p.stage_recompute;
   if (p.recompute_early_stop) j["recompute_early_stop"] = true;
   if (!p.grad_dtype.empty()) j["grad_dtype"] = p.grad_dtype;
+  if (!p.optimizer_dtype.empty()) j["optimizer_dtype"] = p.optimizer_dtype;
   if (p.ep > 1) j["ep"] = p.ep;
   if (p.cp > 1) {
     j["cp"] = p.cp;

@@ -124,6 +124,7 @@ strategies::Plan plan_of(const CsvRow& r) {
   p.recompute_early_stop = p.recompute == "full" && pytorch_checkpoint(r);
   p.sequence_parallel = p.tp > 1 && nemo;
   p.grad_dtype = r.text("grad_dtype");  // fp32 where the source says (tools/public_training.py), else the model's
+  p.optimizer_dtype = r.text("optimizer_dtype");  // bf16 where the run's config says, else fp32
   p.account_for_embedding = p.account_for_loss = r.text("pipeline_split") == "embedding+loss";
   set_overlaps(r, p);
   return p;
@@ -212,16 +213,36 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& c
 PublicSuite run_public_training(const std::string& csv, const std::string& source, const std::string& platforms,
                                 const PublicOptions& options) {
   const CsvTable table = CsvTable::load_file(csv);
-  table.expect_columns({"row_id",       "source",     "model",
-                        "layers",       "hidden",     "heads",
-                        "kv_heads",     "ffn_hidden", "vocab",
-                        "seq_len",      "gpu",        "gpus",
-                        "framework",    "precision",  "tp",
-                        "pp",           "vp",         "cp",
-                        "dp",           "sharding",   "micro_batch",
-                        "global_batch", "recompute",  "measured_step_s",
-                        "attention",    "grad_dtype", "pipeline_split",
-                        "overlaps",     "held_out"});
+  table.expect_columns({"row_id",
+                        "source",
+                        "model",
+                        "layers",
+                        "hidden",
+                        "heads",
+                        "kv_heads",
+                        "ffn_hidden",
+                        "vocab",
+                        "seq_len",
+                        "gpu",
+                        "gpus",
+                        "framework",
+                        "precision",
+                        "tp",
+                        "pp",
+                        "vp",
+                        "cp",
+                        "dp",
+                        "sharding",
+                        "micro_batch",
+                        "global_batch",
+                        "recompute",
+                        "measured_step_s",
+                        "attention",
+                        "grad_dtype",
+                        "pipeline_split",
+                        "overlaps",
+                        "optimizer_dtype",
+                        "held_out"});
   PublicSuite out;
   Calibrations calibrations = load_calibrations(options.calibrations);
   for (const CsvRow& r : table.rows()) {

@@ -17,6 +17,8 @@
   overlaps   Megatron-Core's overlap switches the run's configuration turns on, joined by +:
              grad (overlap_grad_reduce), param (overlap_param_gather), tp (tp_comm_overlap);
              empty where the source does not say
+  optimizer_dtype  bf16 where the run's configuration keeps Adam's state in bf16, else empty
+             (fp32)
   held_out   1 for every third row (row_id % 3 == 0), fixed here before anything is fitted
 
 Run: python3 tools/public_training.py ../shared/validation/public/training_throughput.csv \
@@ -216,6 +218,21 @@ def launcher_config(r):
     return LAUNCHER_CONFIG.get(r["model"])
 
 
+# Adam's state in bf16 where the run's configuration says: NeMo's Nemotron-4 340B configs set
+# distributed_fused_adam's `dtype: bf16` (master weights, momentum and variance): dgxc-benchmarking's
+# nemotron/nemotron4-340b-synth.yaml at the NeMo 1 commits above, and NeMo-Framework-Launcher's
+# launcher_scripts/conf/training/nemotron/nemotron_340b.yaml at tag 24.07, the container of NeMo's
+# July 2024 performance summary. No other config of these sources sets it.
+def optimizer_dtype(r):
+    if not r["model"].replace("-", " ").lower().startswith("nemotron 4 340b") and r["model"] != "Nemotron-340B":
+        return ""
+    if r["source_id"] == "nemo_perf_summary_2407":
+        return "bf16"
+    if r["source_id"] == "dgxc_benchmarking" and any("@" + c in r["source"] for c in DGXC_CONFIG_COMMITS):
+        return "bf16"
+    return ""
+
+
 def bridge_overlaps(r):
     precision = r["precision"].upper()
     on = ["grad"] if "MX" in precision else ["grad", "param"]
@@ -237,7 +254,7 @@ def main(path):
     out.writerow(["row_id", "source", "model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
                   "seq_len", "gpu", "gpus", "framework", "precision", "tp", "pp", "vp", "cp", "dp", "sharding",
                   "micro_batch", "global_batch", "recompute", "measured_step_s", "attention", "grad_dtype",
-                  "pipeline_split", "overlaps", "held_out"])
+                  "pipeline_split", "overlaps", "optimizer_dtype", "held_out"])
     for r in csv.DictReader(open(path)):
         config = launcher_config(r)
         if config:
@@ -261,7 +278,7 @@ def main(path):
                       recipe_recompute(r) or recompute(r["activation_recompute"]),
                       step, "unfused" if config else ATTENTION_OF_FRAMEWORK.get(framework, "flash"),
                       grad_dtype(r["precision"]),
-                      pipeline_split(r), overlaps(r), 1 if int(r["row_id"]) % 3 == 0 else 0])
+                      pipeline_split(r), overlaps(r), optimizer_dtype(r), 1 if int(r["row_id"]) % 3 == 0 else 0])
 
 
 if __name__ == "__main__":

@@ -8,9 +8,10 @@
 
 namespace dejavu::strategies {
 
-double optimizer_bytes_per_param(sim::DType dtype) {
+double optimizer_bytes_per_param(sim::DType dtype, double state_bytes) {
   const double casts = sim::narrow_gemm(dtype) ? 2 + 2 * sim::dtype_bytes(dtype) : 0;
-  return (dtype == sim::DType::FP16 ? 46 : 38) + casts;
+  const double state = 6 * state_bytes;  // master weight, momentum and variance, each read and written
+  return (dtype == sim::DType::FP16 ? 22 : 14) + state + casts;
 }
 
 namespace lowering {
@@ -197,7 +198,8 @@ void GradientPass::emit_stage(int s) {
       steps.push_back(offloaded_step(s, c, stepped, synced, shares));
       continue;
     }
-    const sim::Kernel k{sim::OpClass::Optimizer, 0, stepped * optimizer_bytes_per_param(L_.model.dtype),
+    const sim::Kernel k{sim::OpClass::Optimizer, 0,
+                        stepped * optimizer_bytes_per_param(L_.model.dtype, L_.plan.optimizer_state_bytes()),
                         L_.model.dtype};
     const sim::TaskId step = g_.add_compute(L_.dev[s][c], L_.streams.compute, time_s(s, c, k), opt_label_, -1);
     if (compressed > 0) g_.add_memory(step, 0, compressed);

@@ -42,6 +42,7 @@ std::string plan_key(const Plan& p) {
   add("dpx", buf);
   add("delay", std::to_string(d.delay));
   add("grad", p.grad_dtype);
+  add("optimizer_dtype", p.optimizer_dtype);
   add("cp_comm", p.cp_comm);
   add("overlap", std::string(p.overlap_grad_reduce ? "g" : "") + (p.overlap_param_gather ? "p" : "") +
                      (p.tp_comm_overlap ? "t" : ""));
@@ -65,7 +66,7 @@ double model_state_lower_bound_bytes(const workloads::ModelGraph& model, const P
   const double params = model.parameter_count() / static_cast<double>(p.tp_sum());
   if (p.ep > 1) return 0;  // experts shard further; no cheap bound
   const ModelStateBytes state = model_state_per_param(model.dtype, p.zero, static_cast<double>(p.dp) * p.cp,
-                                                      p.gradient_element_bytes(model.dtype));
+                                                      p.gradient_element_bytes(model.dtype), p.optimizer_state_bytes());
   // Offloaded states are on the host.
   return params * (state.total() - (p.offload_optimizer.empty() ? 0 : state.optimizer) -
                    (p.offload_parameters.empty() ? 0 : state.weights));

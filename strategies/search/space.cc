@@ -183,6 +183,7 @@ std::string describe(const Plan& p) {
   if (d.compression != "none") s += " " + d.compression;
   if (d.delay > 0) s += " delay" + std::to_string(d.delay);
   if (!p.grad_dtype.empty()) s += " grads=" + p.grad_dtype;
+  if (p.optimizer_dtype == "bf16") s += " adam=bf16";
   return s;
 }
 
@@ -210,6 +211,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   out << "zero: " << p.zero << "\n";
   if (p.zero == 3 && p.zero_prefetch != Plan{}.zero_prefetch) out << "zero_prefetch: " << p.zero_prefetch << "\n";
   if (!p.grad_dtype.empty()) out << "grad_dtype: " << p.grad_dtype << "\n";
+  if (!p.optimizer_dtype.empty()) out << "optimizer_dtype: " << p.optimizer_dtype << "\n";
   if (!p.offload_optimizer.empty() || !p.offload_parameters.empty() || !p.offload_activations.empty()) {
     std::string tiers;
     if (!p.offload_optimizer.empty()) tiers += ", optimizer: " + p.offload_optimizer;

