@@ -75,8 +75,7 @@ TEST_F(OptimizerDtype, LoadsWritesAndRefusesWhatItCannotRun) {
   std::ostringstream yaml;
   search::write_plan_yaml(yaml, p, "round trip");
   EXPECT_EQ(load_plan(ConfigNode::load_string(yaml.str(), "q.yaml")).optimizer_dtype, "bf16");
-  EXPECT_THROW(load_plan(ConfigNode::load_string(std::string(base) + "optimizer_dtype: fp8\n", "p.yaml")),
-               ConfigError);
+  EXPECT_THROW(load_plan(ConfigNode::load_string(std::string(base) + "optimizer_dtype: fp8\n", "p.yaml")), ConfigError);
   // DeepSpeed's CPU Adam keeps fp32 states: an offloaded bf16 state is refused, not guessed.
   EXPECT_THROW(load_plan(ConfigNode::load_string(
                    std::string(base) + "optimizer_dtype: bf16\noffload: {optimizer: cpu}\n", "p.yaml")),
