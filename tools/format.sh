@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang-format >/dev/null || { echo "format.sh: needs clang-format (tools/install-deps.sh installs it)"; exit 1; }
-mapfile -t files < <(git ls-files '*.cc' '*.h' 2>/dev/null | grep -v '^tests/fixtures/' || find sim workloads platforms strategies tools tests bench -name '*.cc' -o -name '*.h')
+# Tracked files and new ones not yet added (a new file is formatted before its first commit).
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cc' '*.h' 2>/dev/null | grep -v '^tests/fixtures/' || find sim workloads platforms strategies tools tests bench -name '*.cc' -o -name '*.h')
 if [ "${1:-}" = "--check" ]; then
   bad=$(clang-format --dry-run "${files[@]}" 2>&1 | grep -oE '^[^:]+:[0-9]+:[0-9]+: (warning|error)' | cut -d: -f1 | sort -u || true)
   [ -z "$bad" ] && exit 0
