@@ -25,7 +25,7 @@ int whole(const CsvRow& r, const std::string& column, int fallback = 0) {
 // Why a row cannot be simulated as its source ran it (nothing: it can).
 std::optional<std::string> unsupported(const CsvRow& r) {
   if (r.text("gpu") == "unsupported") return "GPU not in dejavu's catalog (GB300, H100 96GB)";
-  if (r.text("sharding") == "offload") return "ZeRO-3 with CPU offload";
+  if (r.text("sharding") == "offload") return "ZeRO-3 with CPU offload on a host the source does not describe";
   const std::string& fw = r.text("framework");
   if (r.text("sharding") == "unknown" && (fw == "MaxText" || fw == "Paxml")) return "JAX FSDP of unstated degree";
   if (!r.has("global_batch") || !r.has("measured_step_s") || !r.has("layers")) return "batch, step or model not stated";
