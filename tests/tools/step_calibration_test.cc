@@ -155,18 +155,27 @@ struct RunErrors {
   double geomean() const { return std::exp(log_abs / static_cast<double>(rows)); }
 };
 
+// A shipped public suite's rows (strategies/validation/public/training.csv) run with a shipped
+// step calibration (platforms/calibration/steps/`step_file`) and the options given.
+PublicSuite shipped_suite(const std::string& source, const std::string& step_file, PublicOptions o = {}) {
+  o.calibrations = {src("platforms/calibration/steps/" + step_file)};
+  return run_public_training(src("strategies/validation/public/training.csv"), source, src("platforms/presets"), o);
+}
+
+PublicOptions fp8(bool held_out_only) {
+  PublicOptions o;
+  o.precision = "fp8";
+  o.held_out_only = held_out_only;
+  return o;
+}
+
 // fp8 out of sample: NeMo's H100 step efficiency, fitted to its 16-bit fit rows, on the
 // held-out fp8 rows of the same source (Transformer Engine fp8 GEMMs; docs/HARDWARE.md).
 // Measured 10.6% uncalibrated and 3.6% calibrated (make validate) since fp8 GEMMs take the
 // H100's own fp8 GEMM fit (0.714 of the fp8 peak, not bf16's 0.845: 18.9% and 5.6% before).
 // Bound: the 5%.
 TEST(StepCalibration, NemoFp8RowsOutOfSample) {
-  PublicOptions o;
-  o.precision = "fp8";
-  o.held_out_only = true;
-  o.calibrations = {src("platforms/calibration/steps/nemo_h100-sxm-80gb.yaml")};
-  const PublicSuite suite = run_public_training(src("strategies/validation/public/training.csv"), "dgxc_benchmarking",
-                                                src("platforms/presets"), o);
+  const PublicSuite suite = shipped_suite("dgxc_benchmarking", "nemo_h100-sxm-80gb.yaml", fp8(true));
   ASSERT_GE(suite.runs.size(), 20u);
   RunErrors errors;
   errors.add(suite);
@@ -181,12 +190,7 @@ TEST(StepCalibration, NemoFp8RowsOutOfSample) {
 // the converter's guess, 49% slow. Bounds: 6% geometric mean, 20% at most (the 15%
 // is not met: GPT-3 175B on 512 GPUs is 18% slow), the 340B row within 15%.
 TEST(StepCalibration, NemoJuly2024Fp8RowsOutOfSample) {
-  PublicOptions o;
-  o.precision = "fp8";
-  o.held_out_only = true;
-  o.calibrations = {src("platforms/calibration/steps/nemo_h100-sxm-80gb.yaml")};
-  const PublicSuite suite = run_public_training(src("strategies/validation/public/training.csv"),
-                                                "nemo_perf_summary_2407", src("platforms/presets"), o);
+  const PublicSuite suite = shipped_suite("nemo_perf_summary_2407", "nemo_h100-sxm-80gb.yaml", fp8(true));
   ASSERT_EQ(suite.runs.size(), 4u);
   RunErrors errors;
   errors.add(suite);
@@ -212,13 +216,9 @@ TEST(StepCalibration, MegatronBridgeBlackwellRowsHeldOut) {
   RunErrors errors;
   for (const auto& [gpu, file] : {std::pair{"GB200-186GB", "megatron-bridge_gb200-186gb.yaml"},
                                   std::pair{"B200-SXM-180GB", "megatron-bridge_b200-sxm-180gb.yaml"}}) {
-    PublicOptions o;
-    o.precision = "fp8";
-    o.held_out_only = true;
+    PublicOptions o = fp8(true);
     o.gpu = gpu;
-    o.calibrations = {src(std::string("platforms/calibration/steps/") + file)};
-    errors.add(run_public_training(src("strategies/validation/public/training.csv"), "megatron_bridge_perf_summary",
-                                   src("platforms/presets"), o));
+    errors.add(shipped_suite("megatron_bridge_perf_summary", file, o));
   }
   ASSERT_EQ(errors.rows, 12u);
   EXPECT_LT(errors.geomean(), 0.05);
@@ -230,11 +230,7 @@ TEST(StepCalibration, MegatronBridgeBlackwellRowsHeldOut) {
 // since fp8 GEMMs take the H100's fp8 fit (4.2% and 3.7% before; 34-42% uncalibrated; make
 // validate). Bound: the 5%.
 TEST(StepCalibration, LlmFoundryFp8RowsOutOfSample) {
-  PublicOptions o;
-  o.precision = "fp8";
-  o.calibrations = {src("platforms/calibration/steps/llm-foundry_h100-sxm-80gb.yaml")};
-  const PublicSuite suite = run_public_training(src("strategies/validation/public/training.csv"),
-                                                "llmfoundry_mpt_bench", src("platforms/presets"), o);
+  const PublicSuite suite = shipped_suite("llmfoundry_mpt_bench", "llm-foundry_h100-sxm-80gb.yaml", fp8(false));
   ASSERT_EQ(suite.runs.size(), 7u);
   RunErrors errors;
   errors.add(suite);
@@ -248,10 +244,7 @@ TEST(StepCalibration, LlmFoundryFp8RowsOutOfSample) {
 // And 175B's throughput a GPU falls from 64 to 1024 GPUs at the fixed global batch of 2048, as
 // measured: 8.6% (dejavu 10.6%: 16 replicas leave each pipeline 64 microbatches, not 1024).
 TEST(StepCalibration, NemoLauncherA100RowsOutOfSample) {
-  PublicOptions o;
-  o.calibrations = {src("platforms/calibration/steps/megatron-deepspeed_a100-sxm-80gb.yaml")};
-  const PublicSuite suite = run_public_training(src("strategies/validation/public/training.csv"),
-                                                "nemo_megatron_launcher_a100", src("platforms/presets"), o);
+  const PublicSuite suite = shipped_suite("nemo_megatron_launcher_a100", "megatron-deepspeed_a100-sxm-80gb.yaml");
   ASSERT_EQ(suite.runs.size(), 11u);
   RunErrors errors;
   errors.add(suite);
