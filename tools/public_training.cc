@@ -150,12 +150,13 @@ Calibrations load_calibrations(const std::vector<std::string>& paths) {
 platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms, Calibrations& calibrations,
                               const PublicOptions& o) {
   const std::string& gpu = r.text("gpu");
-  // The vendor's server of that GPU: DGX A100 / H100 / H200 / B200, or a GB200 NVL72 rack.
+  // The servers the source names (column server), else the vendor's server of that GPU: DGX
+  // A100 / H100 / H200 / B200, or a GB200 NVL72 rack.
   const std::map<std::string, std::string> server = {
       {"H100", "dgx-h100-1x8"}, {"H200", "dgx-h200-1x8"}, {"B200", "dgx-b200-1x8"}, {"GB200", "gb200-nvl72"}};
   const auto it = server.find(gpu.substr(0, gpu.find('-')));
-  platforms::Cluster c =
-      load_platform(platforms + "/" + (it != server.end() ? it->second : "dgx-a100-1x8") + ".yaml", {});
+  const std::string preset = r.has("server") ? r.text("server") : it != server.end() ? it->second : "dgx-a100-1x8";
+  platforms::Cluster c = load_platform(platforms + "/" + preset + ".yaml", {});
   // Servers (NVLink domains) of the preset's size, or of the largest size under it that
   // divides the job (a 256-GPU job on NVL72 racks: 4 domains of 64).
   const int gpus = whole(r, "gpus");

@@ -19,6 +19,8 @@
              empty where the source does not say
   optimizer_dtype  bf16 where the run's configuration keeps Adam's state in bf16, else empty
              (fp32)
+  server     a platforms/presets name where the source's network is not its GPU's vendor
+             server's (Jean Zay's Omni-Path), else empty: the DGX of the GPU type
   held_out   1 for every third row (row_id % 3 == 0), fixed here before anything is fitted
 
 Run: python3 tools/public_training.py ../shared/validation/public/training_throughput.csv \
@@ -233,6 +235,12 @@ def optimizer_dtype(r):
     return ""
 
 
+# The servers and network of a source that did not run on its GPU's DGX: Jean Zay (BLOOM) has
+# four 100 Gb/s Omni-Path links a server where a DGX A100 has a 200 Gb/s NIC per GPU.
+def server(r):
+    return "jean-zay-a100-48x8" if "Jean Zay" in r["inter_node_network"] else ""
+
+
 def bridge_overlaps(r):
     precision = r["precision"].upper()
     on = ["grad"] if "MX" in precision else ["grad", "param"]
@@ -254,7 +262,7 @@ def main(path):
     out.writerow(["row_id", "source", "model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
                   "seq_len", "gpu", "gpus", "framework", "precision", "tp", "pp", "vp", "cp", "dp", "sharding",
                   "micro_batch", "global_batch", "recompute", "measured_step_s", "attention", "grad_dtype",
-                  "pipeline_split", "overlaps", "optimizer_dtype", "held_out"])
+                  "pipeline_split", "overlaps", "optimizer_dtype", "server", "held_out"])
     for r in csv.DictReader(open(path)):
         config = launcher_config(r)
         if config:
@@ -278,7 +286,7 @@ def main(path):
                       recipe_recompute(r) or recompute(r["activation_recompute"]),
                       step, "unfused" if config else ATTENTION_OF_FRAMEWORK.get(framework, "flash"),
                       grad_dtype(r["precision"]),
-                      pipeline_split(r), overlaps(r), optimizer_dtype(r), 1 if int(r["row_id"]) % 3 == 0 else 0])
+                      pipeline_split(r), overlaps(r), optimizer_dtype(r), server(r), 1 if int(r["row_id"]) % 3 == 0 else 0])
 
 
 if __name__ == "__main__":

@@ -29,7 +29,9 @@ TEST(PublicTraining, RunsEachRowAsItsSourceRanItAndHoldsOutEveryThirdRow) {
 // A guard against regressions of the uncalibrated model on BLOOM's 384-A100 topology sweep
 // (BigScience, 65 rows): the held-out rows' geometric-mean error measured 26.9% when the
 // suite was added (all optimistic), 22.1% once the rows had their vocabulary and GEMMs their
-// shape. The bound is this test's, to tighten as the model improves.
+// shape, 18.8% once they ran on Jean Zay's network (four 100 Gb/s Omni-Path links a server,
+// not a DGX A100's eight 200 Gb/s NICs). The bound is this test's, to tighten as the model
+// improves.
 TEST(PublicTraining, BloomHeldOutErrorStaysWithinItsBound) {
   const PublicSuite s = run_public_training(src("strategies/validation/public/training.csv"),
                                             "bigscience_bloom_prequel", src("platforms/presets"), {});
@@ -41,7 +43,7 @@ TEST(PublicTraining, BloomHeldOutErrorStaysWithinItsBound) {
       ++n;
     }
   ASSERT_EQ(n, 21);
-  EXPECT_LT(std::exp(log_sum / n), 0.23);
+  EXPECT_LT(std::exp(log_sum / n), 0.20);
 }
 
 // A row whose vocabulary its source does not state is skipped and counted, never simulated
@@ -89,6 +91,30 @@ TEST(PublicTraining, ARowsOverlapsAreItsPlansSwitches) {
   ASSERT_EQ(s.skipped.size(), 1u);
   EXPECT_NE(s.skipped.begin()->first.find("row 3: overlaps: unknown switch \"fast\""), std::string::npos)
       << s.skipped.begin()->first;
+}
+
+// A row's `server` names the preset it runs on where its source did not run on its GPU's DGX:
+// BLOOM's Jean Zay has four 100 Gb/s Omni-Path links a server where a DGX A100 has a 200 Gb/s
+// NIC per GPU. Inside one server the two are the same (no NIC in use); across two, the data-
+// parallel all-reduce of Jean Zay's replicas crosses a quarter of the bandwidth and takes longer.
+TEST(PublicTraining, ARowRunsOnTheServersItsSourceNames) {
+  const std::string csv = testing::TempDir() + "/server.csv";
+  std::ofstream(csv)
+      << "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
+         "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
+         "pipeline_split,overlaps,optimizer_dtype,server,held_out\n"
+         "1,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,Megatron-DeepSpeed,bf16,1,1,,1,8,dp,4,32,none,1.0,"
+         "unfused,,,,,,0\n"
+         "2,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,Megatron-DeepSpeed,bf16,1,1,,1,8,dp,4,32,none,1.0,"
+         "unfused,,,,,jean-zay-a100-48x8,0\n"
+         "3,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,16,Megatron-DeepSpeed,bf16,1,1,,1,16,dp,4,64,none,1.0,"
+         "unfused,,,,,,0\n"
+         "4,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,16,Megatron-DeepSpeed,bf16,1,1,,1,16,dp,4,64,none,1.0,"
+         "unfused,,,,,jean-zay-a100-48x8,0\n";
+  const PublicSuite s = run_public_training(csv, "s", src("platforms/presets"), {});
+  ASSERT_EQ(s.runs.size(), 4u);
+  EXPECT_DOUBLE_EQ(s.runs[1].predicted_s, s.runs[0].predicted_s);
+  EXPECT_GT(s.runs[3].predicted_s, s.runs[2].predicted_s);
 }
 
 }  // namespace
