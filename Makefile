@@ -22,10 +22,12 @@ demo: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
-# The whole suite built with AddressSanitizer and UndefinedBehaviorSanitizer.
+# The whole suite built with AddressSanitizer and UndefinedBehaviorSanitizer. The libraries compile
+# as unity batches of 8 files (a clean build in about half the time; `make test` keeps one file at a
+# time, so a file missing an include still fails there).
 asan: deps
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" -DDEJAVU_SANITIZE=ON \
-	  -DDEJAVU_BUILD_BENCH=OFF -DDEJAVU_BUILD_PYTHON=OFF >/dev/null
+	  -DDEJAVU_BUILD_BENCH=OFF -DDEJAVU_BUILD_PYTHON=OFF -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8 >/dev/null
 	@cmake --build build-asan -j$(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS)
 

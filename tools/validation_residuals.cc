@@ -26,7 +26,7 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[i] + (at - i) * (sorted[i + 1] - sorted[i]);
 }
 
-std::string number(double v) {
+std::string three_digits(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
@@ -58,8 +58,8 @@ std::vector<std::string> outside(const std::vector<const Residual*>& like, const
     gl = std::min(gl, r->run.gpus), gh = std::max(gh, r->run.gpus);
   }
   if (run.params < lo || run.params > hi)
-    out.push_back("model size (" + number(run.params) + " parameters; validated " + number(lo) + " to " + number(hi) +
-                  ")");
+    out.push_back("model size (" + three_digits(run.params) + " parameters; validated " + three_digits(lo) + " to " +
+                  three_digits(hi) + ")");
   if (run.gpus < gl || run.gpus > gh)
     out.push_back("GPU count (" + std::to_string(run.gpus) + "; validated " + std::to_string(gl) + " to " +
                   std::to_string(gh) + ")");

@@ -6,11 +6,12 @@
 #include "platforms/gpu_catalog.h"
 #include "strategies/plan_cluster.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 std::string validation_error(const std::string& plan_file, const std::string& platform) {
   const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-13b.yaml"));

@@ -4,11 +4,12 @@
 
 #include "strategies/simulate.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 sim::EngineOptions flow() {
   sim::EngineOptions o;

@@ -11,9 +11,9 @@
 #include <sstream>
 #include <string>
 
-namespace dejavu::testing {
+#include "tests/source_dir.h"
 
-inline std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+namespace dejavu::testing {
 
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p);

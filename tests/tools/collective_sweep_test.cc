@@ -3,11 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "sim/error.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::tools {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 TEST(CollectiveSweep, ParsesNcclTestsSizes) {
   EXPECT_DOUBLE_EQ(parse_message_size("--min", "1M"), 1048576.0);

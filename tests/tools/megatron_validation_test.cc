@@ -3,11 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include "tests/source_dir.h"
 
 namespace dejavu::tools {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 TEST(MegatronValidation, ReadsTheFourModelsAndPredictsTheSmallestWithin20Percent) {
   const auto rows = load_megatron_csv(src("strategies/validation/megatron_seqpar_selective_a100.csv"));

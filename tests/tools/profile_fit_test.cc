@@ -11,11 +11,12 @@
 #include "sim/error.h"
 #include "strategies/lowering.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::tools {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 TEST(ProfileFit, RecoversAKnownRelationAndPredictsTheRest) {
   const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));

@@ -4,11 +4,12 @@
 
 #include <cmath>
 #include <fstream>
+#include "tests/source_dir.h"
 
 namespace dejavu::tools {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 // MT-NLG 530B (Smith et al. 2022, Sec. 2.4): 2240, 2800 and 3360 A100s, tp8 pp35, global
 // batch 1920, measured 60.1, 50.2 and 44.4 s per step; every third row (row_id 600) held out.
@@ -50,7 +51,7 @@ TEST(PublicTraining, BloomHeldOutErrorStaysWithinItsBound) {
 // as a model without embeddings or LM head (which the BLOOM prequel rows were, until the
 // converter gave them their production run's 250,880 tokens).
 TEST(PublicTraining, ARowWithoutItsVocabularyIsSkippedAndCounted) {
-  const std::string csv = testing::TempDir() + "/no_vocab.csv";
+  const std::string csv = ::testing::TempDir() + "/no_vocab.csv";
   std::ofstream(csv)
       << "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
          "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
@@ -66,7 +67,7 @@ TEST(PublicTraining, ARowWithoutItsVocabularyIsSkippedAndCounted) {
 // Megatron-Core's overlap_grad_reduce, overlap_param_gather and tp_comm_overlap (the last
 // only where sequence parallelism gives it collectives to pipeline: not at tp 1).
 TEST(PublicTraining, ARowsOverlapsAreItsPlansSwitches) {
-  const std::string csv = testing::TempDir() + "/overlaps.csv";
+  const std::string csv = ::testing::TempDir() + "/overlaps.csv";
   const std::string head =
       "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
       "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
@@ -98,7 +99,7 @@ TEST(PublicTraining, ARowsOverlapsAreItsPlansSwitches) {
 // NIC per GPU. Inside one server the two are the same (no NIC in use); across two, the data-
 // parallel all-reduce of Jean Zay's replicas crosses a quarter of the bandwidth and takes longer.
 TEST(PublicTraining, ARowRunsOnTheServersItsSourceNames) {
-  const std::string csv = testing::TempDir() + "/server.csv";
+  const std::string csv = ::testing::TempDir() + "/server.csv";
   std::ofstream(csv)
       << "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
          "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"

@@ -4,11 +4,12 @@
 
 #include "sim/error.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::workloads {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 int add(ModelGraph& g, const std::string& name, double flops) {
   Op op;

@@ -3,11 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::workloads {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 // A 1024-token model: a GEMM, a causal fused attention and an unfused one, figures per sample.
 ModelGraph three_ops() {

@@ -7,11 +7,12 @@
 #include "strategies/cluster/scheduler.h"
 #include "strategies/simulate.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies::cluster {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 platforms::Cluster one_gpu_servers(int n, int per_server = 1) {
   // Checkpoints cost (model states over 1000 TB/s) about 20 us: nothing next to s.

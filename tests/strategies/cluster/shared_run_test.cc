@@ -9,11 +9,12 @@
 #include "sim/config_node.h"
 #include "strategies/cluster/shared_run.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies::cluster {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 platforms::Cluster four_servers(double oversubscription) {
   return platforms::load_cluster(

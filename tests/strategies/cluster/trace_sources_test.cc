@@ -12,11 +12,12 @@
 #include "strategies/cluster/shared_run.h"
 #include "strategies/cluster/trace.h"
 #include "strategies/cluster/trace_sources.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies::cluster {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 TEST(SyntheticTrace, IsSeededAndKeepsItsLoadSizesAndArrivalRate) {
   SyntheticSpec spec;

@@ -12,12 +12,13 @@
 #include "strategies/intra_op/ilp.h"
 #include "strategies/intra_op/layer_graph.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies::intra_op {
 namespace {
 
 constexpr double kNoBudget = std::numeric_limits<double>::infinity();
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 // 4 hosts on one switch, bandwidth B per direction, no latency: a ring all-gather or
 // reduce-scatter of S bytes takes 3 steps of S/4 over B, an all-reduce 6.

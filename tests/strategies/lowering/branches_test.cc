@@ -5,11 +5,12 @@
 #include "strategies/simulate.h"
 #include "tests/strategies/lowering/test_clusters.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 // The same ops in the same order, each reading only the one before: what every model
 // was before the graph had branches.

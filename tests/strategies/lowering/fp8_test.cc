@@ -13,11 +13,12 @@
 #include "strategies/plan.h"
 #include "strategies/simulate.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 workloads::ModelGraph llama3_8b(const std::string& dtype) {
   std::string text =

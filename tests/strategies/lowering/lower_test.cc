@@ -13,11 +13,12 @@
 #include "strategies/stage_work.h"
 #include "tests/strategies/lowering/test_clusters.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 struct Inputs {
   workloads::ModelGraph model;

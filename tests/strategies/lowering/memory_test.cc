@@ -15,11 +15,12 @@
 #include "sim/config_node.h"
 #include "workloads/generator.h"
 #include "workloads/transformer.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 std::string slurp_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;

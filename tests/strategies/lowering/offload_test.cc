@@ -14,11 +14,12 @@
 #include "strategies/plan.h"
 #include "strategies/simulate.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 struct Inputs {
   workloads::ModelGraph model = workloads::load_workload_file(src("workloads/presets/gpt3-13b.yaml"));

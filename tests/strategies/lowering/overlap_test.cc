@@ -8,11 +8,12 @@
 #include "sim/error.h"
 #include "strategies/simulate.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 Plan plan_of(const std::string& yaml) { return load_plan(ConfigNode::load_string(yaml, "plan.yaml")); }
 

@@ -13,11 +13,12 @@
 #include "strategies/search/space.h"
 #include "strategies/simulate.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 platforms::Cluster one_server(int n) {  // n A100s on one NVSwitch
   return platforms::load_cluster(ConfigNode::load_string(

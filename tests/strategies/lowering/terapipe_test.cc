@@ -9,11 +9,12 @@
 #include "strategies/simulate.h"
 #include "tests/strategies/lowering/test_clusters.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 // p layers of a GEMM (G FLOPs a sample) and a causal fused attention (A), 1024 tokens.
 workloads::ModelGraph gemm_and_attention(int p, double G, double A) {

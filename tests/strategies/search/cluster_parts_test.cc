@@ -9,11 +9,12 @@
 #include "strategies/search/cluster_parts.h"
 #include "strategies/simulate.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies::search {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 platforms::Cluster preset(const std::string& name) {
   return platforms::load_cluster_file(src("platforms/presets/" + name + ".yaml"));

@@ -15,11 +15,12 @@
 #include "strategies/search/refine.h"
 #include "strategies/search/space.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies::search {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 struct Outcome {
   double makespan_s = 0, peak_bytes = 0;

@@ -14,11 +14,12 @@
 #include "strategies/search/space.h"
 #include "tools/plan_search.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies::search {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 struct Fixture {
   platforms::Cluster cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-4x8.yaml"));

@@ -15,11 +15,12 @@
 #include "strategies/search/space.h"
 #include "strategies/simulate.h"
 #include "workloads/generator.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies::search {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 TEST(MinMaxCounts, HandWorkedSplits) {
   // t = (3, 1), 8 microbatches: max(3a, b) with a + b = 8 is 6 at a = 2.

@@ -19,11 +19,12 @@
 #include "strategies/simulate.h"
 #include "workloads/generator.h"
 #include "workloads/dlrm.h"
+#include "tests/source_dir.h"
 
 namespace dejavu::strategies::search {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(DEJAVU_SOURCE_DIR) + "/" + rel; }
+using dejavu::testing::src;
 
 struct Inputs {
   platforms::Cluster cluster;
