@@ -30,10 +30,14 @@ import csv
 import sys
 
 
+# A100 80GB where the field names 80GB, even beside 40GB: MT-NLG's row cites llm-analysis's 40GB
+# and NVIDIA's and Microsoft's 80GB; the operators' own blog (and the MT-NLG paper, arXiv
+# 2201.11990 section 3.1: "8 NVIDIA 80-GB A100 GPUs") is the one to take, and on 40GB its layout
+# would not fit in memory.
 def gpu(t):
     t = t.lower()
     if "a100" in t:
-        return "A100-SXM-40GB" if "40gb" in t else "A100-SXM-80GB"
+        return "A100-SXM-40GB" if "40gb" in t and "80gb" not in t else "A100-SXM-80GB"
     if "h100" in t and "96gb" not in t:
         return "H100-SXM-80GB"
     if "h200" in t:
