@@ -290,7 +290,8 @@ def main(path):
                       recipe_recompute(r) or recompute(r["activation_recompute"]),
                       step, "unfused" if config else ATTENTION_OF_FRAMEWORK.get(framework, "flash"),
                       grad_dtype(r["precision"]),
-                      pipeline_split(r), overlaps(r), optimizer_dtype(r), server(r), 1 if int(r["row_id"]) % 3 == 0 else 0])
+                      pipeline_split(r), overlaps(r), optimizer_dtype(r), server(r),
+                      1 if int(r["row_id"]) % 3 == 0 else 0])
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+
 #include "tests/source_dir.h"
 
 namespace dejavu::tools {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+
 #include "tests/source_dir.h"
 
 namespace dejavu::tools {
