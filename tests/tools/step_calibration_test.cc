@@ -144,6 +144,8 @@ TEST(StepCalibration, CalibratedSuitesBeatUncalibratedOnTheirHeldOutRows) {
 struct RunErrors {
   double log_abs = 0, worst = 0;
   size_t rows = 0;
+  RunErrors() = default;
+  explicit RunErrors(const PublicSuite& suite) { add(suite); }
   void add(const PublicSuite& suite) {
     for (const PublicRun& r : suite.runs) {
       const double e = std::fabs(r.predicted_s / r.measured_s - 1);
@@ -177,8 +179,7 @@ PublicOptions fp8(bool held_out_only) {
 TEST(StepCalibration, NemoFp8RowsOutOfSample) {
   const PublicSuite suite = shipped_suite("dgxc_benchmarking", "nemo_h100-sxm-80gb.yaml", fp8(true));
   ASSERT_GE(suite.runs.size(), 20u);
-  RunErrors errors;
-  errors.add(suite);
+  const RunErrors errors(suite);
   EXPECT_LT(errors.geomean(), 0.05);
 }
 
@@ -192,8 +193,7 @@ TEST(StepCalibration, NemoFp8RowsOutOfSample) {
 TEST(StepCalibration, NemoJuly2024Fp8RowsOutOfSample) {
   const PublicSuite suite = shipped_suite("nemo_perf_summary_2407", "nemo_h100-sxm-80gb.yaml", fp8(true));
   ASSERT_EQ(suite.runs.size(), 4u);
-  RunErrors errors;
-  errors.add(suite);
+  const RunErrors errors(suite);
   EXPECT_LT(errors.geomean(), 0.06);
   EXPECT_LT(errors.worst, 0.20);
   int nemotron = 0;
@@ -232,8 +232,7 @@ TEST(StepCalibration, MegatronBridgeBlackwellRowsHeldOut) {
 TEST(StepCalibration, LlmFoundryFp8RowsOutOfSample) {
   const PublicSuite suite = shipped_suite("llmfoundry_mpt_bench", "llm-foundry_h100-sxm-80gb.yaml", fp8(false));
   ASSERT_EQ(suite.runs.size(), 7u);
-  RunErrors errors;
-  errors.add(suite);
+  const RunErrors errors(suite);
   EXPECT_LT(errors.geomean(), 0.05);
 }
 
@@ -246,8 +245,7 @@ TEST(StepCalibration, LlmFoundryFp8RowsOutOfSample) {
 TEST(StepCalibration, NemoLauncherA100RowsOutOfSample) {
   const PublicSuite suite = shipped_suite("nemo_megatron_launcher_a100", "megatron-deepspeed_a100-sxm-80gb.yaml");
   ASSERT_EQ(suite.runs.size(), 11u);
-  RunErrors errors;
-  errors.add(suite);
+  const RunErrors errors(suite);
   EXPECT_LT(errors.geomean(), 0.07);
   // GPU-seconds a step (the inverse of throughput a GPU), 175B on 64 and on 1024 GPUs.
   const PublicRun &at64 = suite.runs[6], &at1024 = suite.runs[10];
