@@ -253,9 +253,27 @@ def bridge_overlaps(r):
     return "+".join(on)
 
 
+# The overlaps of NeMo's July 2024 performance summary (NeMo 24.07): every training config of
+# NeMo-Framework-Launcher at tag 24.07 (8325688d8345, launcher_scripts/conf/training/) sets
+# optim.overlap_grad_sync and overlap_param_sync true; ub_tp_comm_overlap is true in gpt3/20b.yaml,
+# llama/llama2_70b.yaml, llama/llama3_70b.yaml, nemotron/nemotron_8b.yaml and nemotron_22b.yaml
+# and in gpt3/mlperf.yaml, NeMo's MLPerf GPT-3 config, taken for the 512-GPU GPT-3 175B row (the
+# summary links that row's figure to NVIDIA's MLPerf Training results); false in gpt3/175b.yaml
+# and 175b_fp8.yaml (the 128-GPU row) and nemotron/nemotron_340b.yaml. The 5B, 7B, 13B and
+# Llama 3 8B rows run tp 1.
+NEMO_2407_TP_OVERLAP = {"GPT3-20B", "LLAMA2-70B", "LLAMA3-70B", "Nemotron-8B", "Nemotron-22B"}
+
+
+def nemo_2407_overlaps(r):
+    mlperf = r["model"] == "GPT3-175B" and r["num_gpus"] == "512"
+    return "grad+param+tp" if mlperf or r["model"] in NEMO_2407_TP_OVERLAP else "grad+param"
+
+
 def overlaps(r):
     if r["source_id"] == "megatron_bridge_perf_summary" and r["model"].startswith("LLAMA3"):
         return bridge_overlaps(r)
+    if r["source_id"] == "nemo_perf_summary_2407":
+        return nemo_2407_overlaps(r)
     if r["source_id"] == "dgxc_benchmarking" and r["framework"].startswith("NeMo"):
         return dgxc_overlaps(r)
     return ""
