@@ -30,6 +30,7 @@ std::optional<std::string> unsupported(const CsvRow& r) {
   if (r.text("sharding") == "unknown" && (fw == "MaxText" || fw == "Paxml")) return "JAX FSDP of unstated degree";
   if (!r.has("global_batch") || !r.has("measured_step_s") || !r.has("layers")) return "batch, step or model not stated";
   if (!r.has("vocab")) return "vocabulary not stated";
+  if (!r.has("heads")) return "attention heads not stated";
   return std::nullopt;
 }
 

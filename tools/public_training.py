@@ -91,6 +91,12 @@ def recompute(t):
 # (row 519, source bigscience_bloom). Otherwise the field stays empty and dejavu skips the row.
 VOCAB_OF_SOURCE = {"bigscience_bloom_prequel": "250880"}
 
+# The BLOOM prequel's rows whose table has no NHEADS column all sit in chronicles-prequel.md's
+# "GBS Variations" section, whose header sets NHEADS=64 (the "Final round comparison" before it:
+# "all NHEADS=64"); bigscience-workshop/bigscience at 9e64edec2ad1. Any other row without heads
+# stays empty and dejavu skips it.
+HEADS_OF_SOURCE = {"bigscience_bloom_prequel": "64"}
+
 # A row whose virtual pipeline its source table leaves out ("NA") while a later revision of the
 # same source gives it for the same configuration: dgxc-benchmarking's nemotron/README.md lists
 # VP "NA" for Nemotron-4 340B on H100 (TP8 PP8 MBS1, 256-2048 GPUs) at 85380ff, and VP 12 for
@@ -301,7 +307,7 @@ def main(path):
         vocab = r["vocab_size"] or VOCAB_OF_SOURCE.get(r["source_id"], "")
         vp = r["vp_chunks"] or (VP_OF_MODEL.get((r["source_id"], r["model"]), "") if gpu(r["gpu_type"]).startswith("H100") else "")
         out.writerow([r["row_id"], r["source_id"], model, r["num_layers"], r["hidden_size"],
-                      r["num_attention_heads"], r["num_kv_heads"], r["ffn_hidden_size"], vocab,
+                      r["num_attention_heads"] or HEADS_OF_SOURCE.get(r["source_id"], ""), r["num_kv_heads"], r["ffn_hidden_size"], vocab,
                       r["seq_len"], gpu(r["gpu_type"]), r["num_gpus"], framework, precision(r["precision"]),
                       r["tp"], r["pp"], vp, r["cp"], r["dp"], sharding(r["sharding"]),
                       r["micro_batch_size"], r["global_batch_size_seqs"],

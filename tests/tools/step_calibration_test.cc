@@ -239,7 +239,7 @@ TEST(StepCalibration, LlmFoundryFp8RowsOutOfSample) {
 // NeMo Megatron's 2022 A100 runs (GPT-3 5B on 8 to 256 GPUs, 175B on 64 to 1024; NeMo-Framework-
 // Launcher's README), kept back: nothing is fitted to them. With the step efficiency fitted to
 // another source and stack, Megatron-DeepSpeed's BLOOM prequel rows on the same GPU: measured
-// 3.9% over the 11 rows (5B within 7.3%, 175B 18-19% fast), 24.7% uncalibrated (make validate).
+// 4.0% over the 11 rows (5B within 7.4%, 175B 18-19% fast), 24.7% uncalibrated (make validate).
 // And 175B's throughput a GPU falls from 64 to 1024 GPUs at the fixed global batch of 2048, as
 // measured: 8.6% (dejavu 10.3%: 16 replicas leave each pipeline 64 microbatches, not 1024).
 TEST(StepCalibration, NemoLauncherA100RowsOutOfSample) {
