@@ -305,9 +305,10 @@ def main(path):
         model = r["model"].replace(",", ";")
         framework = r["framework"].split(" ")[0].replace(",", ";")
         vocab = r["vocab_size"] or VOCAB_OF_SOURCE.get(r["source_id"], "")
+        heads = r["num_attention_heads"] or HEADS_OF_SOURCE.get(r["source_id"], "")
         vp = r["vp_chunks"] or (VP_OF_MODEL.get((r["source_id"], r["model"]), "") if gpu(r["gpu_type"]).startswith("H100") else "")
         out.writerow([r["row_id"], r["source_id"], model, r["num_layers"], r["hidden_size"],
-                      r["num_attention_heads"] or HEADS_OF_SOURCE.get(r["source_id"], ""), r["num_kv_heads"], r["ffn_hidden_size"], vocab,
+                      heads, r["num_kv_heads"], r["ffn_hidden_size"], vocab,
                       r["seq_len"], gpu(r["gpu_type"]), r["num_gpus"], framework, precision(r["precision"]),
                       r["tp"], r["pp"], vp, r["cp"], r["dp"], sharding(r["sharding"]),
                       r["micro_batch_size"], r["global_batch_size_seqs"],
