@@ -110,7 +110,7 @@ strategies::Plan plan_of(const CsvRow& r) {
   p.dp = whole(r, "dp", gpus / (p.tp * p.pp * p.cp));
   p.virtual_stages = whole(r, "vp", 1);
   p.schedule = p.virtual_stages > 1 ? "interleaved-1f1b" : "1f1b";
-  p.micro_batch_size = whole(r, "micro_batch", 1);
+  p.micro_batch_size = whole(r, "micro_batch", 1);  // unstated (MT-NLG's rows): 1 (docs/CALIBRATION.md)
   p.global_batch_size = whole(r, "global_batch");
   const std::string& s = r.text("sharding");
   const std::string& fw = r.text("framework");
