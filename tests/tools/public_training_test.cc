@@ -51,17 +51,24 @@ TEST(PublicTraining, BloomHeldOutErrorStaysWithinItsBound) {
   EXPECT_LT(std::exp(log_sum / n), 0.20);
 }
 
-// A row whose vocabulary its source does not state is skipped and counted, never simulated
-// as a model without embeddings or LM head (which the BLOOM prequel rows were, until the
-// converter gave them their production run's 250,880 tokens).
-TEST(PublicTraining, ARowWithoutItsVocabularyIsSkippedAndCounted) {
-  const std::string csv = ::testing::TempDir() + "/no_vocab.csv";
+// The rows given (training.csv's columns but `server`) as suite "s", run on the presets.
+PublicSuite run_rows(const std::string& name, const std::string& rows) {
+  const std::string csv = ::testing::TempDir() + "/" + name + ".csv";
   std::ofstream(csv)
       << "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
          "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
          "pipeline_split,overlaps,optimizer_dtype,held_out\n"
-         "1,s,GPT,24,2048,16,16,8192,,2048,A100-SXM-80GB,8,Megatron-LM,bf16,1,1,,1,8,none,4,64,full,1.0,flash,,,,,0\n";
-  const PublicSuite s = run_public_training(csv, "s", src("platforms/presets"), {});
+      << rows;
+  return run_public_training(csv, "s", src("platforms/presets"), {});
+}
+
+// A row whose vocabulary its source does not state is skipped and counted, never simulated
+// as a model without embeddings or LM head (which the BLOOM prequel rows were, until the
+// converter gave them their production run's 250,880 tokens).
+TEST(PublicTraining, ARowWithoutItsVocabularyIsSkippedAndCounted) {
+  const PublicSuite s = run_rows(
+      "no_vocab",
+      "1,s,GPT,24,2048,16,16,8192,,2048,A100-SXM-80GB,8,Megatron-LM,bf16,1,1,,1,8,none,4,64,full,1.0,flash,,,,,0\n");
   EXPECT_TRUE(s.runs.empty());
   ASSERT_EQ(s.skipped.size(), 1u);
   EXPECT_EQ(s.skipped.begin()->first, "vocabulary not stated");
@@ -71,14 +78,9 @@ TEST(PublicTraining, ARowWithoutItsVocabularyIsSkippedAndCounted) {
 // its scores would cost nothing): skipped and counted. The BLOOM prequel's rows whose tables
 // leave heads out take their section's NHEADS=64 from the converter.
 TEST(PublicTraining, ARowWithoutItsHeadsIsSkippedAndCounted) {
-  const std::string csv = ::testing::TempDir() + "/no_heads.csv";
-  std::ofstream(csv)
-      << "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
-         "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
-         "pipeline_split,overlaps,optimizer_dtype,held_out\n"
-         "1,s,GPT,24,2048,,,8192,50257,2048,A100-SXM-80GB,8,Megatron-DeepSpeed,fp16,1,1,,1,8,none,4,64,full,1.0,"
-         "unfused,,,,,0\n";
-  const PublicSuite s = run_public_training(csv, "s", src("platforms/presets"), {});
+  const PublicSuite s = run_rows("no_heads",
+                                 "1,s,GPT,24,2048,,,8192,50257,2048,A100-SXM-80GB,8,Megatron-DeepSpeed,fp16,1,1,,1,8,"
+                                 "none,4,64,full,1.0,unfused,,,,,0\n");
   EXPECT_TRUE(s.runs.empty());
   ASSERT_EQ(s.skipped.size(), 1u);
   EXPECT_EQ(s.skipped.begin()->first, "attention heads not stated");
@@ -93,22 +95,15 @@ TEST(PublicTraining, ARowWithoutItsHeadsIsSkippedAndCounted) {
 // Megatron-Core's overlap_grad_reduce, overlap_param_gather and tp_comm_overlap (the last
 // only where sequence parallelism gives it collectives to pipeline: not at tp 1).
 TEST(PublicTraining, ARowsOverlapsAreItsPlansSwitches) {
-  const std::string csv = ::testing::TempDir() + "/overlaps.csv";
-  const std::string head =
-      "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
-      "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
-      "pipeline_split,overlaps,optimizer_dtype,held_out\n";
-  std::ofstream(csv)
-      << head
-      << "1,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,2,1,,1,4,dp,1,64,none,1.0,flash,,,"
-         "grad+param+tp,,0\n"
-      << "2,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,1,1,,1,8,dp,1,64,none,1.0,flash,,,"
-         "grad+param+tp,,0\n"
-      << "3,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,2,1,,1,4,dp,1,64,none,1.0,flash,,,"
-         "grad+fast,,0\n"
-      << "4,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,1,1,,1,8,zero3,1,64,none,1.0,flash,,,"
-         "grad+param,,0\n";
-  const PublicSuite s = run_public_training(csv, "s", src("platforms/presets"), {});
+  const PublicSuite s = run_rows(
+      "overlaps",
+      "1,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,2,1,,1,4,dp,1,64,none,1.0,flash,,,grad+param+tp,"
+      ",0\n"
+      "2,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,1,1,,1,8,dp,1,64,none,1.0,flash,,,grad+param+tp,"
+      ",0\n"
+      "3,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,2,1,,1,4,dp,1,64,none,1.0,flash,,,grad+fast,,0\n"
+      "4,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,1,1,,1,8,zero3,1,64,none,1.0,flash,,,grad+param,"
+      ",0\n");
   ASSERT_EQ(s.runs.size(), 3u);
   // FSDP (zero3) overlaps by its own prefetch: the bucketed switches are left off.
   EXPECT_EQ(s.runs[2].label.find("overlap"), std::string::npos) << s.runs[2].label;
