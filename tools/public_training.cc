@@ -98,6 +98,18 @@ std::string overlaps_of(const strategies::Plan& p) {
   return on.empty() ? "" : " overlap=" + on.substr(1);
 }
 
+// The ZeRO stage of a row's sharding: dp, none and unknown shard nothing (offload rows are
+// skipped before a plan is made).
+int sharding_of(const CsvRow& r) {
+  static const std::map<std::string, int> stage = {{"dp", 0},    {"none", 0},  {"unknown", 0},
+                                                   {"zero1", 1}, {"zero2", 2}, {"zero3", 3}};
+  const auto it = stage.find(r.text("sharding"));
+  if (it == stage.end())
+    throw Error("row " + r.text("row_id") + ": sharding: unknown \"" + r.text("sharding") +
+                "\"; valid: dp, none, zero1, zero2, zero3, offload, unknown");
+  return it->second;
+}
+
 // Megatron-family frameworks run sequence parallelism with tensor parallelism. Unstated
 // recomputation is settled by run_row.
 strategies::Plan plan_of(const CsvRow& r) {
@@ -115,10 +127,11 @@ strategies::Plan plan_of(const CsvRow& r) {
   const std::string& s = r.text("sharding");
   const std::string& fw = r.text("framework");
   const bool nemo = fw == "NeMo" || fw.rfind("Megatron-Bridge", 0) == 0;
-  p.zero = s == "zero3" ? 3 : s == "zero2" ? 2 : s == "zero1" ? 1 : 0;
+  p.zero = sharding_of(r);
   // NeMo's recipes run the distributed optimizer (distributed_fused_adam), and so do
   // Megatron-Bridge's where its table leaves the sharding unstated (every Llama recipe sets
   // ddp.use_distributed_optimizer = True: src/megatron/bridge/recipes/llama/llama3.py@c76eae64e).
+  // "none" is a run whose own configuration names an unsharded optimizer (NeMo's fused_adam).
   if (nemo && (s == "dp" || s == "unknown")) p.zero = 1;
   const std::string& re = r.text("recompute");
   p.recompute = re == "unknown" ? "none" : re;

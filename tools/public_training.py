@@ -5,7 +5,10 @@
 
   gpu        a dejavu catalog name, or `unsupported` (GB300, H100 96GB HBM2e)
   precision  bf16 | fp16 | fp8 (any 8-bit format: FP8, MXFP8, current scaling) | fp4 (NVFP4)
-  sharding   dp | zero1 | zero2 | zero3 | offload (ZeRO-3 with optimizer offload) | unknown
+  sharding   dp | zero1 | zero2 | zero3 | offload (ZeRO-3 with optimizer offload) | unknown;
+             none in hand-entered rows whose run's config names an unsharded optimizer
+             (NeMo's 2022 fused_adam: public/nemo_megatron_launcher_a100_2207.csv), where a
+             NeMo row's dp means its recipes' distributed optimizer
   recompute  none | full | selective | unknown ("not stated")
   measured_step_s  the reported step time, else global batch tokens / tokens per second
   attention  flash | triton | unfused: the attention kernel the source's framework ran

@@ -115,6 +115,23 @@ TEST(PublicTraining, ARowsOverlapsAreItsPlansSwitches) {
       << s.skipped.begin()->first;
 }
 
+// A row's sharding: NeMo's "dp" runs its recipes' distributed optimizer (ZeRO-1), "none" a
+// run whose configuration names an unsharded one (NeMo's 2022 fused_adam); anything else is
+// refused with the values it could be.
+TEST(PublicTraining, ARowsShardingIsItsZeroStage) {
+  const PublicSuite s = run_rows(
+      "sharding",
+      "1,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,1,1,,1,8,dp,1,64,none,1.0,flash,,,,,0\n"
+      "2,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,1,1,,1,8,none,1,64,none,1.0,flash,,,,,0\n"
+      "3,s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,bf16,1,1,,1,8,zero7,1,64,none,1.0,flash,,,,,0\n");
+  ASSERT_EQ(s.runs.size(), 2u);
+  EXPECT_NE(s.runs[0].label.find(" zero1 "), std::string::npos) << s.runs[0].label;
+  EXPECT_EQ(s.runs[1].label.find(" zero"), std::string::npos) << s.runs[1].label;
+  ASSERT_EQ(s.skipped.size(), 1u);
+  EXPECT_NE(s.skipped.begin()->first.find("row 3: sharding: unknown \"zero7\"; valid: dp, none"), std::string::npos)
+      << s.skipped.begin()->first;
+}
+
 // A row's `server` names the preset it runs on where its source did not run on its GPU's DGX:
 // BLOOM's Jean Zay has four 100 Gb/s Omni-Path links a server where a DGX A100 has a 200 Gb/s
 // NIC per GPU. Inside one server the two are the same (no NIC in use); across two, the data-
