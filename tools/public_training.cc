@@ -110,6 +110,17 @@ int sharding_of(const CsvRow& r) {
   return it->second;
 }
 
+// A hand-entered row whose run's config turns sequence parallelism off (NeMo's 2022 5B:
+// public/nemo_megatron_launcher_a100_2207.csv) says so in its optional sequence_parallel column.
+bool sequence_parallel_off(const CsvRow& r) {
+  if (!r.has("sequence_parallel")) return false;
+  const std::string& sp = r.text("sequence_parallel");
+  if (sp != "off")
+    throw Error("row " + r.text("row_id") + ": sequence_parallel: \"" + sp +
+                "\"; valid: off, or empty (the framework's)");
+  return true;
+}
+
 // Megatron-family frameworks run sequence parallelism with tensor parallelism. Unstated
 // recomputation is settled by run_row.
 strategies::Plan plan_of(const CsvRow& r) {
@@ -136,7 +147,7 @@ strategies::Plan plan_of(const CsvRow& r) {
   const std::string& re = r.text("recompute");
   p.recompute = re == "unknown" ? "none" : re;
   p.recompute_early_stop = p.recompute == "full" && pytorch_checkpoint(r);
-  p.sequence_parallel = p.tp > 1 && nemo;
+  p.sequence_parallel = p.tp > 1 && nemo && !sequence_parallel_off(r);
   p.grad_dtype = r.text("grad_dtype");  // fp32 where the source says (tools/public_training.py), else the model's
   p.optimizer_dtype = r.text("optimizer_dtype");  // bf16 where the run's config says, else fp32
   p.account_for_embedding = p.account_for_loss = r.text("pipeline_split") == "embedding+loss";

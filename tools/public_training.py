@@ -26,6 +26,10 @@
              server's (Jean Zay's Omni-Path), else empty: the DGX of the GPU type
   held_out   1 for every third row (row_id % 3 == 0), fixed here before anything is fitted
 
+Hand-entered tables in the same form (public/nemo_megatron_launcher_a100_2207.csv) may add a
+last column, sequence_parallel: off where the run's config turns it off with tp > 1 (a NeMo row
+runs it otherwise), else empty.
+
 Run: python3 tools/public_training.py ../shared/validation/public/training_throughput.csv \
        > strategies/validation/public/training.csv
 """

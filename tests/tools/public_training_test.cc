@@ -132,6 +132,29 @@ TEST(PublicTraining, ARowsShardingIsItsZeroStage) {
       << s.skipped.begin()->first;
 }
 
+// The optional sequence_parallel column: "off" runs a NeMo row with tp > 1 as its 2022 configs
+// did (no sequence parallelism), the same plan as a Megatron-LM row; empty keeps NeMo's; other
+// values are refused.
+TEST(PublicTraining, ASequenceParallelOffRowRunsWithoutIt) {
+  const std::string csv = ::testing::TempDir() + "/sp.csv";
+  const std::string row = ",s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,";
+  const std::string rest = ",bf16,2,1,,1,4,none,1,64,none,1.0,flash,,,,,0,";
+  std::ofstream(csv) << "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
+                        "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,"
+                        "attention,grad_dtype,pipeline_split,overlaps,optimizer_dtype,held_out,sequence_parallel\n"
+                     << "1" << row << "NeMo" << rest << "off\n"
+                     << "2" << row << "Megatron-LM" << rest << "\n"
+                     << "3" << row << "NeMo" << rest << "\n"
+                     << "4" << row << "NeMo" << rest << "on\n";
+  const PublicSuite s = run_public_training(csv, "s", src("platforms/presets"), {});
+  ASSERT_EQ(s.runs.size(), 3u);
+  EXPECT_EQ(s.runs[0].predicted_s, s.runs[1].predicted_s);
+  EXPECT_NE(s.runs[0].predicted_s, s.runs[2].predicted_s);
+  ASSERT_EQ(s.skipped.size(), 1u);
+  EXPECT_NE(s.skipped.begin()->first.find("row 4: sequence_parallel: \"on\"; valid: off"), std::string::npos)
+      << s.skipped.begin()->first;
+}
+
 // A row's `server` names the preset it runs on where its source did not run on its GPU's DGX:
 // BLOOM's Jean Zay has four 100 Gb/s Omni-Path links a server where a DGX A100 has a 200 Gb/s
 // NIC per GPU. Inside one server the two are the same (no NIC in use); across two, the data-

@@ -261,19 +261,22 @@ TEST(StepCalibration, NemoLauncherA100RowsOutOfSample) {
   EXPECT_NEAR(at1024.predicted_s / (27 * 86400.0 / 75000) - 1, 0, 0.05);
 }
 
-// NeMo Megatron's July 2022 GPT-3 175B table (NeMo-Framework-Launcher README@d4317ddd: 16, 32
-// and 128 nodes, global batch 1536 by that commit's config), which the September table above
-// replaced, kept back: 38% more tokens a GPU on 128 GPUs than the September table. With the
-// Megatron-DeepSpeed A100 step efficiency measured +5.7% to +12.4% (8.9% geomean; uncalibrated
-// -6.9% to -12.4%, make validate). Bound: the 15% for every row.
+// NeMo Megatron's July 2022 table (NeMo-Framework-Launcher README@d4317ddd), which the September
+// table above replaced, kept back: GPT-3 5B on 8 to 160 GPUs (tp2 without sequence parallelism,
+// global batch 1440) and 175B on 128 to 1024 (global batch 1536) by that commit's configs; its
+// 175B ran 38% more tokens a GPU on 128 GPUs than the September table. With the
+// Megatron-DeepSpeed A100 step efficiency measured 4.2% over the 10 rows (5B +1.0% to +5.0%,
+// 175B +5.7% to +12.4%; 13.1% fast uncalibrated, make validate). Bounds: the 5% and 15%.
 TEST(StepCalibration, NemoLauncherA100July2022RowsOutOfSample) {
   PublicOptions o;
   o.calibrations = {src("platforms/calibration/steps/megatron-deepspeed_a100-sxm-80gb.yaml")};
   const PublicSuite suite =
       run_public_training(src("strategies/validation/public/nemo_megatron_launcher_a100_2207.csv"),
                           "nemo_megatron_launcher_a100_2207", src("platforms/presets"), o);
-  ASSERT_EQ(suite.runs.size(), 3u);
-  EXPECT_LT(RunErrors(suite).worst, 0.15);
+  ASSERT_EQ(suite.runs.size(), 10u);
+  const RunErrors errors(suite);
+  EXPECT_LT(errors.geomean(), 0.05);
+  EXPECT_LT(errors.worst, 0.15);
 }
 
 // MosaicML's FSDP runs on 128, 256 and 512 H100s (llm-foundry's benchmark table: MPT 70B, 30B,
