@@ -22,6 +22,15 @@ int whole(const CsvRow& r, const std::string& column, int fallback = 0) {
   return r.has(column) ? static_cast<int>(r.as_int(column, 1, 1 << 30)) : fallback;
 }
 
+// A cell that must be one of `valid` ("" for empty), else the row is refused naming them.
+const std::string& choice(const CsvRow& r, const std::string& column, const std::vector<std::string>& valid) {
+  const std::string& v = r.text(column);
+  if (std::find(valid.begin(), valid.end(), v) != valid.end()) return v;
+  std::string names;
+  for (const std::string& n : valid) names += (names.empty() ? "" : ", ") + (n.empty() ? "empty" : n);
+  throw Error("row " + r.text("row_id") + ": " + column + ": \"" + v + "\"; valid: " + names);
+}
+
 // Why a row cannot be simulated as its source ran it (nothing: it can).
 std::optional<std::string> unsupported(const CsvRow& r) {
   if (r.text("gpu") == "unsupported") return "GPU not in dejavu's catalog (GB300, H100 96GB)";
@@ -101,24 +110,14 @@ std::string overlaps_of(const strategies::Plan& p) {
 // The ZeRO stage of a row's sharding: dp, none and unknown shard nothing (offload rows are
 // skipped before a plan is made).
 int sharding_of(const CsvRow& r) {
-  static const std::map<std::string, int> stage = {{"dp", 0},    {"none", 0},  {"unknown", 0},
-                                                   {"zero1", 1}, {"zero2", 2}, {"zero3", 3}};
-  const auto it = stage.find(r.text("sharding"));
-  if (it == stage.end())
-    throw Error("row " + r.text("row_id") + ": sharding: unknown \"" + r.text("sharding") +
-                "\"; valid: dp, none, zero1, zero2, zero3, offload, unknown");
-  return it->second;
+  const std::string& s = choice(r, "sharding", {"dp", "none", "zero1", "zero2", "zero3", "offload", "unknown"});
+  return s == "zero3" ? 3 : s == "zero2" ? 2 : s == "zero1" ? 1 : 0;
 }
 
 // A hand-entered row whose run's config turns sequence parallelism off (NeMo's 2022 5B:
 // public/nemo_megatron_launcher_a100_2207.csv) says so in its optional sequence_parallel column.
 bool sequence_parallel_off(const CsvRow& r) {
-  if (!r.has("sequence_parallel")) return false;
-  const std::string& sp = r.text("sequence_parallel");
-  if (sp != "off")
-    throw Error("row " + r.text("row_id") + ": sequence_parallel: \"" + sp +
-                "\"; valid: off, or empty (the framework's)");
-  return true;
+  return r.has("sequence_parallel") && choice(r, "sequence_parallel", {"off"}) == "off";
 }
 
 // Megatron-family frameworks run sequence parallelism with tensor parallelism. Unstated
@@ -144,13 +143,14 @@ strategies::Plan plan_of(const CsvRow& r) {
   // ddp.use_distributed_optimizer = True: src/megatron/bridge/recipes/llama/llama3.py@c76eae64e).
   // "none" is a run whose own configuration names an unsharded optimizer (NeMo's fused_adam).
   if (nemo && (s == "dp" || s == "unknown")) p.zero = 1;
-  const std::string& re = r.text("recompute");
+  const std::string& re = choice(r, "recompute", {"none", "full", "selective", "unknown"});
   p.recompute = re == "unknown" ? "none" : re;
   p.recompute_early_stop = p.recompute == "full" && pytorch_checkpoint(r);
   p.sequence_parallel = p.tp > 1 && nemo && !sequence_parallel_off(r);
-  p.grad_dtype = r.text("grad_dtype");  // fp32 where the source says (tools/public_training.py), else the model's
-  p.optimizer_dtype = r.text("optimizer_dtype");  // bf16 where the run's config says, else fp32
-  p.account_for_embedding = p.account_for_loss = r.text("pipeline_split") == "embedding+loss";
+  // fp32 where the source says (tools/public_training.py), else the model's
+  p.grad_dtype = choice(r, "grad_dtype", {"", "fp32", "bf16", "fp16"});
+  p.optimizer_dtype = choice(r, "optimizer_dtype", {"", "fp32", "bf16"});  // bf16 where the run's config says
+  p.account_for_embedding = p.account_for_loss = choice(r, "pipeline_split", {"", "embedding+loss"}) != "";
   set_overlaps(r, p);
   return p;
 }
@@ -207,7 +207,7 @@ platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms, Cal
 
 PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& calibrations, const PublicOptions& o) {
   sim::DType dtype = sim::DType::BF16;  // the converter writes a dtype name: bf16, fp16, fp8, fp4
-  sim::parse_dtype(r.text("precision"), &dtype);
+  sim::parse_dtype(choice(r, "precision", {"bf16", "fp16", "fp8", "fp4"}), &dtype);
   strategies::Plan plan = plan_of(r);
   const workloads::ModelGraph model = model_of(r, dtype);
   const platforms::Cluster cluster = cluster_of(r, platforms, calibrations, o);

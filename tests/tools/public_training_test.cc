@@ -128,8 +128,27 @@ TEST(PublicTraining, ARowsShardingIsItsZeroStage) {
   EXPECT_NE(s.runs[0].label.find(" zero1 "), std::string::npos) << s.runs[0].label;
   EXPECT_EQ(s.runs[1].label.find(" zero"), std::string::npos) << s.runs[1].label;
   ASSERT_EQ(s.skipped.size(), 1u);
-  EXPECT_NE(s.skipped.begin()->first.find("row 3: sharding: unknown \"zero7\"; valid: dp, none"), std::string::npos)
+  EXPECT_NE(s.skipped.begin()->first.find("row 3: sharding: \"zero7\"; valid: dp, none"), std::string::npos)
       << s.skipped.begin()->first;
+}
+
+// A cell outside its column's values refuses its row, naming the row, the column and the values.
+TEST(PublicTraining, ACellOutsideItsValuesRefusesTheRow) {
+  const std::string head = ",s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,";
+  const PublicSuite s = run_rows("cells", "1" + head + "fp64,1,1,,1,8,dp,1,64,none,1.0,flash,,,,,0\n" +  //
+                                              "2" + head + "bf16,1,1,,1,8,dp,1,64,most,1.0,flash,,,,,0\n" + "3" + head +
+                                              "bf16,1,1,,1,8,dp,1,64,none,1.0,flash,fp64,,,,0\n" + "4" + head +
+                                              "bf16,1,1,,1,8,dp,1,64,none,1.0,flash,,loss,,,0\n" + "5" + head +
+                                              "bf16,1,1,,1,8,dp,1,64,none,1.0,flash,,,,fp16,0\n");
+  EXPECT_TRUE(s.runs.empty());
+  std::string reasons;
+  for (const auto& [why, n] : s.skipped) reasons += why + "\n";
+  for (const char* expected : {"row 1: precision: \"fp64\"; valid: bf16, fp16, fp8, fp4",
+                               "row 2: recompute: \"most\"; valid: none, full, selective, unknown",
+                               "row 3: grad_dtype: \"fp64\"; valid: empty, fp32, bf16, fp16",
+                               "row 4: pipeline_split: \"loss\"; valid: empty, embedding+loss",
+                               "row 5: optimizer_dtype: \"fp16\"; valid: empty, fp32, bf16"})
+    EXPECT_NE(reasons.find(expected), std::string::npos) << expected << " in\n" << reasons;
 }
 
 // The optional sequence_parallel column: "off" runs a NeMo row with tp > 1 as its 2022 configs
