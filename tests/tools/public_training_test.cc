@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "sim/csv.h"
 #include "tests/source_dir.h"
@@ -134,12 +136,14 @@ TEST(PublicTraining, ARowsShardingIsItsZeroStage) {
 
 // A cell outside its column's values refuses its row, naming the row, the column and the values.
 TEST(PublicTraining, ACellOutsideItsValuesRefusesTheRow) {
-  const std::string head = ",s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo,";
-  const PublicSuite s = run_rows("cells", "1" + head + "fp64,1,1,,1,8,dp,1,64,none,1.0,flash,,,,,0\n" +  //
-                                              "2" + head + "bf16,1,1,,1,8,dp,1,64,most,1.0,flash,,,,,0\n" + "3" + head +
-                                              "bf16,1,1,,1,8,dp,1,64,none,1.0,flash,fp64,,,,0\n" + "4" + head +
-                                              "bf16,1,1,,1,8,dp,1,64,none,1.0,flash,,loss,,,0\n" + "5" + head +
-                                              "bf16,1,1,,1,8,dp,1,64,none,1.0,flash,,,,fp16,0\n");
+  const std::vector<std::string> tails = {
+      "fp64,1,1,,1,8,dp,1,64,none,1.0,flash,,,,,0", "bf16,1,1,,1,8,dp,1,64,most,1.0,flash,,,,,0",
+      "bf16,1,1,,1,8,dp,1,64,none,1.0,flash,fp64,,,,0", "bf16,1,1,,1,8,dp,1,64,none,1.0,flash,,loss,,,0",
+      "bf16,1,1,,1,8,dp,1,64,none,1.0,flash,,,,fp16,0"};
+  std::string rows;
+  for (size_t i = 0; i < tails.size(); ++i)
+    rows += std::to_string(i + 1) + ",s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,NeMo," + tails[i] + "\n";
+  const PublicSuite s = run_rows("cells", rows);
   EXPECT_TRUE(s.runs.empty());
   std::string reasons;
   for (const auto& [why, n] : s.skipped) reasons += why + "\n";
