@@ -104,6 +104,12 @@ void load_megatron_switches(const ConfigNode& root, Plan& p) {
   p.overlap_grad_reduce = flag(root, "overlap_grad_reduce", p);
   p.overlap_param_gather = flag(root, "overlap_param_gather", p);
   p.tp_comm_overlap = flag(root, "tp_comm_overlap", p);
+  p.defer_embedding_wgrad_compute = flag(root, "defer_embedding_wgrad_compute", p);
+  if (root.has("wgrad_deferral_limit")) {
+    p.where["wgrad_deferral_limit"] = root.child("wgrad_deferral_limit").loc();
+    // without the switch it defers nothing, as Megatron-Core's ModelParallelConfig has it
+    p.wgrad_deferral_limit = static_cast<int>(root.get_int("wgrad_deferral_limit", 0, 0, limits::kMaxMicrobatches));
+  }
   if (const SwitchBreak b = megatron_switch_break(p); !b.key.empty()) root.child(b.key).fail(b.problem);
 }
 }  // namespace
@@ -383,6 +389,8 @@ Plan load_plan(const ConfigNode& root) {
                    "overlap_grad_reduce",
                    "overlap_param_gather",
                    "tp_comm_overlap",
+                   "defer_embedding_wgrad_compute",
+                   "wgrad_deferral_limit",
                    "offload",
                    "token_slices",
                    "gpu_order",
@@ -553,6 +561,22 @@ void check_chimera(const Plan& p) {
             "compression, ep: 1, cp: 1)");
 }
 
+// Megatron-Core defers the output layer's weight gradients into the flush of a pipeline
+// (pp > 1, its 1F1B schedules): not one that splits every backward already, runs two
+// pipelines or never flushes, nor with ZeRO-3's per-layer reduction.
+void check_wgrad_deferral(const Plan& p) {
+  if (!p.defer_embedding_wgrad_compute) return;
+  const auto schedule = schedules().make(p.schedule);
+  if (p.pp < 2 || schedule->splits_backward() || schedule->pipelines() > 1 || !schedule->flushes() ||
+      schedule->slices_tokens())
+    fail_at(p, "defer_embedding_wgrad_compute",
+            "defers into the flush of a pipeline; needs pp > 1 and a schedule that flushes one pipeline of whole "
+            "backwards (gpipe, 1f1b, interleaved-1f1b), not pp " +
+                std::to_string(p.pp) + " with " + p.schedule);
+  if (p.zero >= 3)
+    fail_at(p, "defer_embedding_wgrad_compute", "zero: 3 reduces each layer's gradients as its backward ends");
+}
+
 // Uneven replicas run the synchronous schedules that flush once an iteration, each on its
 // own count (interleaving needs a multiple of pp on every replica).
 void check_replica_microbatches(const Plan& p) {
@@ -654,6 +678,7 @@ void validate(const Plan& p, const workloads::ModelGraph& model, const platforms
             "and a schedule that flushes (not " +
                 p.schedule + ")");
   check_chimera(p);
+  check_wgrad_deferral(p);
   if (p.schedule == "interleaved-1f1b" && p.microbatches() % p.pp != 0)
     fail_at(p, "global_batch_size",
             std::to_string(p.microbatches()) + " microbatches per replica; interleaved-1f1b needs a multiple of pp (" +

@@ -40,6 +40,10 @@
 //                                # weights all-gathered bucket by bucket under the next forward
 //   tp_comm_overlap: true        # (sequence parallelism) each tensor-parallel all-gather and
 //                                # reduce-scatter pipelined with the GEMM it feeds or follows
+//   defer_embedding_wgrad_compute: true  # (pp > 1) the last stage's output-layer weight
+//                                # gradients of the first wgrad_deferral_limit microbatches
+//   wgrad_deferral_limit: 22     # (0: all) run in the pipeline flush, inputs and gradients held
+//                                # (without the switch the limit defers nothing, as in Megatron)
 #pragma once
 
 #include <algorithm>
@@ -139,6 +143,12 @@ struct Plan {
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   bool tp_comm_overlap = false;
+  bool defer_embedding_wgrad_compute = false;
+  int wgrad_deferral_limit = 0;  // microbatches deferred; 0: every one (Megatron-Core's default)
+  // Whether microbatch j's output-layer weight gradient runs in the pipeline flush.
+  bool defers_wgrad_of(int j) const {
+    return defer_embedding_wgrad_compute && (wgrad_deferral_limit == 0 || j < wgrad_deferral_limit);
+  }
   // SMs a communication kernel (NCCL's one CTA per channel; NCCL_MAX_CTAS) holds on each GPU
   // it runs on, taken from the compute kernels beside it (sim/sm_sharing.h); kAutoCommSms:
   // what NCCL uses for the GPU's links (comm_sms_on).

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "platforms/perf_model.h"
+#include "sim/kernel.h"
 
 namespace dejavu::strategies {
 
@@ -166,6 +167,23 @@ std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::strin
   return cutter.finish();
 }
 
+// A deferred weight gradient needs the output gradient of its GEMM (Megatron-Core's
+// grad_output_buffer): the input part allocates it, the weight part frees it. Per sample:
+// the GEMM's tokens x output features (split by tensor parallelism) in the model's dtype.
+void hold_output_gradients(const ModelGraph& model, const Plan& plan, const std::vector<int>& ops, Block& blk) {
+  double held = 0;
+  for (int v : ops) {
+    const Op& op = model.op(v);
+    if (!has_weight_gradient(op) || op.weight_rows <= 0 || op.weight_cols <= 0) continue;
+    const double tokens = op.fwd_flops / (2 * op.weight_rows * op.weight_cols);
+    held += tokens * op.weight_cols / (op.tp == workloads::TpMode::Split ? plan.tp : 1) *
+            sim::dtype_bytes(sim::storage_of(model.dtype));
+  }
+  if (held <= 0 || blk.bwd_input.empty() || blk.bwd_weight.empty()) return;
+  blk.bwd_input.back().alloc_per_sample += held;
+  blk.bwd_weight.back().free_per_sample += held;
+}
+
 }  // namespace
 
 bool has_weight_gradient(const Op& op) { return op.weight_bytes > 0; }
@@ -215,9 +233,14 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& who
       const std::string& rc = plan.recompute_of(static_cast<int>(s));
       blk.fwd = cut(model, plan, rc, ops, Pass::Forward);
       blk.bwd = cut(model, plan, rc, reversed, Pass::Backward);
-      if (split_backward) {
+      const bool after_layers = block_layer[s][b] == model.layers;
+      if (split_backward || (plan.defer_embedding_wgrad_compute && after_layers)) {
         blk.bwd_input = cut(model, plan, rc, reversed, Pass::BackwardInput);
         blk.bwd_weight = cut(model, plan, rc, reversed, Pass::BackwardWeight);
+        if (!split_backward) {
+          blk.deferred_wgrad = true;
+          hold_output_gradients(model, plan, ops, blk);
+        }
       }
       if (blk.is_layer && rc == "full") {
         blk.recompute =

@@ -39,6 +39,9 @@ struct Block {
   double expert_params_per_gpu = 0;            // part of params_per_gpu, synchronised over dp / ep
   std::vector<Segment> fwd, bwd, recompute;    // recompute is empty unless it replays
   std::vector<Segment> bwd_input, bwd_weight;  // the backward split, for zero-bubble schedules
+  // The ops after the layers under defer_embedding_wgrad_compute: split too, the weight part
+  // of the deferred microbatches run in the pipeline flush.
+  bool deferred_wgrad = false;
 };
 
 struct StageWork {

@@ -332,6 +332,10 @@ nlohmann::json plan_json(const strategies::Plan& p) {
   if (p.overlap_grad_reduce) j["overlap_grad_reduce"] = true;
   if (p.overlap_param_gather) j["overlap_param_gather"] = true;
   if (p.tp_comm_overlap) j["tp_comm_overlap"] = true;
+  if (p.defer_embedding_wgrad_compute) {
+    j["defer_embedding_wgrad_compute"] = true;
+    j["wgrad_deferral_limit"] = p.wgrad_deferral_limit;
+  }
   if (p.comm_sms != strategies::Plan::kAutoCommSms) j["comm_sms"] = p.comm_sms;
   return j;
 }

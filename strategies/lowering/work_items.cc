@@ -122,6 +122,26 @@ void ClassItems::emit_stage(int s) {
       offload.before_backward(j, vs, ends.size() >= 2 ? ends[ends.size() - 2] : -1, first[c_][vs][j]);
     ends.push_back(tasks_.last_backwards[s].empty() ? -1 : tasks_.last_backwards[s].back());
   }
+  emit_deferred_wgrads(s);
+}
+
+// Megatron-Core's deferred output-layer weight gradients (defer_embedding_wgrad_compute):
+// after every item of the stage, in the pipeline flush, microbatch by microbatch; the block's
+// gradients are complete after the last, and the stage steps after it.
+void ClassItems::emit_deferred_wgrads(int s) {
+  if (deferred_.empty()) return;
+  SegmentEmitter emit(g_, L_, labels_, s, c_);
+  Chain chain;
+  for (const Deferred& d : deferred_) {
+    const Block& blk = L_.work_at(d.microbatch)[d.vs].blocks[d.block];
+    run_pass(emit, blk.bwd_weight, times_[L_.slice_of(d.microbatch)][d.vs].bwd_weight[d.block], d.microbatch, chain);
+  }
+  emit.finish(chain, deferred_.back().microbatch);
+  if (chain.last >= 0) {
+    tasks_.grads_ready[c_][deferred_.back().vs][deferred_.back().block] = chain.last;
+    tasks_.last_backwards[s].push_back(chain.last);
+  }
+  deferred_.clear();
 }
 
 void ClassItems::emit_item(const WorkItem& item, int s, Zero3Device& zero3) {
@@ -196,12 +216,14 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
       if (j == last_weight_ && chain.last >= 0) tasks_.grads_ready[c_][vs][bi] = chain.last;
       continue;
     }
-    const bool input_only = kind == kBackwardInput;
+    const bool defer = kind == kBackward && blk.deferred_wgrad && L_.plan.defers_wgrad_of(j);
+    const bool input_only = kind == kBackwardInput || defer;
     zero3.block(blk, j, true, completes_gradients(blk, input_only ? BackwardPass::Input : BackwardPass::Whole), chain,
                 [&] {
                   run(blk.recompute, t.recompute[bi]);
                   run(input_only ? blk.bwd_input : blk.bwd, input_only ? t.bwd_input[bi] : t.bwd[bi]);
                 });
+    if (defer) deferred_.push_back({vs, static_cast<int>(bi), j});
     if (j == last_backward_ && !input_only) tasks_.grads_ready[c_][vs][bi] = chain.last;
   }
   emit.finish(chain, j);

@@ -49,6 +49,7 @@ class ClassItems {
   void emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& zero3, Chain& chain);
   void emit_fused(const WorkItem& item, int vs, int s, Zero3Device& zero3, Chain& chain);
   void place(const WorkItem& item, int vs, int s, const Chain& chain);
+  void emit_deferred_wgrads(int s);
   void price(int q, int vs);  // slice q's items on virtual stage vs
 
   sim::TaskGraph& g_;
@@ -63,6 +64,10 @@ class ClassItems {
   std::vector<std::vector<std::vector<BlockItems>>> blocks_;          // fused: per block
   std::vector<std::vector<std::array<ItemCost, kItemKinds>>> items_;  // fused: whole items
   int last_backward_ = -1, last_weight_ = -1;                         // the stage's last (weight) backward item
+  struct Deferred {
+    int vs, block, microbatch;
+  };
+  std::vector<Deferred> deferred_;  // output-layer weight gradients left for the flush
   std::array<sim::LabelId, kItemKinds> fused_label_{};
   sim::LabelId send_fwd_label_, send_bwd_label_;
 };

@@ -176,6 +176,7 @@ std::string describe(const Plan& p) {
   if (p.overlap_grad_reduce) overlaps += ",grad";
   if (p.overlap_param_gather) overlaps += ",param";
   if (p.tp_comm_overlap) overlaps += ",tp";
+  if (p.defer_embedding_wgrad_compute) overlaps += ",wgrad" + std::to_string(p.wgrad_deferral_limit);
   if (!overlaps.empty()) s += " overlap=" + overlaps.substr(1);
   const auto& d = p.data_parallel;
   if (d.bucket_bytes > 0) s += " bucket=" + std::to_string(static_cast<long long>(d.bucket_bytes / 1e6)) + "MB";
@@ -228,6 +229,8 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   if (p.overlap_grad_reduce) out << "overlap_grad_reduce: true\n";
   if (p.overlap_param_gather) out << "overlap_param_gather: true\n";
   if (p.tp_comm_overlap) out << "tp_comm_overlap: true\n";
+  if (p.defer_embedding_wgrad_compute)
+    out << "defer_embedding_wgrad_compute: true\nwgrad_deferral_limit: " << p.wgrad_deferral_limit << "\n";
   if (p.comm_sms != Plan::kAutoCommSms) out << "comm_sms: " << p.comm_sms << "\n";
   const auto& d = p.data_parallel;  // refined syncs and buckets, and the update-rule variants
   if (d.sync != "all-reduce" || d.compression != "none" || d.delay > 0 || d.bucket_bytes > 0) {
