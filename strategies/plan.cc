@@ -563,7 +563,7 @@ void check_chimera(const Plan& p) {
 
 // Megatron-Core defers the output layer's weight gradients into the flush of a pipeline
 // (pp > 1, its 1F1B schedules): not one that splits every backward already, runs two
-// pipelines or never flushes, nor with ZeRO-3's per-layer reduction.
+// pipelines or never flushes, nor with ZeRO-3's per-layer reduction or offloaded activations.
 void check_wgrad_deferral(const Plan& p) {
   if (!p.defer_embedding_wgrad_compute) return;
   const auto schedule = schedules().make(p.schedule);
@@ -575,6 +575,10 @@ void check_wgrad_deferral(const Plan& p) {
                 std::to_string(p.pp) + " with " + p.schedule);
   if (p.zero >= 3)
     fail_at(p, "defer_embedding_wgrad_compute", "zero: 3 reduces each layer's gradients as its backward ends");
+  if (!p.offload_activations.empty())
+    fail_at(p, "defer_embedding_wgrad_compute",
+            "holds the output layer's inputs past their backward, which offload: {activations} brings back for it; "
+            "use one or the other");
 }
 
 // Uneven replicas run the synchronous schedules that flush once an iteration, each on its

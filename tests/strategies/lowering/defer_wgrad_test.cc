@@ -45,9 +45,9 @@ struct DeferredWgrad : ::testing::Test {
 
 TEST_F(DeferredWgrad, RefusedWhereThereIsNoFlushToDeferInto) {
   auto error_of = [](const std::string& yaml) -> std::string {
-    try {
+    try {  // a DGX A100 whose servers' host side is described (activations may go there)
       const workloads::ModelGraph m = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
-      const platforms::Cluster c = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
+      const platforms::Cluster c = platforms::load_cluster_file(src("platforms/presets/dgx-a100-40gb-1x8.yaml"));
       simulate(m, c, load_plan(ConfigNode::load_string(yaml, "plan.yaml")));
     } catch (const Error& e) {
       return e.what();
@@ -59,6 +59,10 @@ TEST_F(DeferredWgrad, RefusedWhereThereIsNoFlushToDeferInto) {
             std::string::npos);
   EXPECT_NE(error_of("tp: 2\npp: 4\nglobal_batch_size: 8\nschedule: zb-h1\ndefer_embedding_wgrad_compute: true\n")
                 .find("not pp 4 with zb-h1"),
+            std::string::npos);
+  EXPECT_NE(error_of("tp: 2\npp: 4\nglobal_batch_size: 8\ndefer_embedding_wgrad_compute: true\n"
+                     "offload: {activations: cpu}\n")
+                .find("use one or the other"),
             std::string::npos);
   EXPECT_NE(error_of("tp: 2\npp: 4\nglobal_batch_size: 8\ndefer_embedding_wgrad_compute: true\n"
                      "wgrad_deferral_limit: -1\n")
