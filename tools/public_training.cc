@@ -107,11 +107,16 @@ std::string overlaps_of(const strategies::Plan& p) {
   return on.empty() ? "" : " overlap=" + on.substr(1);
 }
 
-// The ZeRO stage of a row's sharding: dp, none and unknown shard nothing (offload rows are
-// skipped before a plan is made).
-int sharding_of(const CsvRow& r) {
+// The ZeRO stage of a row's sharding (offload rows are skipped before a plan is made). NeMo's
+// recipes run the distributed optimizer (distributed_fused_adam), and so do Megatron-Bridge's
+// where its table leaves the sharding unstated (every Llama recipe sets
+// ddp.use_distributed_optimizer = True: src/megatron/bridge/recipes/llama/llama3.py@c76eae64e):
+// their dp and unknown are ZeRO-1. "none" is a run whose own configuration names an unsharded
+// optimizer (NeMo's 2022 fused_adam).
+int sharding_of(const CsvRow& r, bool nemo) {
   const std::string& s = choice(r, "sharding", {"dp", "none", "zero1", "zero2", "zero3", "offload", "unknown"});
-  return s == "zero3" ? 3 : s == "zero2" ? 2 : s == "zero1" ? 1 : 0;
+  if (s == "zero3" || s == "zero2" || s == "zero1") return s.back() - '0';
+  return nemo && s != "none" ? 1 : 0;
 }
 
 // A hand-entered row whose run's config turns sequence parallelism off (NeMo's 2022 5B:
@@ -134,15 +139,9 @@ strategies::Plan plan_of(const CsvRow& r) {
   p.schedule = p.virtual_stages > 1 ? "interleaved-1f1b" : "1f1b";
   p.micro_batch_size = whole(r, "micro_batch", 1);  // unstated (MT-NLG's rows): 1 (docs/CALIBRATION.md)
   p.global_batch_size = whole(r, "global_batch");
-  const std::string& s = r.text("sharding");
   const std::string& fw = r.text("framework");
   const bool nemo = fw == "NeMo" || fw.rfind("Megatron-Bridge", 0) == 0;
-  p.zero = sharding_of(r);
-  // NeMo's recipes run the distributed optimizer (distributed_fused_adam), and so do
-  // Megatron-Bridge's where its table leaves the sharding unstated (every Llama recipe sets
-  // ddp.use_distributed_optimizer = True: src/megatron/bridge/recipes/llama/llama3.py@c76eae64e).
-  // "none" is a run whose own configuration names an unsharded optimizer (NeMo's fused_adam).
-  if (nemo && (s == "dp" || s == "unknown")) p.zero = 1;
+  p.zero = sharding_of(r, nemo);
   const std::string& re = choice(r, "recompute", {"none", "full", "selective", "unknown"});
   p.recompute = re == "unknown" ? "none" : re;
   p.recompute_early_stop = p.recompute == "full" && pytorch_checkpoint(r);

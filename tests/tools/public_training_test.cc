@@ -53,13 +53,15 @@ TEST(PublicTraining, BloomHeldOutErrorStaysWithinItsBound) {
   EXPECT_LT(std::exp(log_sum / n), 0.20);
 }
 
-// The rows given (training.csv's columns but `server`) as suite "s", run on the presets.
-PublicSuite run_rows(const std::string& name, const std::string& rows) {
+// The rows given (training.csv's columns but `server`, then `extra` columns) as suite "s", run
+// on the presets.
+PublicSuite run_rows(const std::string& name, const std::string& rows, const std::string& extra = "") {
   const std::string csv = ::testing::TempDir() + "/" + name + ".csv";
   std::ofstream(csv)
       << "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
          "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
-         "pipeline_split,overlaps,optimizer_dtype,held_out\n"
+         "pipeline_split,overlaps,optimizer_dtype,held_out"
+      << extra << "\n"
       << rows;
   return run_public_training(csv, "s", src("platforms/presets"), {});
 }
@@ -159,17 +161,12 @@ TEST(PublicTraining, ACellOutsideItsValuesRefusesTheRow) {
 // did (no sequence parallelism), the same plan as a Megatron-LM row; empty keeps NeMo's; other
 // values are refused.
 TEST(PublicTraining, ASequenceParallelOffRowRunsWithoutIt) {
-  const std::string csv = ::testing::TempDir() + "/sp.csv";
   const std::string row = ",s,GPT,24,2048,16,16,8192,50257,2048,A100-SXM-80GB,8,";
   const std::string rest = ",bf16,2,1,,1,4,none,1,64,none,1.0,flash,,,,,0,";
-  std::ofstream(csv) << "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
-                        "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,"
-                        "attention,grad_dtype,pipeline_split,overlaps,optimizer_dtype,held_out,sequence_parallel\n"
-                     << "1" << row << "NeMo" << rest << "off\n"
-                     << "2" << row << "Megatron-LM" << rest << "\n"
-                     << "3" << row << "NeMo" << rest << "\n"
-                     << "4" << row << "NeMo" << rest << "on\n";
-  const PublicSuite s = run_public_training(csv, "s", src("platforms/presets"), {});
+  const PublicSuite s = run_rows("sp",
+                                 "1" + row + "NeMo" + rest + "off\n" + "2" + row + "Megatron-LM" + rest + "\n" + "3" +
+                                     row + "NeMo" + rest + "\n" + "4" + row + "NeMo" + rest + "on\n",
+                                 ",sequence_parallel");
   ASSERT_EQ(s.runs.size(), 3u);
   EXPECT_EQ(s.runs[0].predicted_s, s.runs[1].predicted_s);
   EXPECT_NE(s.runs[0].predicted_s, s.runs[2].predicted_s);
