@@ -289,7 +289,7 @@ void load_recompute(const ConfigNode& n, Plan& p) {
     p.stage_recompute.clear();  // the same everywhere: the plain key
 }
 
-// zero: 0..3, and zero_prefetch (ZeRO-3 only).
+// zero: 0..3, and zero_prefetch and zero_backward_prefetch (ZeRO-3 only).
 void load_zero(const ConfigNode& root, Plan& p) {
   if (root.has("zero")) {
     const ConfigNode z = root.child("zero");
@@ -302,6 +302,13 @@ void load_zero(const ConfigNode& root, Plan& p) {
     const long long depth = z.as_int(0, 64);  // blocks gathered ahead
     if (p.zero < 3) z.fail("prefetching gathers weights that only zero: 3 shards; use zero: 3 or drop zero_prefetch");
     p.zero_prefetch = static_cast<int>(depth);
+  }
+  if (root.has("zero_backward_prefetch")) {
+    const ConfigNode z = root.child("zero_backward_prefetch");
+    p.where["zero_backward_prefetch"] = z.loc();
+    p.zero_backward_prefetch = z.as_choice({"pre", "post", "none"});
+    if (p.zero < 3)
+      z.fail("only zero: 3 gathers weights in the backward pass; use zero: 3 or drop zero_backward_prefetch");
   }
 }
 
@@ -379,6 +386,7 @@ Plan load_plan(const ConfigNode& root) {
                    "sequence_parallel",
                    "zero",
                    "zero_prefetch",
+                   "zero_backward_prefetch",
                    "data_parallel",
                    "grad_dtype",
                    "optimizer_dtype",

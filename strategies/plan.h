@@ -20,6 +20,8 @@
 //   sequence_parallel: false  # tensor parallelism with reduce-scatter/all-gather (Megatron SP)
 //   zero: 0                # 0 (plain data parallelism) | 1 | 2 | 3 (FSDP)
 //   zero_prefetch: 1       # ZeRO-3: blocks gathered ahead of the one computing
+//   zero_backward_prefetch: pre   # ZeRO-3's backward gathers: pre | post | none (FSDP's
+//                                 # backward_prefetch; post is Composer's default)
 //   ep: 1                  # expert parallelism (MoE workloads): divides dp and the experts
 //   cp: 1                  # context parallelism: the sequence split over cp GPUs
 //   data_parallel: {sync: all-reduce, compression: none}   # see strategies/data_parallel.h
@@ -116,6 +118,14 @@ struct Plan {
   // ZeRO-3: blocks (layers) whose weights are gathered ahead of the one computing (FSDP's
   // prefetch; at most zero_prefetch + 1 blocks are gathered at once).
   int zero_prefetch = 1;
+  // ZeRO-3's gathers in the backward pass, as PyTorch FSDP's `backward_prefetch` (its
+  // BackwardPrefetch; every collective of the group on one NCCL stream, in issue order):
+  //   pre   the next block's gather issued before this block's gradient computation, so it
+  //         runs under it (BACKWARD_PRE: PyTorch's default; `zero_prefetch` blocks ahead);
+  //   post  issued after it: it runs under this block's reduce-scatter, not its compute
+  //         (BACKWARD_POST: Composer's default, as llm-foundry trains);
+  //   none  issued when the next block starts, after this block's reduce-scatter.
+  std::string zero_backward_prefetch = "pre";
   // How data-parallel replicas agree on gradients (`data_parallel:` in YAML).
   struct DataParallel {
     std::string sync = "all-reduce";   // all-reduce | parameter-server | rolling-parameter-server | gossip

@@ -52,6 +52,14 @@ bool pytorch_checkpoint(const CsvRow& r) {
   return fw == "Composer/llm-foundry" || fw == "torchtitan";
 }
 
+// Composer's FSDP issues a block's backward gather after the previous block's gradient
+// computation (backward_prefetch BACKWARD_POST: composer/trainer/dist_strategy.py's default at
+// 871b3093e, April 2023, and 282df413a, January 2024); llm-foundry's benchmark YAMLs and
+// submit_benchmarks.py set none at the tables' commits (9fa3ceb9a, b2a43a147, 5e85bd62d).
+std::string backward_prefetch_of(const CsvRow& r) {
+  return r.text("framework") == "Composer/llm-foundry" ? "post" : strategies::Plan{}.zero_backward_prefetch;
+}
+
 // The attention kernel is the row's (tools/public_training.py says which each framework ran).
 workloads::ModelGraph model_of(const CsvRow& r, sim::DType dtype) {
   const int heads = whole(r, "heads"), kv = whole(r, "kv_heads", heads);
@@ -142,6 +150,7 @@ strategies::Plan plan_of(const CsvRow& r) {
   const std::string& fw = r.text("framework");
   const bool nemo = fw == "NeMo" || fw.rfind("Megatron-Bridge", 0) == 0;
   p.zero = sharding_of(r, nemo);
+  if (p.zero == 3) p.zero_backward_prefetch = backward_prefetch_of(r);
   const std::string& re = choice(r, "recompute", {"none", "full", "selective", "unknown"});
   p.recompute = re == "unknown" ? "none" : re;
   p.recompute_early_stop = p.recompute == "full" && pytorch_checkpoint(r);
@@ -222,7 +231,8 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& c
   PublicRun run;
   run.label = r.text("row_id") + " " + r.text("model") + " " + r.text("gpu") + " x" + r.text("gpus") + " tp" +
               std::to_string(plan.tp) + " pp" + std::to_string(plan.pp) + " dp" + std::to_string(plan.dp) +
-              (plan.zero ? " zero" + std::to_string(plan.zero) : "") + " " + plan.recompute +
+              (plan.zero ? " zero" + std::to_string(plan.zero) : "") +
+              (plan.zero == 3 ? " bwd-" + plan.zero_backward_prefetch : "") + " " + plan.recompute +
               (r.text("recompute") == "unknown" ? "?" : "") + overlaps_of(plan);
   run.held_out = r.text("held_out") == "1";
   run.measured_s = r.as_double("measured_step_s", 1e-6, 1e6);

@@ -180,7 +180,7 @@ void ClassItems::emit_fused(const WorkItem& item, int vs, int s, Zero3Device& ze
                            : kind == kBackwardInput ? b.bwd_input
                                                     : b.bwd_weight;
     const bool reduces = kind != kForward && completes_gradients(blocks[bi], pass);
-    zero3.block(blocks[bi], j, kind != kBackwardWeight, reduces, chain, [&] { task(cost); });
+    zero3.block(blocks[bi], j, kind != kForward, kind != kBackwardWeight, reduces, chain, [&] { task(cost); });
   }
 }
 
@@ -199,7 +199,7 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
     for (size_t bi = 0; bi < blocks.size(); ++bi) {
       const auto begin = static_cast<sim::TaskId>(g_.size());
       const sim::TaskId entry = chain.last;
-      zero3.block(blocks[bi], j, true, false, chain, [&] { run(blocks[bi].fwd, t.fwd[bi]); });
+      zero3.block(blocks[bi], j, false, true, false, chain, [&] { run(blocks[bi].fwd, t.fwd[bi]); });
       if (j == 0 && static_cast<sim::TaskId>(g_.size()) > begin) {
         tasks_.first_forward[c_][vs][bi] = begin;
         tasks_.forward_entry[c_][vs][bi] = entry;
@@ -211,15 +211,15 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
   for (size_t bi = blocks.size(); bi-- > 0;) {
     const Block& blk = blocks[bi];
     if (kind == kBackwardWeight) {
-      zero3.block(blk, j, false, completes_gradients(blk, BackwardPass::Weight), chain,
+      zero3.block(blk, j, true, false, completes_gradients(blk, BackwardPass::Weight), chain,
                   [&] { run(blk.bwd_weight, t.bwd_weight[bi]); });
       if (j == last_weight_ && chain.last >= 0) tasks_.grads_ready[c_][vs][bi] = chain.last;
       continue;
     }
     const bool defer = kind == kBackward && blk.deferred_wgrad && L_.plan.defers_wgrad_of(j);
     const bool input_only = kind == kBackwardInput || defer;
-    zero3.block(blk, j, true, completes_gradients(blk, input_only ? BackwardPass::Input : BackwardPass::Whole), chain,
-                [&] {
+    zero3.block(blk, j, true, true, completes_gradients(blk, input_only ? BackwardPass::Input : BackwardPass::Whole),
+                chain, [&] {
                   run(blk.recompute, t.recompute[bi]);
                   run(input_only ? blk.bwd_input : blk.bwd, input_only ? t.bwd_input[bi] : t.bwd[bi]);
                 });

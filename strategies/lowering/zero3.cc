@@ -78,15 +78,18 @@ double Zero3Stage::reduced_bytes(const Block& blk) const {
   return more;
 }
 
-// The n-th gather of this GPU waits for its block n - 1 - prefetch to be done; the
-// block's first task waits for its gather; the gathered weights go at the block's end.
+// The n-th gather of this GPU waits for its block n - 1 - prefetch to be done (in a
+// backward pass without `pre`, for block n - 1: issued after its gradient computation);
+// the block's first task waits for its gather; the gathered weights go at the block's end.
 // A pass that completes the gradients holds them from its start to their reduction,
-// issued after the next block's gather (or when the item ends).
-void Zero3Device::block(const Block& blk, int j, bool gathers, bool reduces, Chain& chain,
+// issued after the next block's gather (`none`: before it) or when the item ends.
+void Zero3Device::block(const Block& blk, int j, bool backward, bool gathers, bool reduces, Chain& chain,
                         const std::function<void()>& body) {
   if (!stage_ || blk.params_per_gpu <= 0 || (!gathers && !reduces)) return body();
   Zero3Stage& z = *stage_;
-  const int prefetch = z.L_.plan.zero_prefetch;
+  const std::string& mode = z.L_.plan.zero_backward_prefetch;
+  const int prefetch = backward && mode != "pre" ? 0 : z.L_.plan.zero_prefetch;
+  if (backward && mode == "none") finish();
   const size_t n = block_end_.size();
   if (gathers) {
     if (n == z.gathers_.size()) z.add(blk, true, j);  // the first class to get here emits it

@@ -68,7 +68,8 @@ class Zero3Stage {
 class Zero3Device {
  public:
   Zero3Device(sim::TaskGraph& g, Zero3Stage* stage) : g_(g), stage_(stage) {}
-  void block(const Block& blk, int microbatch, bool gathers, bool reduces, Chain& chain,
+  // `backward`: a pass of the backward (plan zero_backward_prefetch says when its gather goes).
+  void block(const Block& blk, int microbatch, bool backward, bool gathers, bool reduces, Chain& chain,
              const std::function<void()>& body);
   // Issues the reduction still waiting for a next gather to go first (the item ends).
   void finish();

@@ -256,14 +256,16 @@ PipelineModel::Work PipelineModel::work(const Plan& plan) {
 }
 
 // ZeRO-3, as lower() emits it: block by block, each block's weights gathered on the
-// data-parallel stream once block n - 1 - prefetch is done, and released at the block's
-// end; a block's reduce-scatter follows the next block's gather on that stream.
+// data-parallel stream once block n - 1 - prefetch is done (in a backward pass without
+// zero_backward_prefetch pre, block n - 1), and released at the block's end; a block's
+// reduce-scatter follows the next block's gather on that stream (with none, precedes it).
 double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, int s, int vs, int kind, double ready) {
   const double e = w.element_bytes, g = w.gradient_bytes;
   const double dpc = plan.dp;
   const std::vector<BlockItems>& all = *w.stage_blocks[s];
   const std::vector<int>& mine = w.owned[vs];
   auto& events = t.events[s];
+  const bool backward = kind != kFwd;
   int pending = -1;  // the block whose reduction waits for the next gather
   double pending_end = 0, pending_bytes = 0;
   auto reduce = [&] {
@@ -285,10 +287,12 @@ double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, i
     // The gradients' reduce-scatter, after the pass that completes them (lower()'s rule).
     const bool reduces = blk.params_per_gpu > 0 && (kind == kBwd || (kind == kBwdWeight && blk.weight_pass) ||
                                                     (kind == kBwdInput && !blk.weight_pass));
+    if (backward && plan.zero_backward_prefetch == "none") reduce();
     if (gathers) {
       const size_t n = t.block_end[s].size();
+      const size_t ahead = backward && plan.zero_backward_prefetch != "pre" ? 0 : plan.zero_prefetch;
       double g0 = t.dp_free[s];
-      if (n > static_cast<size_t>(plan.zero_prefetch)) g0 = std::max(g0, t.block_end[s][n - 1 - plan.zero_prefetch]);
+      if (n > ahead) g0 = std::max(g0, t.block_end[s][n - 1 - ahead]);
       t.dp_free[s] = g0 + w.gather_s[s][bi];
       events[kGatherEvents].emplace_back(g0, 1, held);
       start = std::max(start, t.dp_free[s]);

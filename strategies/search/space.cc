@@ -154,6 +154,7 @@ std::string describe(const Plan& p) {
     s += " rc=" + p.recompute;
   if (p.recompute_early_stop) s += "(early-stop)";
   if (p.zero > 0) s += " zero" + std::to_string(p.zero);
+  if (p.zero == 3 && p.zero_backward_prefetch != Plan{}.zero_backward_prefetch) s += "/bwd-" + p.zero_backward_prefetch;
   if (p.sequence_parallel) s += " sp";
   if (p.ep > 1) s += " ep" + std::to_string(p.ep);
   if (p.cp > 1) s += " cp" + std::to_string(p.cp) + (p.cp_comm == "ring" ? "/ring" : "");
@@ -211,6 +212,8 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   out << "sequence_parallel: " << (p.sequence_parallel ? "true" : "false") << "\n";
   out << "zero: " << p.zero << "\n";
   if (p.zero == 3 && p.zero_prefetch != Plan{}.zero_prefetch) out << "zero_prefetch: " << p.zero_prefetch << "\n";
+  if (p.zero == 3 && p.zero_backward_prefetch != Plan{}.zero_backward_prefetch)
+    out << "zero_backward_prefetch: " << p.zero_backward_prefetch << "\n";
   if (!p.grad_dtype.empty()) out << "grad_dtype: " << p.grad_dtype << "\n";
   if (!p.optimizer_dtype.empty()) out << "optimizer_dtype: " << p.optimizer_dtype << "\n";
   if (!p.offload_optimizer.empty() || !p.offload_parameters.empty() || !p.offload_activations.empty()) {

@@ -136,6 +136,20 @@ TEST(PublicTraining, ARowsShardingIsItsZeroStage) {
       << s.skipped.begin()->first;
 }
 
+// llm-foundry trains with Composer's FSDP default, BACKWARD_POST: its backward gathers wait
+// for the layer before, where torchtitan's (PyTorch's BACKWARD_PRE) run under it. The same
+// ZeRO-3 row, one framework each: Composer's step is the longer.
+TEST(PublicTraining, ComposerRowsGatherAfterTheLayerBeforeInBackward) {
+  const std::string row = ",s,GPT,24,2048,16,16,8192,50257,2048,H100-SXM-80GB,16,";
+  const PublicSuite s = run_rows(
+      "backward_prefetch", "1" + row + "Composer/llm-foundry,bf16,1,1,,1,16,zero3,1,16,none,1.0,triton,,,,,0\n" + "2" +
+                               row + "torchtitan,bf16,1,1,,1,16,zero3,1,16,none,1.0,triton,,,,,0\n");
+  ASSERT_EQ(s.runs.size(), 2u);
+  EXPECT_NE(s.runs[0].label.find(" zero3 bwd-post "), std::string::npos) << s.runs[0].label;
+  EXPECT_NE(s.runs[1].label.find(" zero3 bwd-pre "), std::string::npos) << s.runs[1].label;
+  EXPECT_GT(s.runs[0].predicted_s, s.runs[1].predicted_s);
+}
+
 // A cell outside its column's values refuses its row, naming the row, the column and the values.
 TEST(PublicTraining, ACellOutsideItsValuesRefusesTheRow) {
   const std::vector<std::string> tails = {

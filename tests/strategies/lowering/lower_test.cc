@@ -118,6 +118,28 @@ TEST(Zero3, TheNextLayersGatherRunsUnderThisLayersCompute) {
   EXPECT_NEAR(none.result.makespan_s - ahead.result.makespan_s, 7 * g, 1e-9);
 }
 
+TEST(Zero3, BackwardPrefetchPostAndNoneWaitForTheLayerBefore) {
+  // The layers of TheNextLayersGatherRunsUnderThisLayersCompute (g = 1 ms < f, b), as
+  // PyTorch documents FSDP's backward_prefetch. post: each backward gather is issued after
+  // the previous layer's compute (the last forward, then each backward) and runs alone,
+  // while the previous layer's reduce-scatter runs under this layer's backward: 4 g more
+  // than pre. none: the gather also waits for that reduce-scatter, which waits for the
+  // previous backward: the first backward layer pays g, the three after it 2 g each, 7 g.
+  const double F = 4e12, Q = 1e9, g = 1e-3;
+  const auto model = weighted_layers(4, F, Q);
+  const platforms::Cluster cluster = free_network(2, 1e12);
+  Plan plan = zero3_dp2();
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  ASSERT_GT(pm.time_s({sim::OpClass::Gemm, F, 2 * Q, sim::DType::BF16}), 2 * g);
+  const double pre = simulate(model, cluster, plan, "analytic-no-contention").result.makespan_s;
+  plan.zero_backward_prefetch = "post";
+  const double post = simulate(model, cluster, plan, "analytic-no-contention").result.makespan_s;
+  EXPECT_NEAR(post - pre, 4 * g, 1e-9);
+  plan.zero_backward_prefetch = "none";
+  const double none = simulate(model, cluster, plan, "analytic-no-contention").result.makespan_s;
+  EXPECT_NEAR(none - pre, 7 * g, 1e-9);
+}
+
 TEST(Zero3, GathersAndReductionsTakeTurnsOnOneStreamInFsdpsIssueOrder) {
   // PyTorch runs a process group's collectives on one NCCL stream, in issue order, and FSDP
   // issues the next block's gather before this block's reduce-scatter. 2 layers over dp 2,

@@ -112,6 +112,13 @@ TEST(PipelineModel, MatchesTheEngineOnEveryPlanWithABf16OptimizerState) {
   expect_fast_path_exact("dgx-a100-1x8", "gpt3-1.3b", 64, 1.0, [](Plan& p) { p.optimizer_dtype = "bf16"; });
 }
 
+TEST(PipelineModel, MatchesTheEngineOnEveryPlanWithFsdpsLaterBackwardGathers) {
+  for (const char* mode : {"post", "none"})
+    expect_fast_path_exact("dgx-a100-1x8", "gpt3-1.3b", 64, 1.0, [&](Plan& p) {
+      if (p.zero == 3) p.zero_backward_prefetch = mode;
+    });
+}
+
 TEST(PipelineModel, MatchesTheEngineOnEveryPlanWithOptimizerOffload) {
   // A DGX A100 320GB with its host side: the space adds offload to CPU memory and to NVMe.
   const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-40gb-1x8.yaml"));
