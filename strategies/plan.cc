@@ -289,7 +289,7 @@ void load_recompute(const ConfigNode& n, Plan& p) {
     p.stage_recompute.clear();  // the same everywhere: the plain key
 }
 
-// zero: 0..3, and zero_prefetch and zero_backward_prefetch (ZeRO-3 only).
+// zero: 0..3, and zero_prefetch, zero_backward_prefetch and zero_reshard_after_forward (ZeRO-3 only).
 void load_zero(const ConfigNode& root, Plan& p) {
   if (root.has("zero")) {
     const ConfigNode z = root.child("zero");
@@ -309,6 +309,12 @@ void load_zero(const ConfigNode& root, Plan& p) {
     p.zero_backward_prefetch = z.as_choice({"pre", "post", "none"});
     if (p.zero < 3)
       z.fail("only zero: 3 gathers weights in the backward pass; use zero: 3 or drop zero_backward_prefetch");
+  }
+  if (root.has("zero_reshard_after_forward")) {
+    p.zero_reshard_after_forward = flag(root, "zero_reshard_after_forward", p);
+    if (p.zero < 3)
+      root.child("zero_reshard_after_forward")
+          .fail("only zero: 3 reshards gathered weights; use zero: 3 or drop zero_reshard_after_forward");
   }
 }
 
@@ -387,6 +393,7 @@ Plan load_plan(const ConfigNode& root) {
                    "zero",
                    "zero_prefetch",
                    "zero_backward_prefetch",
+                   "zero_reshard_after_forward",
                    "data_parallel",
                    "grad_dtype",
                    "optimizer_dtype",

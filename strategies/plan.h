@@ -22,6 +22,8 @@
 //   zero_prefetch: 1       # ZeRO-3: blocks gathered ahead of the one computing
 //   zero_backward_prefetch: pre   # ZeRO-3's backward gathers: pre | post | none (FSDP's
 //                                 # backward_prefetch; post is Composer's default)
+//   zero_reshard_after_forward: true  # false: gathered weights kept from a block's forward to
+//                                 # its backward (FSDP's SHARD_GRAD_OP), no backward gather
 //   ep: 1                  # expert parallelism (MoE workloads): divides dp and the experts
 //   cp: 1                  # context parallelism: the sequence split over cp GPUs
 //   data_parallel: {sync: all-reduce, compression: none}   # see strategies/data_parallel.h
@@ -126,6 +128,11 @@ struct Plan {
   //         (BACKWARD_POST: Composer's default, as llm-foundry trains);
   //   none  issued when the next block starts, after this block's reduce-scatter.
   std::string zero_backward_prefetch = "pre";
+  // ZeRO-3: whether a block's gathered weights go after its forward (FSDP's FULL_SHARD, and
+  // gathered again for its backward) or stay until its backward ends (false: FSDP's
+  // SHARD_GRAD_OP, FSDP2's reshard_after_forward=False; no backward gather, the weights of
+  // every block between its forward and backward held whole, as at ZeRO-2).
+  bool zero_reshard_after_forward = true;
   // How data-parallel replicas agree on gradients (`data_parallel:` in YAML).
   struct DataParallel {
     std::string sync = "all-reduce";   // all-reduce | parameter-server | rolling-parameter-server | gossip

@@ -115,16 +115,24 @@ std::string overlaps_of(const strategies::Plan& p) {
   return on.empty() ? "" : " overlap=" + on.substr(1);
 }
 
-// The ZeRO stage of a row's sharding (offload rows are skipped before a plan is made). NeMo's
-// recipes run the distributed optimizer (distributed_fused_adam), and so do Megatron-Bridge's
-// where its table leaves the sharding unstated (every Llama recipe sets
+// The plan's ZeRO stage from a row's sharding (offload rows are skipped before a plan is made).
+// NeMo's recipes run the distributed optimizer (distributed_fused_adam), and so do
+// Megatron-Bridge's where its table leaves the sharding unstated (every Llama recipe sets
 // ddp.use_distributed_optimizer = True: src/megatron/bridge/recipes/llama/llama3.py@c76eae64e):
 // their dp and unknown are ZeRO-1. "none" is a run whose own configuration names an unsharded
-// optimizer (NeMo's 2022 fused_adam).
-int sharding_of(const CsvRow& r, bool nemo) {
-  const std::string& s = choice(r, "sharding", {"dp", "none", "zero1", "zero2", "zero3", "offload", "unknown"});
-  if (s == "zero3" || s == "zero2" || s == "zero1") return s.back() - '0';
-  return nemo && s != "none" ? 1 : 0;
+// optimizer (NeMo's 2022 fused_adam). FSDP's SHARD_GRAD_OP is ZeRO-3 whose gathered layers
+// stay from their forward to their backward (zero_reshard_after_forward: false).
+void set_sharding(const CsvRow& r, bool nemo, strategies::Plan& p) {
+  const std::string& s =
+      choice(r, "sharding", {"dp", "none", "zero1", "zero2", "zero3", "shard_grad_op", "offload", "unknown"});
+  if (s == "zero3" || s == "zero2" || s == "zero1")
+    p.zero = s.back() - '0';
+  else if (s == "shard_grad_op")
+    p.zero = 3;
+  else
+    p.zero = nemo && s != "none" ? 1 : 0;
+  p.zero_reshard_after_forward = s != "shard_grad_op";
+  if (p.zero == 3) p.zero_backward_prefetch = backward_prefetch_of(r);
 }
 
 // A hand-entered row whose run's config turns sequence parallelism off (NeMo's 2022 5B:
@@ -149,8 +157,7 @@ strategies::Plan plan_of(const CsvRow& r) {
   p.global_batch_size = whole(r, "global_batch");
   const std::string& fw = r.text("framework");
   const bool nemo = fw == "NeMo" || fw.rfind("Megatron-Bridge", 0) == 0;
-  p.zero = sharding_of(r, nemo);
-  if (p.zero == 3) p.zero_backward_prefetch = backward_prefetch_of(r);
+  set_sharding(r, nemo, p);
   const std::string& re = choice(r, "recompute", {"none", "full", "selective", "unknown"});
   p.recompute = re == "unknown" ? "none" : re;
   p.recompute_early_stop = p.recompute == "full" && pytorch_checkpoint(r);
@@ -232,7 +239,8 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& c
   run.label = r.text("row_id") + " " + r.text("model") + " " + r.text("gpu") + " x" + r.text("gpus") + " tp" +
               std::to_string(plan.tp) + " pp" + std::to_string(plan.pp) + " dp" + std::to_string(plan.dp) +
               (plan.zero ? " zero" + std::to_string(plan.zero) : "") +
-              (plan.zero == 3 ? " bwd-" + plan.zero_backward_prefetch : "") + " " + plan.recompute +
+              (plan.zero == 3 ? " bwd-" + plan.zero_backward_prefetch : "") +
+              (plan.zero_reshard_after_forward ? "" : " kept") + " " + plan.recompute +
               (r.text("recompute") == "unknown" ? "?" : "") + overlaps_of(plan);
   run.held_out = r.text("held_out") == "1";
   run.measured_s = r.as_double("measured_step_s", 1e-6, 1e6);

@@ -5,7 +5,8 @@
 
   gpu        a dejavu catalog name, or `unsupported` (GB300, H100 96GB HBM2e)
   precision  bf16 | fp16 | fp8 (any 8-bit format: FP8, MXFP8, current scaling) | fp4 (NVFP4)
-  sharding   dp | zero1 | zero2 | zero3 | offload (ZeRO-3 with optimizer offload) | unknown;
+  sharding   dp | zero1 | zero2 | zero3 | shard_grad_op (FSDP's) | offload (ZeRO-3 with
+             optimizer offload) | unknown;
              none in hand-entered rows whose run's config names an unsharded optimizer
              (NeMo's 2022 fused_adam: public/nemo_megatron_launcher_a100_2207.csv), where a
              NeMo row's dp means its recipes' distributed optimizer
@@ -73,7 +74,9 @@ def sharding(t):
         return "offload"
     if "zero-3" in t or "full_shard" in t or "fsdp2" in t or "fully sharded" in t or "megatron fsdp" in t:
         return "zero3"
-    if "zero-2" in t or "shard_grad_op" in t:
+    if "shard_grad_op" in t:
+        return "shard_grad_op"  # FSDP's: ZeRO-2's state, gathered layer by layer in the forward
+    if "zero-2" in t:
         return "zero2"
     if "zero-1" in t or "distributed optimizer" in t and "not stated" not in t:
         return "zero1"

@@ -83,9 +83,14 @@ double Zero3Stage::reduced_bytes(const Block& blk) const {
 // the block's first task waits for its gather; the gathered weights go at the block's end.
 // A pass that completes the gradients holds them from its start to their reduction,
 // issued after the next block's gather (`none`: before it) or when the item ends.
+// Without resharding after the forward, a block's backward does not gather: it releases, at
+// its end, what the block's forward of that microbatch gathered.
 void Zero3Device::block(const Block& blk, int j, bool backward, bool gathers, bool reduces, Chain& chain,
                         const std::function<void()>& body) {
-  if (!stage_ || blk.params_per_gpu <= 0 || (!gathers && !reduces)) return body();
+  const bool kept = stage_ && !stage_->L_.plan.zero_reshard_after_forward;
+  const bool releases = kept && backward && gathers;
+  if (releases) gathers = false;
+  if (!stage_ || blk.params_per_gpu <= 0 || (!gathers && !reduces && !releases)) return body();
   Zero3Stage& z = *stage_;
   const std::string& mode = z.L_.plan.zero_backward_prefetch;
   const int prefetch = backward && mode != "pre" ? 0 : z.L_.plan.zero_prefetch;
@@ -102,8 +107,15 @@ void Zero3Device::block(const Block& blk, int j, bool backward, bool gathers, bo
   if (static_cast<sim::TaskId>(g_.size()) == begin) throw ModelError("a block with weights has no work for ZeRO-3");
   if (gathers) {
     for (sim::TaskId id : z.gathers_[n].ids) g_.depend(id, begin);
-    g_.add_memory(chain.last, 0, z.gathers_[n].bytes);
+    if (kept)
+      held_[{&blk, j}] = z.gathers_[n].bytes;
+    else
+      g_.add_memory(chain.last, 0, z.gathers_[n].bytes);
     block_end_.push_back(chain.last);
+  }
+  if (const auto it = held_.find({&blk, j}); releases && it != held_.end()) {
+    g_.add_memory(chain.last, 0, it->second);
+    held_.erase(it);
   }
   if (reduces) {
     g_.add_memory(begin, z.reduced_bytes(blk), 0);

@@ -9,11 +9,15 @@
 // blocks. With the parameters offloaded (plan offload parameters, ZeRO-Infinity), each
 // gather first copies every GPU's shard of the block in from its server's CPU memory over
 // PCIe on a stream of its own (from NVMe: read first, the server's GPUs sharing the NVMe),
-// and the gathered block is held whole (no shard stays).
+// and the gathered block is held whole (no shard stays). Without resharding after the
+// forward (plan zero_reshard_after_forward: false, FSDP's SHARD_GRAD_OP), a block's gathered
+// weights stay from its forward to the end of its backward, which gathers nothing.
 #pragma once
 
 #include <array>
 #include <functional>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "strategies/lowering/layout.h"
@@ -83,6 +87,9 @@ class Zero3Device {
   sim::TaskGraph& g_;
   Zero3Stage* stage_;                   // null: no ZeRO-3
   std::vector<sim::TaskId> block_end_;  // the last task of each gathered block, in order
+  // Without resharding after the forward: the bytes each (block, microbatch) gathered, held
+  // until its backward ends.
+  std::map<std::pair<const Block*, int>, double> held_;
   size_t reduced_ = 0;
   Pending pending_;
 };

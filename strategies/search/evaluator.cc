@@ -34,7 +34,8 @@ std::string plan_key(const Plan& p) {
   for (const std::string& m : p.stage_recompute) rc += m + ",";
   add("rc", rc);
   add("sp", p.sequence_parallel ? "1" : "0");
-  add("zero", std::to_string(p.zero) + "/" + std::to_string(p.zero_prefetch) + "/" + p.zero_backward_prefetch);
+  add("zero", std::to_string(p.zero) + "/" + std::to_string(p.zero_prefetch) + "/" + p.zero_backward_prefetch +
+                  (p.zero_reshard_after_forward ? "" : "/kept"));
   const auto& d = p.data_parallel;
   char buf[128];
   std::snprintf(buf, sizeof buf, "%s/%d/%d/%d/%llu/%s/%a/%d/%a", d.sync.c_str(), d.servers, d.peers, d.step, d.seed,

@@ -150,6 +150,20 @@ TEST(PublicTraining, ComposerRowsGatherAfterTheLayerBeforeInBackward) {
   EXPECT_GT(s.runs[0].predicted_s, s.runs[1].predicted_s);
 }
 
+// FSDP's SHARD_GRAD_OP (llm-foundry's MPT-1B and 3B on 128 to 512 H100s) runs as ZeRO-3 that
+// keeps each layer gathered from its forward to its backward: ZeRO-2's memory, FSDP's
+// per-layer collectives. Against Composer's ZeRO-3, whose backward gathers wait for the layer
+// before, the same row gathers only in the forward, and its step is the shorter.
+TEST(PublicTraining, AShardGradOpRowKeepsItsLayersGathered) {
+  const std::string row = ",s,GPT,24,2048,16,16,8192,50257,2048,H100-SXM-80GB,16,Composer/llm-foundry,bf16,1,1,,1,16,";
+  const PublicSuite s = run_rows("shard_grad_op", "1" + row + "shard_grad_op,4,64,none,1.0,triton,,,,,0\n" + "2" + row +
+                                                      "zero3,4,64,none,1.0,triton,,,,,0\n");
+  ASSERT_EQ(s.runs.size(), 2u);
+  EXPECT_NE(s.runs[0].label.find(" zero3 bwd-post kept "), std::string::npos) << s.runs[0].label;
+  EXPECT_EQ(s.runs[1].label.find(" kept"), std::string::npos) << s.runs[1].label;
+  EXPECT_LT(s.runs[0].predicted_s, s.runs[1].predicted_s);
+}
+
 // A cell outside its column's values refuses its row, naming the row, the column and the values.
 TEST(PublicTraining, ACellOutsideItsValuesRefusesTheRow) {
   const std::vector<std::string> tails = {

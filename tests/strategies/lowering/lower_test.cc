@@ -165,6 +165,40 @@ TEST(Zero3, GathersAndReductionsTakeTurnsOnOneStreamInFsdpsIssueOrder) {
   }
 }
 
+TEST(Zero3, WithoutReshardingAfterTheForwardTheBackwardGathersNothing) {
+  // The two layers of GathersAndReductionsTakeTurnsOnOneStreamInFsdpsIssueOrder (g = 10 ms
+  // longer than any pass), kept gathered from forward to backward (FSDP's SHARD_GRAD_OP).
+  // The stream runs G1 G2 | R2 R1: F1 waits for G1 (g), F2 for G2 (2g), B2 follows F2 and
+  // B1 follows B2 at once (nothing to gather); R2 waits for B2 (2g + f + b), R1 for R2 on
+  // the stream (3g + f + b), so the step is 4g + f + b + the optimizer step, where
+  // resharding pays 6g.
+  const double F = 1e12, Q = 1e9, g = 1e-2;
+  const auto model = weighted_layers(2, F, Q);
+  const platforms::Cluster cluster = free_network(2, 1e11);
+  Plan plan = zero3_dp2();
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  const double f = pm.time_s({sim::OpClass::Gemm, F, 2 * Q, sim::DType::BF16});
+  const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 4 * Q, sim::DType::BF16});
+  ASSERT_LT(f, g);
+  ASSERT_LT(b, g);
+  const double step = pm.time_s(
+      {sim::OpClass::Optimizer, 0, 2 * Q / 2 * optimizer_bytes_per_param(sim::DType::BF16), sim::DType::BF16});
+  const Simulation resharded = simulate(model, cluster, plan, "analytic-no-contention");
+  plan.zero_reshard_after_forward = false;
+  const Simulation kept = simulate(model, cluster, plan, "analytic-no-contention");
+  EXPECT_NEAR(kept.result.makespan_s, 4 * g + f + b + step, 1e-9);
+  EXPECT_NEAR(resharded.result.makespan_s, 6 * g + step, 1e-9);
+  // Four such layers: the peak is at the turn from forward to backward, every layer's
+  // activations held, where resharding holds prefetch + 1 = 2 gathered layers and keeping
+  // all 4: 2 x Q x 2 B x (dp - 1) / dp more.
+  const auto four = weighted_layers(4, F, Q);
+  Plan p4 = zero3_dp2();
+  const double r4 = simulate(four, cluster, p4, "analytic-no-contention").report.peak_memory_bytes;
+  p4.zero_reshard_after_forward = false;
+  const double k4 = simulate(four, cluster, p4, "analytic-no-contention").report.peak_memory_bytes;
+  EXPECT_NEAR(k4 - r4, 2 * Q * 2 / 2, 1e-6 * k4);
+}
+
 TEST(Pipeline, InterleavingVChunksDividesTheBubbleByV) {
   // p·v equal layers; each GPU runs v chunks of f/v and b/v: the makespan is
   // m(f+b) + (p-1)(f+b)/v with free communication.
