@@ -91,9 +91,21 @@ workloads::ModelGraph model_of(const CsvRow& r, sim::DType dtype) {
   return workloads::make_transformer(c);
 }
 
+// "wgrad<limit>": Megatron-Core's defer_embedding_wgrad_compute with that wgrad_deferral_limit
+// (0: every microbatch); false when `s` is not that.
+bool set_wgrad_deferral(const std::string& s, strategies::Plan& p) {
+  const std::string digits = s.substr(std::min<size_t>(s.size(), 5));
+  if (s.rfind("wgrad", 0) != 0 || digits.empty() || digits.size() > 4 ||
+      !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return false;
+  p.defer_embedding_wgrad_compute = true;
+  p.wgrad_deferral_limit = std::stoi(digits);
+  return true;
+}
+
 // The overlap switches the run's configuration turns on (tools/public_training.py cites
-// them): grad, param and tp joined by +. Tensor-parallel overlap pipelines sequence
-// parallelism's collectives, so a run without them (tp 1) has none to overlap.
+// them): grad, param, tp and wgrad<limit> joined by +. Tensor-parallel overlap pipelines
+// sequence parallelism's collectives, so a run without them (tp 1) has none to overlap.
 void set_overlaps(const CsvRow& r, strategies::Plan& p) {
   std::stringstream in(r.text("overlaps"));
   for (std::string s; std::getline(in, s, '+');) {
@@ -103,15 +115,17 @@ void set_overlaps(const CsvRow& r, strategies::Plan& p) {
       p.overlap_param_gather = p.zero == 1 || p.zero == 2;
     else if (s == "tp")
       p.tp_comm_overlap = p.sequence_parallel;
-    else
-      throw Error("row " + r.text("row_id") + ": overlaps: unknown switch \"" + s + "\"; valid: grad, param, tp");
+    else if (!set_wgrad_deferral(s, p))
+      throw Error("row " + r.text("row_id") + ": overlaps: unknown switch \"" + s +
+                  "\"; valid: grad, param, tp, wgrad<limit>");
   }
 }
 
-// " overlap=grad,param,tp" as the plan has them, for a row's label.
+// " overlap=grad,param,tp,wgrad22" as the plan has them, for a row's label.
 std::string overlaps_of(const strategies::Plan& p) {
   std::string on = std::string(p.overlap_grad_reduce ? ",grad" : "") + (p.overlap_param_gather ? ",param" : "") +
-                   (p.tp_comm_overlap ? ",tp" : "");
+                   (p.tp_comm_overlap ? ",tp" : "") +
+                   (p.defer_embedding_wgrad_compute ? ",wgrad" + std::to_string(p.wgrad_deferral_limit) : "");
   return on.empty() ? "" : " overlap=" + on.substr(1);
 }
 

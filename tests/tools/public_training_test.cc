@@ -150,6 +150,23 @@ TEST(PublicTraining, ComposerRowsGatherAfterTheLayerBeforeInBackward) {
   EXPECT_GT(s.runs[0].predicted_s, s.runs[1].predicted_s);
 }
 
+// Megatron-Core's defer_embedding_wgrad_compute where a row's configuration sets it, with its
+// limit (overlap wgrad22: dgxc-benchmarking's Llama 3.1 70B); a limit that is not a number
+// refuses the row, and so does a pipeline of one stage, which has no flush to defer into.
+TEST(PublicTraining, ARowsWgradDeferralIsItsPlans) {
+  const std::string row = ",s,GPT,24,2048,16,16,8192,50257,2048,H100-SXM-80GB,16,NeMo,bf16,2,";
+  const PublicSuite s = run_rows("wgrad", "1" + row + "4,,1,2,dp,1,64,none,1.0,flash,,,grad+param+wgrad22,,0\n" + "2" +
+                                              row + "4,,1,2,dp,1,64,none,1.0,flash,,,grad+wgradx,,0\n" + "3" + row +
+                                              "1,,1,8,dp,1,64,none,1.0,flash,,,wgrad22,,0\n");
+  ASSERT_EQ(s.runs.size(), 1u);
+  EXPECT_NE(s.runs[0].label.find("overlap=grad,param,wgrad22"), std::string::npos) << s.runs[0].label;
+  ASSERT_EQ(s.skipped.size(), 2u);
+  EXPECT_NE(s.skipped.begin()->first.find("defer_embedding_wgrad_compute"), std::string::npos)
+      << s.skipped.begin()->first;
+  EXPECT_NE(std::next(s.skipped.begin())->first.find("row 2: overlaps: unknown switch \"wgradx\""), std::string::npos)
+      << std::next(s.skipped.begin())->first;
+}
+
 // FSDP's SHARD_GRAD_OP (llm-foundry's MPT-1B and 3B on 128 to 512 H100s) runs as ZeRO-3 that
 // keeps each layer gathered from its forward to its backward: ZeRO-2's memory, FSDP's
 // per-layer collectives. Against Composer's ZeRO-3, whose backward gathers wait for the layer
