@@ -128,6 +128,11 @@ struct Plan {
   //         (BACKWARD_POST: Composer's default, as llm-foundry trains);
   //   none  issued when the next block starts, after this block's reduce-scatter.
   std::string zero_backward_prefetch = "pre";
+  // ZeRO-3: blocks gathered ahead of the one computing, in the forward or the backward (0 in
+  // the backward without pre: its gather waits for the block before).
+  int zero_gather_ahead(bool backward) const { return backward && zero_backward_prefetch != "pre" ? 0 : zero_prefetch; }
+  // Whether a backward block's gather waits for the previous block's reduce-scatter (none).
+  bool zero_reduces_before_gather(bool backward) const { return backward && zero_backward_prefetch == "none"; }
   // ZeRO-3: whether a block's gathered weights go after its forward (FSDP's FULL_SHARD, and
   // gathered again for its backward) or stay until its backward ends (false: FSDP's
   // SHARD_GRAD_OP, FSDP2's reshard_after_forward=False; no backward gather, the weights of

@@ -92,9 +92,8 @@ void Zero3Device::block(const Block& blk, int j, bool backward, bool gathers, bo
   if (releases) gathers = false;
   if (!stage_ || blk.params_per_gpu <= 0 || (!gathers && !reduces && !releases)) return body();
   Zero3Stage& z = *stage_;
-  const std::string& mode = z.L_.plan.zero_backward_prefetch;
-  const int prefetch = backward && mode != "pre" ? 0 : z.L_.plan.zero_prefetch;
-  if (backward && mode == "none") finish();
+  const int prefetch = z.L_.plan.zero_gather_ahead(backward);
+  if (z.L_.plan.zero_reduces_before_gather(backward)) finish();
   const size_t n = block_end_.size();
   if (gathers) {
     if (n == z.gathers_.size()) z.add(blk, true, j);  // the first class to get here emits it

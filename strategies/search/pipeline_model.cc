@@ -287,10 +287,10 @@ double PipelineModel::zero3_item(const Plan& plan, const Work& w, Timeline& t, i
     // The gradients' reduce-scatter, after the pass that completes them (lower()'s rule).
     const bool reduces = blk.params_per_gpu > 0 && (kind == kBwd || (kind == kBwdWeight && blk.weight_pass) ||
                                                     (kind == kBwdInput && !blk.weight_pass));
-    if (backward && plan.zero_backward_prefetch == "none") reduce();
+    if (plan.zero_reduces_before_gather(backward)) reduce();
     if (gathers) {
       const size_t n = t.block_end[s].size();
-      const size_t ahead = backward && plan.zero_backward_prefetch != "pre" ? 0 : plan.zero_prefetch;
+      const size_t ahead = plan.zero_gather_ahead(backward);
       double g0 = t.dp_free[s];
       if (n > ahead) g0 = std::max(g0, t.block_end[s][n - 1 - ahead]);
       t.dp_free[s] = g0 + w.gather_s[s][bi];

@@ -72,6 +72,23 @@ Plan zero3_dp2() {
   return plan;
 }
 
+// n layers of F FLOPs and Q bf16 parameters (weighted_layers) over dp 2 on free links of
+// `link_Bps`, with each layer's forward f and backward b and the optimizer step priced alone.
+struct Zero3Case {
+  workloads::ModelGraph model;
+  platforms::Cluster cluster;
+  double f, b, step;
+};
+
+Zero3Case zero3_case(int n, double F, double Q, double link_Bps) {
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  return {weighted_layers(n, F, Q), free_network(2, link_Bps),
+          pm.time_s({sim::OpClass::Gemm, F, 2 * Q, sim::DType::BF16}),
+          pm.time_s({sim::OpClass::Gemm, 2 * F, 4 * Q, sim::DType::BF16}),
+          pm.time_s(
+              {sim::OpClass::Optimizer, 0, n * Q / 2 * optimizer_bytes_per_param(sim::DType::BF16), sim::DType::BF16})};
+}
+
 void expect_pipeline_closed_form(const std::string& schedule) {
   const int p = 4, m = 8;
   const double F = 4e12;
@@ -99,16 +116,10 @@ TEST(Zero3, TheNextLayersGatherRunsUnderThisLayersCompute) {
   // does each layer's gradient reduce-scatter. With one layer of prefetch only the first
   // gather is exposed: g + 4f + 4b + r + step. Without prefetch each of the 8 passes waits
   // for its gather: 7 g more.
-  const double F = 4e12, Q = 1e9, g = 1e-3;
-  const auto model = weighted_layers(4, F, Q);
-  const platforms::Cluster cluster = free_network(2, 1e12);
+  const double g = 1e-3;
+  const auto [model, cluster, f, b, step] = zero3_case(4, 4e12, 1e9, 1e12);
   Plan plan = zero3_dp2();
-  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
-  const double f = pm.time_s({sim::OpClass::Gemm, F, 2 * Q, sim::DType::BF16});
-  const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 4 * Q, sim::DType::BF16});
   ASSERT_GT(f, g);
-  const double step = pm.time_s(
-      {sim::OpClass::Optimizer, 0, 4 * Q / 2 * optimizer_bytes_per_param(sim::DType::BF16), sim::DType::BF16});
   // Hand-worked with every collective priced alone (the prefetched gather and the previous
   // layer's reduce-scatter share the links on the default engine).
   const Simulation ahead = simulate(model, cluster, plan, "analytic-no-contention");
@@ -125,12 +136,10 @@ TEST(Zero3, BackwardPrefetchPostAndNoneWaitForTheLayerBefore) {
   // while the previous layer's reduce-scatter runs under this layer's backward: 4 g more
   // than pre. none: the gather also waits for that reduce-scatter, which waits for the
   // previous backward: the first backward layer pays g, the three after it 2 g each, 7 g.
-  const double F = 4e12, Q = 1e9, g = 1e-3;
-  const auto model = weighted_layers(4, F, Q);
-  const platforms::Cluster cluster = free_network(2, 1e12);
+  const double g = 1e-3;
+  const auto [model, cluster, f, b, step] = zero3_case(4, 4e12, 1e9, 1e12);
   Plan plan = zero3_dp2();
-  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
-  ASSERT_GT(pm.time_s({sim::OpClass::Gemm, F, 2 * Q, sim::DType::BF16}), 2 * g);
+  ASSERT_GT(f, 2 * g);
   const double pre = simulate(model, cluster, plan, "analytic-no-contention").result.makespan_s;
   plan.zero_backward_prefetch = "post";
   const double post = simulate(model, cluster, plan, "analytic-no-contention").result.makespan_s;
@@ -148,17 +157,11 @@ TEST(Zero3, GathersAndReductionsTakeTurnsOnOneStreamInFsdpsIssueOrder) {
   // G1' waits for F2 to end (2g + f < 3g), R2 for B2 (3g + b < 4g), R1 for B1 (4g + b < 5g),
   // so the step is 6g + the optimizer step. (On streams of their own the reductions
   // would run beside the gathers: 5g + b + step.)
-  const double F = 1e12, Q = 1e9, g = 1e-2;
-  const auto model = weighted_layers(2, F, Q);
-  const platforms::Cluster cluster = free_network(2, 1e11);
+  const double g = 1e-2;
+  const auto [model, cluster, f, b, step] = zero3_case(2, 1e12, 1e9, 1e11);
   const Plan plan = zero3_dp2();
-  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
-  const double f = pm.time_s({sim::OpClass::Gemm, F, 2 * Q, sim::DType::BF16});
-  const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 4 * Q, sim::DType::BF16});
   ASSERT_LT(f, g);
   ASSERT_LT(b, g);
-  const double step = pm.time_s(
-      {sim::OpClass::Optimizer, 0, 2 * Q / 2 * optimizer_bytes_per_param(sim::DType::BF16), sim::DType::BF16});
   for (const char* engine : {"analytic", "analytic-no-contention"}) {
     const Simulation s = simulate(model, cluster, plan, engine);
     EXPECT_NEAR(s.result.makespan_s, 6 * g + step, 1e-9) << engine;
@@ -173,16 +176,10 @@ TEST(Zero3, WithoutReshardingAfterTheForwardTheBackwardGathersNothing) {
   // the stream (3g + f + b), so the step is 4g + f + b + the optimizer step, where
   // resharding pays 6g.
   const double F = 1e12, Q = 1e9, g = 1e-2;
-  const auto model = weighted_layers(2, F, Q);
-  const platforms::Cluster cluster = free_network(2, 1e11);
+  const auto [model, cluster, f, b, step] = zero3_case(2, F, Q, 1e11);
   Plan plan = zero3_dp2();
-  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
-  const double f = pm.time_s({sim::OpClass::Gemm, F, 2 * Q, sim::DType::BF16});
-  const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 4 * Q, sim::DType::BF16});
   ASSERT_LT(f, g);
   ASSERT_LT(b, g);
-  const double step = pm.time_s(
-      {sim::OpClass::Optimizer, 0, 2 * Q / 2 * optimizer_bytes_per_param(sim::DType::BF16), sim::DType::BF16});
   const Simulation resharded = simulate(model, cluster, plan, "analytic-no-contention");
   plan.zero_reshard_after_forward = false;
   const Simulation kept = simulate(model, cluster, plan, "analytic-no-contention");
