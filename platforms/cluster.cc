@@ -79,6 +79,7 @@ ServerNodes build_server(Cluster& c, int group, int server) {
     if (i % per_switch == 0) {
       const std::string swname = s.name + "/" + g.intra.kind + (root >= 0 ? std::to_string(i / per_switch) : "");
       sw = net.add_switch(swname);
+      if (g.intra.nvls_Bps > 0) net.set_in_switch_reduction(sw, g.intra.nvls_Bps, g.intra.nvls_latency_s, per_switch);
       if (root >= 0) {
         const double up =
             (g.intra.switch_uplink_Bps > 0 ? g.intra.switch_uplink_Bps : g.intra.bandwidth_Bps) * g.intra.efficiency;
@@ -223,6 +224,30 @@ double latency(const ConfigNode& n, const char* key) {
   return n.get_quantity(key, units::Dimension::Time, 0, limits::kMaxLatency);
 }
 
+IntraSpec load_intra(const ConfigNode& intra, int gpus_per_server) {
+  intra.expect_map({"kind", "bandwidth", "latency", "efficiency", "gpus_per_switch", "switch_uplink", "nvls"});
+  IntraSpec out;
+  out.efficiency = efficiency(intra);
+  out.kind = intra.child("kind").as_choice({"nvswitch", "xgmi", "pcie"});
+  out.bandwidth_Bps = positive_rate(intra, "bandwidth");
+  out.latency_s = latency(intra, "latency");
+  if (out.kind == "pcie") {
+    out.gpus_per_switch = positive_int(intra, "gpus_per_switch", gpus_per_server, false, limits::kMaxGpusPerServer);
+    if (intra.has("switch_uplink")) out.switch_uplink_Bps = positive_rate(intra, "switch_uplink");
+  } else {
+    for (const char* key : {"gpus_per_switch", "switch_uplink"})
+      if (intra.has(key)) intra.child(key).fail("only for kind: pcie (an NVSwitch joins all GPUs)");
+  }
+  if (intra.has("nvls")) {
+    const ConfigNode nvls = intra.child("nvls");
+    if (out.kind != "nvswitch") nvls.fail("only for kind: nvswitch (the switch reduces: NVLink SHARP)");
+    nvls.expect_map({"bandwidth", "latency"});
+    out.nvls_Bps = positive_rate(nvls, "bandwidth");
+    out.nvls_latency_s = latency(nvls, "latency");
+  }
+  return out;
+}
+
 ServerGroup load_group(const ConfigNode& n) {
   n.expect_map({"count", "gpu", "gpus_per_server", "intra", "nic", "step_latency", "reserved_memory", "host"});
   ServerGroup g;
@@ -231,20 +256,7 @@ ServerGroup load_group(const ConfigNode& n) {
   g.gpu = gpu.as_string();
   if (!has_gpu(g.gpu)) gpu.fail("unknown GPU type \"" + g.gpu + "\"; valid: " + gpu_names());
   g.gpus_per_server = positive_int(n, "gpus_per_server", 8, false, limits::kMaxGpusPerServer);
-  const ConfigNode intra = n.child("intra");
-  intra.expect_map({"kind", "bandwidth", "latency", "efficiency", "gpus_per_switch", "switch_uplink"});
-  g.intra.efficiency = efficiency(intra);
-  g.intra.kind = intra.child("kind").as_choice({"nvswitch", "xgmi", "pcie"});
-  g.intra.bandwidth_Bps = positive_rate(intra, "bandwidth");
-  g.intra.latency_s = latency(intra, "latency");
-  if (g.intra.kind == "pcie") {
-    g.intra.gpus_per_switch =
-        positive_int(intra, "gpus_per_switch", g.gpus_per_server, false, limits::kMaxGpusPerServer);
-    if (intra.has("switch_uplink")) g.intra.switch_uplink_Bps = positive_rate(intra, "switch_uplink");
-  } else {
-    for (const char* key : {"gpus_per_switch", "switch_uplink"})
-      if (intra.has(key)) intra.child(key).fail("only for kind: pcie (an NVSwitch joins all GPUs)");
-  }
+  g.intra = load_intra(n.child("intra"), g.gpus_per_server);
   const ConfigNode nic = n.child("nic");
   nic.expect_map({"bandwidth", "latency", "per_gpu", "efficiency", "protocol", "mtu"});
   g.nic.efficiency = efficiency(nic);

@@ -8,6 +8,7 @@
 //       intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 1 us}  # per GPU, per direction
 //       nic: {bandwidth: 200 Gbps, latency: 2 us, per_gpu: true}
 //       step_latency: 0 us        # optional; intra and nic also take `efficiency` (0..1]
+//                                 # and intra (nvswitch) `nvls: {bandwidth, latency}`
 //   network: {kind: fat-tree, latency: 1 us, oversubscription: 1}
 //
 // Inside a server: an NVSwitch joined to each GPU by an `intra` link; or, for `pcie`, PCIe
@@ -55,6 +56,9 @@ struct IntraSpec {
   double efficiency = 1;         // fraction of the bandwidth data gets (protocol overhead)
   int gpus_per_switch = 0;       // pcie: GPUs behind one PCIe switch (0: all)
   double switch_uplink_Bps = 0;  // pcie: switch to root complex (0: bandwidth)
+  // nvswitch: `nvls: {bandwidth, latency}`, the switch's own all-reduce (NVLink SHARP, NCCL's
+  // NVLS algorithm, sim/collectives/nvls.cc): its rate (S over it, S the buffer) and latency.
+  double nvls_Bps = 0, nvls_latency_s = 0;
 };
 
 struct NicSpec {

@@ -146,6 +146,8 @@ void add_transfer_load(const Network& net, int src, int dst, double bytes, LinkL
 
 const CollectiveAlgorithm& algorithm_for(const CollectiveAlgorithm& chosen, const Network& net,
                                          const std::vector<int>& group, CollectiveOp op) {
+  static const std::unique_ptr<CollectiveAlgorithm> in_switch = make_nvls();
+  if (chosen.yields_to_switch() && in_switch->supports(net, group, op)) return *in_switch;
   if (chosen.supports(net, group, op)) return chosen;
   static const std::unique_ptr<CollectiveAlgorithm> fallback = make_auto();
   return *fallback;
@@ -158,12 +160,16 @@ Registry<CollectiveAlgorithm>& collective_algorithms() {
 
 void register_collective_algorithms() {
   auto& r = collective_algorithms();
-  r.add("ring", "ring in group order; broadcast and reduce as a chunked chain", make_ring);
+  r.add("ring",
+        "ring in group order; broadcast and reduce as a chunked chain (an all_reduce over a whole switch with nvls "
+        "runs in the switch, as NCCL's)",
+        make_ring);
   r.add("tree", "NCCL-style double binary tree, chunked (all_reduce, broadcast, reduce)", make_double_binary_tree);
   r.add("halving-doubling", "recursive halving then doubling (powers of two)", make_halving_doubling);
   r.add("direct", "every pair at once, one step (all-to-all's natural form)", make_direct);
   r.add("hierarchical", "all_reduce: reduce-scatter in each server, all-reduce across, all-gather in",
         make_hierarchical);
+  r.add("nvls", "all_reduce reduced in the NVSwitch (NVLink SHARP), over every GPU of a switch with nvls", make_nvls);
   r.add("auto", "the fastest algorithm for the op, size and topology (closed form), as NCCL's tuner", make_auto);
 }
 

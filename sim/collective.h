@@ -79,17 +79,20 @@ class CollectiveAlgorithm {
   // Appends the flows of one group's collective at Flow or Step fidelity to `out`. With
   // `keep_alike` > 0, Step keeps at most that many of a run of alike steps (out.cut says
   // which were cut): a flow-level engine that finds them periodic plays the rest as time.
-  void expand(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes, Fidelity fidelity,
-              Expansion& out, int keep_alike = 0) const;
+  virtual void expand(const Network& net, const std::vector<int>& group, CollectiveOp op, double bytes,
+                      Fidelity fidelity, Expansion& out, int keep_alike = 0) const;
   // The algorithm `auto` resolves to for these arguments (itself for the others).
   virtual const CollectiveAlgorithm& resolve(const Network&, const std::vector<int>&, CollectiveOp, double) const {
     return *this;
   }
   virtual std::string name() const = 0;
+  // NCCL's default (ring): an all-reduce over every GPU of a switch that reduces (`nvls`)
+  // runs in the switch instead, as NCCL runs it with NVLS enabled (algorithm_for does).
+  virtual bool yields_to_switch() const { return false; }
 };
 
 // `chosen` where it can run `op` over `group`, else `auto`'s pick (a plan's ring setting
-// still lets an all-to-all run).
+// still lets an all-to-all run); `nvls` where `chosen` yields to a switch that reduces.
 const CollectiveAlgorithm& algorithm_for(const CollectiveAlgorithm& chosen, const Network& net,
                                          const std::vector<int>& group, CollectiveOp op);
 

@@ -30,6 +30,14 @@ int Network::add_switch(const std::string& name) {
   return node_count() - 1;
 }
 
+void Network::set_in_switch_reduction(int id, double bandwidth_Bps, double latency_s, int hosts) {
+  Node& n = nodes_.at(static_cast<size_t>(id));
+  if (n.is_host) throw ModelError("in-switch reduction on host " + n.name + ", not a switch");
+  n.reduce_Bps = bandwidth_Bps;
+  n.reduce_latency_s = latency_s;
+  n.reduce_hosts = hosts;
+}
+
 int Network::add_link(const std::string& name, int a, int b, double bandwidth_Bps, double latency_s) {
   if (a < 0 || b < 0 || a >= node_count() || b >= node_count() || a == b)
     throw ModelError("link " + name + " joins invalid nodes");

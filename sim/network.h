@@ -26,6 +26,10 @@ struct Node {
   int locality = -1;          // hosts: which server (hierarchical collectives group by it)
   double step_latency_s = 0;  // hosts: software cost of one communication step (NCCL's
                               // kernel and proxy overhead), paid once per step it sends
+  // Switches that reduce in the switch (NVLink SHARP, NCCL's NVLS): the reduction's rate and
+  // latency, and how many GPUs hang off the switch (it serves a group of all of them).
+  double reduce_Bps = 0, reduce_latency_s = 0;
+  int reduce_hosts = 0;
 };
 
 // One link crossed in one direction: `forward` means from link.a to link.b.
@@ -58,6 +62,8 @@ class Network {
   int add_host(const std::string& name, int locality = -1, double step_latency_s = 0);
   int add_switch(const std::string& name);
   int add_link(const std::string& name, int a, int b, double bandwidth_Bps, double latency_s);
+  // Marks switch `id` as reducing in the switch for the `hosts` GPUs joined to it.
+  void set_in_switch_reduction(int id, double bandwidth_Bps, double latency_s, int hosts);
 
   int node_count() const { return static_cast<int>(nodes_.size()); }
   int link_count() const { return static_cast<int>(links_.size()); }

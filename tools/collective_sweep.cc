@@ -78,7 +78,8 @@ std::vector<SweepRow> run_sweep(const platforms::Cluster& cluster, const SweepOp
     r.time_s = engine->run(g, cluster.network, eo).makespan_s;
     r.algbw_Bps = S / r.time_s;
     r.busbw_Bps = r.algbw_Bps * sim::bus_bandwidth_factor(o.op, o.gpus);
-    r.algorithm = algo->resolve(cluster.network, group, o.op, S).name();
+    r.algorithm =
+        sim::algorithm_for(*algo, cluster.network, group, o.op).resolve(cluster.network, group, o.op, S).name();
     rows.push_back(r);
   }
   return rows;

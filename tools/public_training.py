@@ -193,7 +193,9 @@ def pipeline_split(r):
 # The overlaps of dgxc-benchmarking's NeMo runs. At 35a9aecc8d5b and 1b9bb6b3cfea their NeMo
 # YAMLs (the files named above) set overlap_grad_sync and overlap_param_sync true for every
 # model and ub_tp_comm_overlap true for GPT-3 175B, Llama 3.1 70B and 405B and Nemotron-4 15B,
-# false for Llama 3.1 8B and Nemotron-4 340B. At 85380ffe02 the runs are NeMo 2's performance
+# false for Llama 3.1 8B and Nemotron-4 340B; but nemotron/configure.sh passes
+# model.ub_tp_comm_overlap=True on the command line of every Nemotron-4 run (line 97 at
+# 35a9aecc8d5b, 108 at 1b9bb6b3cfea), so 340B ran with it too. At 85380ffe02 the runs are NeMo 2's performance
 # scripts (llama3.1/pretrain_llama31.py, nemotron/gsw_nemo.patch): the recipes' trainer runs
 # DistributedDataParallelConfig(overlap_grad_reduce=True, overlap_param_gather=True)
 # (NVIDIA/NeMo nemo/collections/llm/recipes/llama31_8b.py at 0a8b017a1, and the other models'
@@ -203,14 +205,7 @@ DGXC_NEMO2_COMMIT = "85380ffe02ea"
 
 
 def dgxc_overlaps(r):
-    model = r["model"]
-    if model.startswith("Llama 3.1 8B"):
-        tp = False
-    elif "@" + DGXC_NEMO2_COMMIT in r["source"]:
-        tp = True
-    else:
-        tp = not model.startswith("Nemotron-4 340B")
-    return "grad+param+tp" if tp else "grad+param"
+    return "grad+param" if r["model"].startswith("Llama 3.1 8B") else "grad+param+tp"
 
 
 # The overlaps of Megatron-Bridge's performance runs: its Llama recipes set

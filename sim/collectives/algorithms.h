@@ -15,6 +15,7 @@ std::unique_ptr<CollectiveAlgorithm> make_double_binary_tree();
 std::unique_ptr<CollectiveAlgorithm> make_halving_doubling();
 std::unique_ptr<CollectiveAlgorithm> make_direct();
 std::unique_ptr<CollectiveAlgorithm> make_hierarchical();
+std::unique_ptr<CollectiveAlgorithm> make_nvls();
 std::unique_ptr<CollectiveAlgorithm> make_auto();
 
 // Chunks a pipelined algorithm cuts `bytes` into: one per 4 MiB, at least 1, at most 64.

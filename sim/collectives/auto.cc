@@ -12,7 +12,8 @@ namespace {
 class Auto : public CollectiveAlgorithm {
  public:
   Auto() {
-    for (auto make : {make_direct, make_halving_doubling, make_hierarchical, make_ring, make_double_binary_tree})
+    for (auto make :
+         {make_direct, make_halving_doubling, make_hierarchical, make_nvls, make_ring, make_double_binary_tree})
       candidates_.push_back(make());
   }
   std::string name() const override { return "auto"; }

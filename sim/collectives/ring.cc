@@ -31,6 +31,7 @@ namespace {
 class Ring : public CollectiveAlgorithm {
  public:
   std::string name() const override { return "ring"; }
+  bool yields_to_switch() const override { return true; }
 
   bool supports(const Network&, const std::vector<int>&, CollectiveOp op) const override {
     return op != CollectiveOp::AllToAll;

@@ -188,6 +188,39 @@ TEST(Collectives, MultiPhaseAlgorithmsAndTheirFidelities) {
   }
 }
 
+TEST(Collectives, NvlsAllReduceIsTheSwitchsLatencyPlusTheBufferOverItsRate) {
+  // 8 hosts on a switch that reduces at R after Lr: an all-reduce of S over all eight takes
+  // s + Lr + S/R (each host's link carries S each way: S/B + a + s, shorter here), and
+  // the ring yields to it; over four of the eight, or for an all-gather, the ring runs.
+  Network net = star(8, B, a, s);
+  const double R = 50e9, Lr = 20e-6, S = 64 * MiB;
+  net.set_in_switch_reduction(0, R, Lr, 8);
+  EXPECT_NEAR(closed("nvls", net, hosts(8), CollectiveOp::AllReduce, S), s + Lr + S / R, 1e-15);
+  const auto ring = collective_algorithms().make("ring");
+  const CollectiveAlgorithm& runs = algorithm_for(*ring, net, hosts(8), CollectiveOp::AllReduce);
+  EXPECT_EQ(runs.name(), "nvls");
+  EXPECT_EQ(algorithm_for(*ring, net, hosts(4), CollectiveOp::AllReduce).name(), "ring");
+  EXPECT_EQ(algorithm_for(*ring, net, hosts(8), CollectiveOp::AllGather).name(), "ring");
+  EXPECT_FALSE(collective_algorithms().make("nvls")->supports(star(8, B, a, s), hosts(8), CollectiveOp::AllReduce));
+  // Every engine and fidelity plays the same time, and the links carry S out of and into
+  // each host.
+  for (const char* f : {"closed", "flow", "step"})
+    EXPECT_NEAR(run_collective(net, hosts(8), CollectiveOp::AllReduce, S, "ring", "simgrid", f) / (s + Lr + S / R), 1.0,
+                1e-3)
+        << f;
+  TaskGraph g;
+  const sim::DeviceId d = g.add_device("all", hosts(8));
+  g.add_collective(g.add_participants({d}), g.stream("comm"), CollectiveOp::AllReduce,
+                   g.add_comm_set(CommSet{{hosts(8)}}), S, g.label("ar"), -1);
+  g.finalize();
+  const Result r = AnalyticEngine().run(g, net, EngineOptions{});
+  EXPECT_NEAR(r.makespan_s, s + Lr + S / R, 1e-12);
+  for (int l = 0; l < net.link_count(); ++l) {
+    EXPECT_NEAR(r.link_bytes[2 * l], S, 1e-3) << net.link(l).name;
+    EXPECT_NEAR(r.link_bytes[2 * l + 1], S, 1e-3) << net.link(l).name;
+  }
+}
+
 TEST(Collectives, AutoPicksTheFastestAndSaysWhich) {
   const auto c = servers(4, 8);
   const auto group = all_hosts(c);

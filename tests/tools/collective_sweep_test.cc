@@ -54,6 +54,33 @@ TEST(CollectiveSweep, ShippedPresetsMatchMeasuredNcclWithin10PercentFrom16MiB) {
   }
 }
 
+TEST(CollectiveSweep, NvLink4RingsAndTheSwitchsAllReduceMatchNcclTestsOnH200) {
+  // nccl-tests, 16 GiB on 8 H200s (NVLink 4, NVSwitch; ml-engineering's "SHARP" table,
+  // ../shared/validation/public/collectives_multinode.csv rows 44-48): all-gather 361.4 and
+  // reduce-scatter 362.9 GB/s bus bandwidth (rings), all-reduce 480.0 (NVLS, in the switch);
+  // 8 GiB over 4 of the 8, 363.3 (NCCL ran a ring). Within 5% each, and the algorithm named.
+  const auto c = platforms::load_cluster_file(src("platforms/presets/dgx-h200-1x8.yaml"));
+  struct Case {
+    sim::CollectiveOp op;
+    int gpus;
+    double bytes, busbw_GBps;
+    const char* algorithm;
+  } cases[] = {{sim::CollectiveOp::AllGather, 8, 17179869184.0, 361.4, "ring"},
+               {sim::CollectiveOp::ReduceScatter, 8, 17179869184.0, 362.9, "ring"},
+               {sim::CollectiveOp::AllReduce, 8, 17179869184.0, 480.0, "nvls"},
+               {sim::CollectiveOp::AllReduce, 4, 8589934592.0, 363.3, "ring"}};
+  for (const Case& k : cases) {
+    SweepOptions o;
+    o.op = k.op;
+    o.gpus = k.gpus;
+    o.min_bytes = o.max_bytes = k.bytes;
+    const auto rows = run_sweep(c, o);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_NEAR(rows[0].busbw_Bps / (k.busbw_GBps * 1e9), 1.0, 0.05) << sim::to_string(k.op) << " x" << k.gpus;
+    EXPECT_EQ(rows[0].algorithm, k.algorithm) << sim::to_string(k.op) << " x" << k.gpus;
+  }
+}
+
 TEST(CollectiveSweep, TwoServerMeasurementJoinsTheLargestSize) {
   // NCCL's maintainers quote 192 GB/s bus bandwidth for all-reduce over 2 DGX A100
   // ("large" messages): eight rings leave each server through eight NICs.
