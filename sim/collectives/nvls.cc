@@ -28,8 +28,9 @@ int reducing_switch(const Network& net, const std::vector<int>& g) {
   if (node.reduce_Bps <= 0 || node.reduce_hosts != static_cast<int>(g.size())) return -1;
   for (size_t i = 1; i < g.size(); ++i) {
     const std::vector<Hop>& r = net.route(g[0], g[i]);
+    if (r.size() != 2) return -1;  // another switch's GPU, or g[0] again
     const Link& up = net.link(r[0].link);
-    if (r.size() != 2 || (r[0].forward ? up.b : up.a) != sw) return -1;
+    if ((r[0].forward ? up.b : up.a) != sw) return -1;
   }
   return sw;
 }

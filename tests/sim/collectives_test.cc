@@ -202,6 +202,9 @@ TEST(Collectives, NvlsAllReduceIsTheSwitchsLatencyPlusTheBufferOverItsRate) {
   EXPECT_EQ(algorithm_for(*ring, net, hosts(4), CollectiveOp::AllReduce).name(), "ring");
   EXPECT_EQ(algorithm_for(*ring, net, hosts(8), CollectiveOp::AllGather).name(), "ring");
   EXPECT_FALSE(collective_algorithms().make("nvls")->supports(star(8, B, a, s), hosts(8), CollectiveOp::AllReduce));
+  std::vector<int> repeated = hosts(8);
+  repeated[7] = repeated[0];  // eight entries, seven GPUs: not every GPU of the switch
+  EXPECT_FALSE(collective_algorithms().make("nvls")->supports(net, repeated, CollectiveOp::AllReduce));
   // Every engine and fidelity plays the same time, and the links carry S out of and into
   // each host.
   for (const char* f : {"closed", "flow", "step"})
