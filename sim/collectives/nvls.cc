@@ -8,7 +8,11 @@
 // switch's latency plus S over its rate (the links' own time when that is longer), and the
 // flow engines play the difference after the flows. NCCL runs it where the group holds every
 // GPU of the switch: a 4-GPU group on the same H200 server ran a ring (rows 48-49, 363 GB/s
-// by default and with NVLS off), so only such groups are supported.
+// by default and with NVLS off), so only such groups are supported. NCCL's maintainers say
+// the same (NVIDIA/nccl-tests issue 212: rings get ~370 GB/s of NVLink's 450 after ~20%
+// protocol overhead, NVLS all-reduce ~480 bus, ~275 algorithm bandwidth on 8 GPUs; NVIDIA/nccl
+// issue 1455: NVLS no faster than the ring on 2-4 GPUs; issue 1083: NCCL keeps all-gather and
+// reduce-scatter on the ring, NVLS being slower for them).
 #include <algorithm>
 
 #include "sim/collectives/algorithms.h"
