@@ -36,6 +36,7 @@ void Network::set_in_switch_reduction(int id, double bandwidth_Bps, double laten
   n.reduce_Bps = bandwidth_Bps;
   n.reduce_latency_s = latency_s;
   n.reduce_hosts = hosts;
+  reduces_in_switch_ = true;
 }
 
 int Network::add_link(const std::string& name, int a, int b, double bandwidth_Bps, double latency_s) {

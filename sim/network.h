@@ -64,6 +64,7 @@ class Network {
   int add_link(const std::string& name, int a, int b, double bandwidth_Bps, double latency_s);
   // Marks switch `id` as reducing in the switch for the `hosts` GPUs joined to it.
   void set_in_switch_reduction(int id, double bandwidth_Bps, double latency_s, int hosts);
+  bool reduces_in_switch() const { return reduces_in_switch_; }  // some switch does
 
   int node_count() const { return static_cast<int>(nodes_.size()); }
   int link_count() const { return static_cast<int>(links_.size()); }
@@ -123,6 +124,7 @@ class Network {
   mutable std::unordered_map<int, SwitchTree> switch_trees_;  // root switch -> tree
   Hierarchy hierarchy_;
   bool has_hierarchy_ = false;
+  bool reduces_in_switch_ = false;
 };
 
 }  // namespace dejavu::sim

@@ -201,9 +201,6 @@ def pipeline_split(r):
 # (NVIDIA/NeMo nemo/collections/llm/recipes/llama31_8b.py at 0a8b017a1, and the other models'
 # recipes alike), and the scripts set a userbuffers tp_comm_overlap_cfg for Llama 3.1 70B and
 # 405B and Nemotron-4 15B and 340B, none for 8B.
-DGXC_NEMO2_COMMIT = "85380ffe02ea"
-
-
 def dgxc_overlaps(r):
     return "grad+param" if r["model"].startswith("Llama 3.1 8B") else "grad+param+tp"
 

@@ -23,7 +23,7 @@ namespace {
 
 // The switch every host of `g` hangs off, when it reduces and serves exactly them; else -1.
 int reducing_switch(const Network& net, const std::vector<int>& g) {
-  if (g.size() < 2) return -1;
+  if (!net.reduces_in_switch() || g.size() < 2) return -1;
   const std::vector<Hop>& first = net.route(g[0], g[1]);
   if (first.size() != 2) return -1;
   const Link& l = net.link(first[0].link);
@@ -39,6 +39,17 @@ int reducing_switch(const Network& net, const std::vector<int>& g) {
   return sw;
 }
 
+// The links' traffic: S out of and into every GPU, spread over its peers.
+CommSchedule spread(const std::vector<int>& g, double S) {
+  const int n = static_cast<int>(g.size());
+  CommSchedule s;
+  auto& step = s.add_step();
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (i != j) step.push_back({g[i], g[j], S / (n - 1)});
+  return s;
+}
+
 class Nvls : public CollectiveAlgorithm {
  public:
   std::string name() const override { return "nvls"; }
@@ -47,32 +58,39 @@ class Nvls : public CollectiveAlgorithm {
     return op == CollectiveOp::AllReduce && reducing_switch(net, g) >= 0;
   }
 
-  // The links' traffic: S out of and into every GPU, spread over its peers.
   CommSchedule schedule(const Network& net, const std::vector<int>& g, CollectiveOp op, double S) const override {
-    if (!supports(net, g, op))
-      unsupported(name(), op, g.size(), "needs all_reduce over every GPU of a switch that reduces (nvls)");
-    const int n = static_cast<int>(g.size());
-    CommSchedule s;
-    auto& step = s.add_step();
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        if (i != j) step.push_back({g[i], g[j], S / (n - 1)});
-    return s;
+    if (!supports(net, g, op)) refuse(g);
+    return spread(g, S);
   }
 
   double time_s(const Network& net, const std::vector<int>& g, CollectiveOp op, double S) const override {
     if (g.size() <= 1) return 0;
-    const Node& sw = net.node(reducing_switch(net, g));
-    const double in_switch = net.node(g[0]).step_latency_s + sw.reduce_latency_s + S / sw.reduce_Bps;
-    return std::max(in_switch, schedule_time_s(net, schedule(net, g, op, S)));
+    const Times t = times(net, g, op, S);
+    return std::max(t.in_switch, t.links);
   }
 
   void expand(const Network& net, const std::vector<int>& g, CollectiveOp op, double S, Fidelity fidelity,
               Expansion& out, int keep_alike) const override {
     if (g.size() <= 1) return;
     CollectiveAlgorithm::expand(net, g, op, S, fidelity, out, keep_alike);
-    const double links = schedule_time_s(net, schedule(net, g, op, S));
-    out.extra_latency_s = std::max(out.extra_latency_s, time_s(net, g, op, S) - links);
+    const Times t = times(net, g, op, S);
+    out.extra_latency_s = std::max(out.extra_latency_s, t.in_switch - t.links);
+  }
+
+ private:
+  // The switch's own time and its links' (the schedule's closed form).
+  struct Times {
+    double in_switch, links;
+  };
+  Times times(const Network& net, const std::vector<int>& g, CollectiveOp op, double S) const {
+    const int sw = op == CollectiveOp::AllReduce ? reducing_switch(net, g) : -1;
+    if (sw < 0) refuse(g);
+    const Node& n = net.node(sw);
+    return {net.node(g[0]).step_latency_s + n.reduce_latency_s + S / n.reduce_Bps, schedule_time_s(net, spread(g, S))};
+  }
+  [[noreturn]] void refuse(const std::vector<int>& g) const {
+    unsupported(name(), CollectiveOp::AllReduce, g.size(),
+                "needs all_reduce over every GPU of a switch that reduces (nvls)");
   }
 };
 
