@@ -134,9 +134,12 @@ VP_OF_MODEL = {("dgxc_benchmarking", "Nemotron-4 340B"): "12"}
 # at the same commits (35a9aecc8d5b, 1b9bb6b3cfea) state it: activations_checkpoint_granularity
 # null in nemo_megatron/gpt3_175b_hydra.yaml, llama3.1/llama3.1_{8b,70b,405b}.yaml and
 # nemotron/nemotron4-15b-synth.yaml, selective in nemotron/nemotron4-340b-synth.yaml; each
-# launch.sh switches fp8 on or off and nothing else of it. (At 85380ffe02 the Llama and
-# Nemotron rows ran NeMo 2 recipes with no such file: left unstated.)
+# launch.sh switches fp8 on or off and nothing else of it. At 85380ffe02 the Llama and Nemotron
+# rows ran NeMo 2's recipes at the NeMo commit its setup.sh pins (NEMO_COMMIT d2b21556f245):
+# nemo/collections/llm/recipes/llama3_70b.py, llama31_405b.py, llama3_8b.py, nemotron4_15b.py and
+# nemotron4_340b.py set no recompute_granularity, Megatron-Core's default None: no recomputation.
 DGXC_CONFIG_COMMITS = ("35a9aecc8d5b17d99d80f52f38c75ade0dbab7ae", "1b9bb6b3cfea881fc4997ac111e695e52ae901aa")
+DGXC_NEMO2_COMMIT = "85380ffe02eac74e1d07e556b28cdcf7cce2d2f0"
 DGXC_RECOMPUTE_OF_README = {
     "nemo_megatron/README_175b.md": "none", "llama3.1/README_8b.md": "none", "llama3.1/README_70b.md": "none",
     "llama3.1/README_405b.md": "none", "nemotron/README_15b.md": "none", "nemotron/README_340b.md": "selective"}
@@ -150,6 +153,19 @@ def bridge_llama3(r):
     return r["source_id"] == "megatron_bridge_perf_summary" and r["model"] in ("LLAMA3_8B", "LLAMA3_70B")
 
 
+# NeMo's July 2024 performance summary leaves recomputation out; the NeMo-Framework-Launcher
+# training configs of its release (tag 24.07, 8325688d8345, launcher_scripts/conf/training/)
+# state it: activations_checkpoint_granularity null in gpt3/5b.yaml, 20b.yaml, 175b_fp8.yaml
+# and mlperf.yaml, llama/llama2_7b.yaml, llama2_13b.yaml, llama2_70b.yaml (method block with 0
+# layers), llama3_8b.yaml and llama3_70b.yaml, nemotron/nemotron_8b.yaml and nemotron_22b.yaml;
+# selective in nemotron/nemotron_340b.yaml.
+NEMO_2407_RECOMPUTE = {"Nemotron-340B": "selective"}
+
+
+def dgxc_nemo2(r):
+    return r["source_id"] == "dgxc_benchmarking" and r["framework"].startswith("NeMo") and "@" + DGXC_NEMO2_COMMIT in r["source"]
+
+
 def recipe_recompute(r):
     if bridge_405b(r):
         nvfp4_v1 = "fp4" in r["precision"].lower() and r["num_gpus"] == "128"
@@ -160,6 +176,10 @@ def recipe_recompute(r):
     if r["source_id"] == "dgxc_benchmarking" and any("@" + c in r["source"] for c in DGXC_CONFIG_COMMITS):
         readme = r["source"].split(":", 1)[1].split("@", 1)[0]
         return DGXC_RECOMPUTE_OF_README.get(readme, "")
+    if dgxc_nemo2(r):
+        return "none"
+    if r["source_id"] == "nemo_perf_summary_2407":
+        return NEMO_2407_RECOMPUTE.get(r["model"], "none")
     return ""
 
 
@@ -178,9 +198,15 @@ ATTENTION_OF_FRAMEWORK = {"Megatron-DeepSpeed": "unfused", "DeepSpeed": "unfused
 # get_mixed_precision: param_dtype the autocast dtype, reduce_dtype torch.float32), PURE in
 # the autocast dtype. NeMo's performance scripts (scripts/performance/helpers.py,
 # set_precision_configs) and Megatron-Bridge's performance configs set
-# grad_reduce_in_fp32 = False: bf16, the model's dtype, as the other rows are left.
-def grad_dtype(t):
-    return "fp32" if "MP mode DEFAULT" in t else ""
+# grad_reduce_in_fp32 = False: bf16, the model's dtype, as the other rows are left. The NeMo 2
+# runs of dgxc-benchmarking at 85380ffe02 are the exception: their recipes' bf16_mixed() sets
+# grad_reduce_in_fp32=True (NeMo d2b21556f245, nemo/collections/llm/recipes/precision/
+# mixed_precision.py), and llama3.1/pretrain_llama31.py and the Nemotron scripts set it False
+# for fp8 only: their bf16 rows reduce in fp32.
+def grad_dtype(r):
+    if dgxc_nemo2(r) and r["precision"].lower() == "bf16":
+        return "fp32"
+    return "fp32" if "MP mode DEFAULT" in r["precision"] else ""
 
 
 # Megatron-Bridge's llama31_405b_pretrain_config sets account_for_embedding_in_pipeline_split and
@@ -281,13 +307,15 @@ def nemo_2407_overlaps(r):
 # with their wgrad_deferral_limit: llama3.1/llama3.1_70b.yaml 22, llama3.1_405b.yaml 50 and
 # nemotron/nemotron4-340b-synth.yaml 22 at both config commits (35a9aecc8d5b, 1b9bb6b3cfea);
 # false for Llama 3.1 8B and Nemotron-4 15B, and llama3.1/configure.sh turns it off for the
-# 32-GPU 405B proxy (pp 1). Written as overlap "wgrad<limit>". Left out at 85380ffe02 (NeMo 2
-# recipes, not read here).
+# 32-GPU 405B proxy (pp 1). Written as overlap "wgrad<limit>". At 85380ffe02 the runs are NeMo 2
+# recipes with performance_mode=True, whose pretrain_performance_optimizations set the same
+# (NeMo d2b21556f245: llama3_70b.py 22, llama31_405b.py 50, nemotron4_340b.py 22).
 DGXC_WGRAD_DEFERRAL = {"Llama 3.1 70B": 22, "Llama 3.1 405B": 50, "Nemotron-4 340B": 22}
 
 
 def dgxc_wgrad(r):
-    if not any("@" + c in r["source"] for c in DGXC_CONFIG_COMMITS) or int(r["pp"] or 1) < 2:
+    nemo1 = any("@" + c in r["source"] for c in DGXC_CONFIG_COMMITS)
+    if not (nemo1 or dgxc_nemo2(r)) or int(r["pp"] or 1) < 2:
         return ""
     limit = next((v for k, v in DGXC_WGRAD_DEFERRAL.items() if r["model"].startswith(k)), None)
     return "" if limit is None else "+wgrad%d" % limit
@@ -332,7 +360,7 @@ def main(path):
                       r["micro_batch_size"], r["global_batch_size_seqs"],
                       recipe_recompute(r) or recompute(r["activation_recompute"]),
                       step, "unfused" if config else ATTENTION_OF_FRAMEWORK.get(framework, "flash"),
-                      grad_dtype(r["precision"]),
+                      grad_dtype(r),
                       pipeline_split(r), overlaps(r), optimizer_dtype(r), server(r),
                       1 if int(r["row_id"]) % 3 == 0 else 0])
 

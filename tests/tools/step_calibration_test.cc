@@ -173,9 +173,10 @@ PublicOptions fp8(bool held_out_only) {
 
 // fp8 out of sample: NeMo's H100 step efficiency, fitted to its 16-bit fit rows, on the
 // held-out fp8 rows of the same source (Transformer Engine fp8 GEMMs; docs/HARDWARE.md).
-// Measured 9.4% uncalibrated and 3.4% calibrated (make validate; 10.3% and 3.7% before H100's
+// Measured 9.6% uncalibrated and 2.8% calibrated (make validate; 10.3% and 3.7% before H100's
 // rings took nccl-tests' ring efficiency and Nemotron-4 340B's NeMo 1 rows the tensor-parallel
-// overlap their configure.sh sets) since fp8 GEMMs take the H100's own fp8 GEMM fit (0.714 of
+// overlap their configure.sh sets, 9.4% and 3.4% before the NeMo 2 rows took their recipes'
+// deferred output-layer gradients and stated recomputation) since fp8 GEMMs take the H100's own fp8 GEMM fit (0.714 of
 // the fp8 peak, not bf16's 0.845: 18.9% and 5.6% before). Bound: the issue's 5%.
 TEST(StepCalibration, NemoFp8RowsOutOfSample) {
   const PublicSuite suite = shipped_suite("dgxc_benchmarking", "nemo_h100-sxm-80gb.yaml", fp8(true));
@@ -191,10 +192,13 @@ TEST(StepCalibration, NemoFp8RowsOutOfSample) {
 // for all-gather and reduce-scatter (they had been priced at all of NVLink, 25% fast): its
 // two rows without tensor-parallel overlap and the 512-GPU GPT-3 175B row are 8-14% slow.
 // Its Nemotron-4 340B row (tp8 pp8, 12 chunks a GPU, dp2 on 128 GPUs) keeps
-// Adam's state in bf16 as NeMo's configuration of the model does (optimizer_dtype) and so fits
-// without recomputation; with fp32 state it needed 94.5 GB of 85.9 and was recomputed in full
-// by the converter's guess, 49% slow. Bounds: 6%, above the issue's 5%, which this suite no
-// longer meets (issue 20 stays open on it); the issue's 15%, the 340B row within 15%.
+// Adam's state in bf16 as NeMo's configuration of the model does (optimizer_dtype) and
+// recomputes selectively as that configuration says (nemotron/nemotron_340b.yaml at tag 24.07;
+// the other rows' configs recompute nothing), and so fits; with fp32 state it needed 94.5 GB
+// of 85.9 and was recomputed in full by the converter's guess, 49% slow. Measured 5.5% (max
+// 14.5%) since the rows take their configs' recomputation. Bounds: 6%, above the issue's 5%,
+// which this suite does not meet (issue 20 stays open on it); the issue's 15%, the 340B row
+// within 15%.
 TEST(StepCalibration, NemoJuly2024Fp8RowsOutOfSample) {
   const PublicSuite suite = shipped_suite("nemo_perf_summary_2407", "nemo_h100-sxm-80gb.yaml", fp8(true));
   ASSERT_EQ(suite.runs.size(), 4u);
@@ -206,7 +210,7 @@ TEST(StepCalibration, NemoJuly2024Fp8RowsOutOfSample) {
     if (r.label.find("Nemotron-340B") != std::string::npos) {
       ++nemotron;
       EXPECT_FALSE(r.oom) << r.label;
-      EXPECT_NE(r.label.find(" none?"), std::string::npos) << r.label;
+      EXPECT_NE(r.label.find(" selective "), std::string::npos) << r.label;
       EXPECT_LT(std::fabs(r.predicted_s / r.measured_s - 1), 0.15) << r.label;
     }
   EXPECT_EQ(nemotron, 1);
