@@ -27,8 +27,10 @@ std::vector<int> stage_of_ops(const ModelGraph& m, const std::vector<int>& order
 ActivationSplit activation_of(const Op& op, const ModelGraph& m, const Plan& plan, const std::string& recompute) {
   const bool in_layer = op.layer >= 0 && op.layer < m.layers;
   const double t = plan.tp;
-  // Sequence parallelism splits along the sequence what tensor parallelism leaves whole.
-  const bool split = op.activation_split || (plan.sequence_parallel && in_layer);
+  // Sequence parallelism splits along the sequence what tensor parallelism leaves whole, in the
+  // layers and after them: Megatron runs the final norm on a rank's sequence shard, and the
+  // output layer saves that shard and gathers it again for its weight gradient.
+  const bool split = op.activation_split || (plan.sequence_parallel && op.layer >= 0);
   ActivationSplit a;
   a.full = op.activation_bytes / (split ? t : 1) / plan.cp;  // each context rank keeps its tokens
   a.stored = a.full;

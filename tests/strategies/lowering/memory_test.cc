@@ -89,6 +89,24 @@ TEST_F(Korthikanti, FullRecomputationKeepsOnlyTheLayerInput) {
   EXPECT_NEAR(layer_activation(model, p, true), 2 * s * b * h / t, 1);
 }
 
+// After the last layer: the final LayerNorm keeps its input (2sbh), the output layer its input
+// (2sbh), the loss its fp32 logits split by the vocabulary (4sbV/t). Under sequence
+// parallelism the first two are a rank's sequence shard: Megatron runs the final norm on it,
+// and the output layer saves it and gathers it again for the weight gradient.
+TEST_F(Korthikanti, SequenceParallelismSplitsTheFinalNormAndTheOutputLayersInput) {
+  auto after_layers = [&](const Plan& p) {
+    double sum = 0;
+    for (size_t v = 0; v < model.size(); ++v)
+      if (model.op(v).layer == model.layers) sum += activation_of(model.op(v), model, p, p.recompute).stored;
+    return sum * p.micro_batch_size;
+  };
+  const double V = 51200;
+  Plan p = plan();
+  EXPECT_NEAR(after_layers(p), s * b * (2 * h + 2 * h + 4 * V / t), 1);
+  p.sequence_parallel = true;
+  EXPECT_NEAR(after_layers(p), s * b * (2 * h / t + 2 * h / t + 4 * V / t), 1);
+}
+
 TEST(ModelStates, SixteenBytesPerParameterAndZeroShardsThem) {
   const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
   const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
