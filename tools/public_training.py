@@ -163,7 +163,8 @@ NEMO_2407_RECOMPUTE = {"Nemotron-340B": "selective"}
 
 
 def dgxc_nemo2(r):
-    return r["source_id"] == "dgxc_benchmarking" and r["framework"].startswith("NeMo") and "@" + DGXC_NEMO2_COMMIT in r["source"]
+    nemo = r["source_id"] == "dgxc_benchmarking" and r["framework"].startswith("NeMo")
+    return nemo and "@" + DGXC_NEMO2_COMMIT in r["source"]
 
 
 def recipe_recompute(r):
