@@ -13,7 +13,7 @@
   recompute  none | full | selective | unknown ("not stated")
   measured_step_s  the reported step time, else global batch tokens / tokens per second
   attention  flash | triton | unfused: the attention kernel the source's framework ran
-  grad_dtype fp32 where the source says its gradients were reduced in fp32, else empty (the
+  grad_dtype fp32 where the source or its recipe says gradients were reduced in fp32, else empty (the
              model's 16-bit dtype)
   pipeline_split  embedding+loss where the run's recipe splits layers over pipeline stages
              counting the embedding and the loss as layers (Megatron-Core's
@@ -162,9 +162,12 @@ def bridge_llama3(r):
 NEMO_2407_RECOMPUTE = {"Nemotron-340B": "selective"}
 
 
+def dgxc_at(r, commits):
+    return r["source_id"] == "dgxc_benchmarking" and any("@" + c in r["source"] for c in commits)
+
+
 def dgxc_nemo2(r):
-    nemo = r["source_id"] == "dgxc_benchmarking" and r["framework"].startswith("NeMo")
-    return nemo and "@" + DGXC_NEMO2_COMMIT in r["source"]
+    return r["framework"].startswith("NeMo") and dgxc_at(r, (DGXC_NEMO2_COMMIT,))
 
 
 def recipe_recompute(r):
@@ -174,7 +177,7 @@ def recipe_recompute(r):
     if bridge_llama3(r):
         h100_8b = r["model"] == "LLAMA3_8B" and gpu(r["gpu_type"]).startswith("H100")
         return "" if h100_8b else "none"
-    if r["source_id"] == "dgxc_benchmarking" and any("@" + c in r["source"] for c in DGXC_CONFIG_COMMITS):
+    if dgxc_at(r, DGXC_CONFIG_COMMITS):
         readme = r["source"].split(":", 1)[1].split("@", 1)[0]
         return DGXC_RECOMPUTE_OF_README.get(readme, "")
     if dgxc_nemo2(r):
@@ -269,7 +272,7 @@ def optimizer_dtype(r):
         return ""
     if r["source_id"] == "nemo_perf_summary_2407":
         return "bf16"
-    if r["source_id"] == "dgxc_benchmarking" and any("@" + c in r["source"] for c in DGXC_CONFIG_COMMITS):
+    if dgxc_at(r, DGXC_CONFIG_COMMITS):
         return "bf16"
     return ""
 
@@ -315,8 +318,7 @@ DGXC_WGRAD_DEFERRAL = {"Llama 3.1 70B": 22, "Llama 3.1 405B": 50, "Nemotron-4 34
 
 
 def dgxc_wgrad(r):
-    nemo1 = any("@" + c in r["source"] for c in DGXC_CONFIG_COMMITS)
-    if not (nemo1 or dgxc_nemo2(r)) or int(r["pp"] or 1) < 2:
+    if not (dgxc_at(r, DGXC_CONFIG_COMMITS) or dgxc_nemo2(r)) or int(r["pp"] or 1) < 2:
         return ""
     limit = next((v for k, v in DGXC_WGRAD_DEFERRAL.items() if r["model"].startswith(k)), None)
     return "" if limit is None else "+wgrad%d" % limit
