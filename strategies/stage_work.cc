@@ -171,13 +171,14 @@ std::vector<Segment> cut(const ModelGraph& m, const Plan& plan, const std::strin
 
 // A deferred weight gradient needs the output gradient of its GEMM (Megatron-Core's
 // grad_output_buffer): the input part allocates it, the weight part frees it. Per sample:
-// the GEMM's tokens x output features (split by tensor parallelism) in the model's dtype.
+// the GEMM's tokens (a context rank's share) x output features (split by tensor
+// parallelism) in the model's dtype.
 void hold_output_gradients(const ModelGraph& model, const Plan& plan, const std::vector<int>& ops, Block& blk) {
   double held = 0;
   for (int v : ops) {
     const Op& op = model.op(v);
     if (!has_weight_gradient(op) || op.weight_rows <= 0 || op.weight_cols <= 0) continue;
-    const double tokens = op.fwd_flops / (2 * op.weight_rows * op.weight_cols);
+    const double tokens = op.fwd_flops / (2 * op.weight_rows * op.weight_cols) / plan.cp;
     held += tokens * op.weight_cols / (op.tp == workloads::TpMode::Split ? plan.tp : 1) *
             sim::dtype_bytes(sim::storage_of(model.dtype));
   }

@@ -202,22 +202,26 @@ ATTENTION_OF_FRAMEWORK = {"Megatron-DeepSpeed": "unfused", "DeepSpeed": "unfused
 # get_mixed_precision: param_dtype the autocast dtype, reduce_dtype torch.float32), PURE in
 # the autocast dtype. NeMo's performance scripts (scripts/performance/helpers.py,
 # set_precision_configs) and Megatron-Bridge's performance configs set
-# grad_reduce_in_fp32 = False: bf16, the model's dtype, as the other rows are left. The NeMo 2
-# runs of dgxc-benchmarking at 85380ffe02 are the exception: their recipes' bf16_mixed() sets
-# grad_reduce_in_fp32=True (NeMo d2b21556f245, nemo/collections/llm/recipes/precision/
-# mixed_precision.py), and llama3.1/pretrain_llama31.py and the Nemotron scripts set it False
-# for fp8 only: their bf16 rows reduce in fp32.
+# grad_reduce_in_fp32 = False: bf16, the model's dtype, as the other rows are left. So do the
+# NeMo 2 runs of dgxc-benchmarking at 85380ffe02: their recipes' bf16_mixed() sets
+# grad_reduce_in_fp32=True, but they run pretrain_recipe(performance_mode=True), whose
+# pretrain_performance_optimizations ends with plugins.grad_reduce_in_fp32 = False, which
+# MegatronStrategy copies into the DDP config (update_config_with_dtype_overrides), for Llama
+# 3.1 8B, 70B and 405B and Nemotron-4 15B and 340B alike (NeMo d2b21556f245,
+# nemo/collections/llm/recipes/*.py and nemo/lightning/pytorch/strategies/megatron_strategy.py).
 def grad_dtype(r):
-    if dgxc_nemo2(r) and r["precision"].lower() == "bf16":
-        return "fp32"
     return "fp32" if "MP mode DEFAULT" in r["precision"] else ""
 
 
 # Megatron-Bridge's llama31_405b_pretrain_config sets account_for_embedding_in_pipeline_split and
 # account_for_loss_in_pipeline_split (src/megatron/bridge/recipes/llama/llama3.py at 7e8111c23,
 # November 2025, and at c76eae64e, April 2026): its 126 layers and those two split evenly.
+# NeMo 2's llama31_405b recipe, which dgxc-benchmarking's 85380ffe02 runs, sets both as well
+# (its trainer()'s defaults, nemo/collections/llm/recipes/llama31_405b.py at d2b21556f245): 128
+# over pp 8 x vp 8, and the proxies' 30 and 62 layers over pp 4 x vp 8, split evenly.
 def pipeline_split(r):
-    return "embedding+loss" if bridge_405b(r) else ""
+    nemo2_405b = dgxc_nemo2(r) and r["model"].startswith("Llama 3.1 405B")
+    return "embedding+loss" if bridge_405b(r) or nemo2_405b else ""
 
 
 # The overlaps of dgxc-benchmarking's NeMo runs. At 35a9aecc8d5b and 1b9bb6b3cfea their NeMo

@@ -27,9 +27,9 @@ struct DeferredWgrad : ::testing::Test {
   Simulation run(const std::string& extra) const {
     return simulate(model, cluster, load_plan(ConfigNode::load_string(base() + extra, "plan.yaml")));
   }
-  static double last_stage_peak(const Simulation& s) {
+  static double last_stage_peak(const Simulation& s, int last = 3) {
     for (const SimulatedDeviceReport& d : s.report.simulated)
-      if (d.stage == 3) return d.peak_memory_bytes;
+      if (d.stage == last) return d.peak_memory_bytes;
     return -1;
   }
   static std::vector<sim::TaskId> labelled(const Simulation& s, const std::string& text) {
@@ -106,6 +106,23 @@ TEST_F(DeferredWgrad, EachDeferredMicrobatchHoldsTheHeadsInputAndOutputGradient)
   const double held = 2048.0 * 2048 * 2 + 2048.0 * 51200 / 2 * 2;
   const double two = last_stage_peak(run("defer_embedding_wgrad_compute: true\nwgrad_deferral_limit: 2\n"));
   const double four = last_stage_peak(run("defer_embedding_wgrad_compute: true\nwgrad_deferral_limit: 4\n"));
+  ASSERT_GT(two, 0);
+  EXPECT_NEAR(four - two, 2 * held, 1e-9 * four);
+}
+
+TEST_F(DeferredWgrad, UnderContextAndSequenceParallelismARankHoldsItsTokensOnly) {
+  // Context parallelism 2 gives a rank 1024 of the 2048 tokens; sequence parallelism splits
+  // the head's input over tp 2 (512 tokens x 2048 hidden, bf16: 2.10 MB), while the output
+  // gradient covers the rank's 1024 tokens x 51200 / 2 logits (bf16: 52.4 MB).
+  auto peak = [&](int limit) {
+    const std::string plan =
+        "tp: 2\npp: 2\ncp: 2\nsequence_parallel: true\nglobal_batch_size: 16\n"
+        "defer_embedding_wgrad_compute: true\nwgrad_deferral_limit: " +
+        std::to_string(limit) + "\n";
+    return last_stage_peak(simulate(model, cluster, load_plan(ConfigNode::load_string(plan, "plan.yaml"))), 1);
+  };
+  const double held = 512.0 * 2048 * 2 + 1024.0 * 51200 / 2 * 2;
+  const double two = peak(2), four = peak(4);
   ASSERT_GT(two, 0);
   EXPECT_NEAR(four - two, 2 * held, 1e-9 * four);
 }
