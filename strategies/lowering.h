@@ -32,7 +32,9 @@ namespace dejavu::strategies {
 // weights' casts once a step: read the 16-bit weight (2), write its narrow copy and that
 // copy's transpose (2 x 1 for fp8): 42 for fp8. With the state in bf16 (`state_bytes` 2,
 // Plan::optimizer_dtype) the master weight, momentum and variance move 12 bytes, not 24: 26.
-double optimizer_bytes_per_param(sim::DType dtype, double state_bytes = 4);
+// With fp8 primary weights (`fp8_params`, Plan::fp8_param_gather) the step writes the fp8
+// weight and its transpose (2) in place of the 16-bit weight (2) and its casts: 38 for fp8.
+double optimizer_bytes_per_param(sim::DType dtype, double state_bytes = 4, bool fp8_params = false);
 
 struct GpuRole {
   int stage = 0, dp_rank = 0, tp_rank = 0;
@@ -149,8 +151,10 @@ struct ModelStateBytes {
   double total() const { return weights + gradients + optimizer; }
 };
 // `state_bytes`: an element of the optimizer's state (Plan::optimizer_state_bytes; 4 for fp32).
+// `fp8_params` (Plan::fp8_param_gather): an fp8 model keeps its weights in fp8 and their
+// transpose, without the 16-bit copy.
 ModelStateBytes model_state_per_param(sim::DType dtype, int zero, double shards, double gradient_bytes = 0,
-                                      double state_bytes = 4);
+                                      double state_bytes = 4, bool fp8_params = false);
 
 // A segment's tensor-parallel synchronisation: an all-reduce, or with sequence parallelism
 // a reduce-scatter and an all-gather.

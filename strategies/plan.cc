@@ -105,6 +105,7 @@ void load_megatron_switches(const ConfigNode& root, Plan& p) {
   p.overlap_param_gather = flag(root, "overlap_param_gather", p);
   p.tp_comm_overlap = flag(root, "tp_comm_overlap", p);
   p.defer_embedding_wgrad_compute = flag(root, "defer_embedding_wgrad_compute", p);
+  p.fp8_param_gather = flag(root, "fp8_param_gather", p);
   if (root.has("wgrad_deferral_limit")) {
     p.where["wgrad_deferral_limit"] = root.child("wgrad_deferral_limit").loc();
     // without the switch it defers nothing, as Megatron-Core's ModelParallelConfig has it
@@ -142,6 +143,10 @@ sim::DType Plan::gradient_dtype(sim::DType model_dtype) const {
 
 double Plan::gradient_element_bytes(sim::DType model_dtype) const {
   return sim::dtype_bytes(gradient_dtype(model_dtype));
+}
+
+double Plan::weight_element_bytes(sim::DType model_dtype) const {
+  return sim::dtype_bytes(fp8_param_gather ? sim::DType::FP8 : sim::storage_of(model_dtype));
 }
 
 std::vector<int> Plan::layers_per_stage(int layers) const {
@@ -406,6 +411,7 @@ Plan load_plan(const ConfigNode& root) {
                    "tp_comm_overlap",
                    "defer_embedding_wgrad_compute",
                    "wgrad_deferral_limit",
+                   "fp8_param_gather",
                    "offload",
                    "token_slices",
                    "gpu_order",
@@ -596,6 +602,15 @@ void check_wgrad_deferral(const Plan& p) {
             "use one or the other");
 }
 
+// fp8 primary weights are Transformer Engine's fp8 GEMMs' (Megatron-Core asserts --fp8-param-gather
+// under --fp8 only): a model whose GEMMs run in fp8.
+void check_fp8_param_gather(const Plan& p, const workloads::ModelGraph& model) {
+  if (p.fp8_param_gather && model.dtype != sim::DType::FP8)
+    fail_at(p, "fp8_param_gather",
+            "keeps the weights of fp8 GEMMs in fp8; model " + model.name + " is " + sim::to_string(model.dtype) +
+                "; valid: a model of dtype fp8, or fp8_param_gather: false");
+}
+
 // Uneven replicas run the synchronous schedules that flush once an iteration, each on its
 // own count (interleaving needs a multiple of pp on every replica).
 void check_replica_microbatches(const Plan& p) {
@@ -698,6 +713,7 @@ void validate(const Plan& p, const workloads::ModelGraph& model, const platforms
                 p.schedule + ")");
   check_chimera(p);
   check_wgrad_deferral(p);
+  check_fp8_param_gather(p, model);
   if (p.schedule == "interleaved-1f1b" && p.microbatches() % p.pp != 0)
     fail_at(p, "global_batch_size",
             std::to_string(p.microbatches()) + " microbatches per replica; interleaved-1f1b needs a multiple of pp (" +

@@ -48,6 +48,9 @@
 //                                # gradients of the first wgrad_deferral_limit microbatches
 //   wgrad_deferral_limit: 22     # (0: all) run in the pipeline flush, inputs and gradients held
 //                                # (without the switch the limit defers nothing, as in Megatron)
+//   fp8_param_gather: true       # (fp8 models) weights kept in fp8 only, with their transpose
+//                                # (Transformer Engine's fp8 primary weights, no 16-bit copy: the
+//                                # optimizer's fp32 master is the precise one), gathered in fp8
 #pragma once
 
 #include <algorithm>
@@ -166,7 +169,8 @@ struct Plan {
   bool overlap_param_gather = false;
   bool tp_comm_overlap = false;
   bool defer_embedding_wgrad_compute = false;
-  int wgrad_deferral_limit = 0;  // microbatches deferred; 0: every one (Megatron-Core's default)
+  int wgrad_deferral_limit = 0;   // microbatches deferred; 0: every one (Megatron-Core's default)
+  bool fp8_param_gather = false;  // fp8 primary weights (Megatron-Core's --fp8-param-gather)
   // Whether microbatch j's output-layer weight gradient runs in the pipeline flush.
   bool defers_wgrad_of(int j) const {
     return defer_embedding_wgrad_compute && (wgrad_deferral_limit == 0 || j < wgrad_deferral_limit);
@@ -240,6 +244,9 @@ struct Plan {
   // the GPU's SM count is not published.
   double comm_share(const platforms::GpuSpec& gpu) const;
   double gradient_element_bytes(sim::DType model_dtype) const;
+  // Bytes of a weight as the model keeps and gathers it: fp8's 1 under fp8_param_gather, else
+  // the model's storage dtype.
+  double weight_element_bytes(sim::DType model_dtype) const;
 };
 
 // The first rule of Megatron-Core's overlap switches (its arguments.py asserts) the plan

@@ -339,6 +339,7 @@ nlohmann::json plan_json(const strategies::Plan& p) {
     j["defer_embedding_wgrad_compute"] = true;
     j["wgrad_deferral_limit"] = p.wgrad_deferral_limit;
   }
+  if (p.fp8_param_gather) j["fp8_param_gather"] = true;
   if (p.comm_sms != strategies::Plan::kAutoCommSms) j["comm_sms"] = p.comm_sms;
   return j;
 }

@@ -180,6 +180,7 @@ strategies::Plan plan_of(const CsvRow& r) {
   p.grad_dtype = choice(r, "grad_dtype", {"", "fp32", "bf16", "fp16"});
   p.optimizer_dtype = choice(r, "optimizer_dtype", {"", "fp32", "bf16"});  // bf16 where the run's config says
   p.account_for_embedding = p.account_for_loss = choice(r, "pipeline_split", {"", "embedding+loss"}) != "";
+  p.fp8_param_gather = r.has("fp8_param_gather") && choice(r, "fp8_param_gather", {"", "on"}) == "on";
   set_overlaps(r, p);
   return p;
 }
@@ -255,7 +256,8 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& c
               (plan.zero ? " zero" + std::to_string(plan.zero) : "") +
               (plan.zero == 3 ? " bwd-" + plan.zero_backward_prefetch : "") +
               (plan.zero_reshard_after_forward ? "" : " kept") + " " + plan.recompute +
-              (r.text("recompute") == "unknown" ? "?" : "") + overlaps_of(plan);
+              (r.text("recompute") == "unknown" ? "?" : "") + overlaps_of(plan) +
+              (plan.fp8_param_gather ? " fp8-weights" : "");
   run.held_out = r.text("held_out") == "1";
   run.measured_s = r.as_double("measured_step_s", 1e-6, 1e6);
   run.predicted_s = s.report.iteration_time_s;

@@ -26,6 +26,8 @@
   server     a platforms/presets name where the source's network is not its GPU's vendor
              server's (Jean Zay's Omni-Path), else empty: the DGX of the GPU type
   held_out   1 for every third row (row_id % 3 == 0), fixed here before anything is fitted
+  fp8_param_gather  on where the run's configuration keeps fp8 primary weights (Megatron-Core's
+             fp8_param_gather, NeMo's fp8_params), else empty
 
 Hand-entered tables in the same form (public/nemo_megatron_launcher_a100_2207.csv) may add a
 last column, sequence_parallel: off where the run's config turns it off with tp > 1 (a NeMo row
@@ -338,12 +340,32 @@ def overlaps(r):
     return ""
 
 
+# fp8 primary weights: the weights kept in fp8 alone and all-gathered in fp8 (Megatron-Core's
+# fp8_param_gather, NeMo's fp8_params). dgxc-benchmarking's NeMo 1 runs pass
+# +model.fp8_params=$FP8_ENABLED (llama3.1/configure.sh, nemotron/configure.sh) or set
+# fp8_params: true (nemo_megatron/gpt3_175b_hydra.yaml) at 35a9aecc8d5b and 1b9bb6b3cfea; its NeMo
+# 2 runs (85380ffe02) take bf16_with_fp8_mixed(), which sets fp8_params = True (NeMo d2b21556f245,
+# nemo/collections/llm/recipes/precision/mixed_precision.py). NeMo's July 2024 summary: of the
+# NeMo-Framework-Launcher 24.07 configs only gpt3/mlperf.yaml (the 512-GPU GPT-3 175B row) sets
+# fp8_params: true. Megatron-Bridge's fp8_cs and fp8_mx recipes (bf16_with_fp8_current_scaling_mixed,
+# bf16_with_mxfp8_mixed: src/megatron/bridge/training/mixed_precision.py at 7e8111c23 and
+# c76eae64e) set fp8_param_gather = True; its nvfp4 recipe sets False.
+def fp8_param_gather(r):
+    if precision(r["precision"]) != "fp8":
+        return ""
+    nemo = r["framework"].startswith("NeMo")
+    mlperf = r["model"] == "GPT3-175B" and r["num_gpus"] == "512"
+    on = (r["source_id"] == "megatron_bridge_perf_summary" or (r["source_id"] == "dgxc_benchmarking" and nemo)
+          or (r["source_id"] == "nemo_perf_summary_2407" and mlperf))
+    return "on" if on else ""
+
+
 def main(path):
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(["row_id", "source", "model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
                   "seq_len", "gpu", "gpus", "framework", "precision", "tp", "pp", "vp", "cp", "dp", "sharding",
                   "micro_batch", "global_batch", "recompute", "measured_step_s", "attention", "grad_dtype",
-                  "pipeline_split", "overlaps", "optimizer_dtype", "server", "held_out"])
+                  "pipeline_split", "overlaps", "optimizer_dtype", "server", "held_out", "fp8_param_gather"])
     for r in csv.DictReader(open(path)):
         config = launcher_config(r)
         if config:
@@ -369,7 +391,7 @@ def main(path):
                       step, "unfused" if config else ATTENTION_OF_FRAMEWORK.get(framework, "flash"),
                       grad_dtype(r),
                       pipeline_split(r), overlaps(r), optimizer_dtype(r), server(r),
-                      1 if int(r["row_id"]) % 3 == 0 else 0])
+                      1 if int(r["row_id"]) % 3 == 0 else 0, fp8_param_gather(r)])
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@
 
 namespace dejavu::strategies {
 
-double optimizer_bytes_per_param(sim::DType dtype, double state_bytes) {
-  const double casts = sim::narrow_gemm(dtype) ? 2 + 2 * sim::dtype_bytes(dtype) : 0;
+double optimizer_bytes_per_param(sim::DType dtype, double state_bytes, bool fp8_params) {
+  const double casts = sim::narrow_gemm(dtype) && !fp8_params ? 2 + 2 * sim::dtype_bytes(dtype) : 0;
   const double state = 6 * state_bytes;  // master weight, momentum and variance, each read and written
   return (dtype == sim::DType::FP16 ? 22 : 14) + state + casts;
 }
@@ -198,9 +198,10 @@ void GradientPass::emit_stage(int s) {
       steps.push_back(offloaded_step(s, c, stepped, synced, shares));
       continue;
     }
-    const sim::Kernel k{sim::OpClass::Optimizer, 0,
-                        stepped * optimizer_bytes_per_param(L_.model.dtype, L_.plan.optimizer_state_bytes()),
-                        L_.model.dtype};
+    const sim::Kernel k{
+        sim::OpClass::Optimizer, 0,
+        stepped * optimizer_bytes_per_param(L_.model.dtype, L_.plan.optimizer_state_bytes(), L_.plan.fp8_param_gather),
+        L_.model.dtype};
     const sim::TaskId step = g_.add_compute(L_.dev[s][c], L_.streams.compute, time_s(s, c, k), opt_label_, -1);
     if (compressed > 0) g_.add_memory(step, 0, compressed);
     for (sim::TaskId id : synced) g_.depend(id, step);

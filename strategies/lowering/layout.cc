@@ -26,7 +26,7 @@ JobLayout::JobLayout(const workloads::ModelGraph& model_, const platforms::Clust
   // Experts (with ep > 1) are held by d / ep replicas only: ZeRO shards their states that way.
   dpe = plan.ep > 1 ? d / plan.ep * cp : dpc;
   micro_batch = plan.micro_batch_size;
-  element_bytes = sim::dtype_bytes(sim::storage_of(model.dtype));
+  element_bytes = plan.weight_element_bytes(model.dtype);
   gradient_bytes = plan.gradient_element_bytes(model.dtype);
   fused = options.fuse_items && plan.ep == 1 && cp == 1 && plan.gradient_bucket_bytes(1) <= 0 &&
           !plan.overlap_param_gather && !plan.tp_comm_overlap && !plan.defer_embedding_wgrad_compute;
@@ -197,8 +197,9 @@ void JobLayout::add_device(LoweredJob& job, int s, int c) {
   device.capacity_bytes = capacity;
   device.comm_share = comm_share;
   const double sb = plan.optimizer_state_bytes();
-  const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc, gradient_bytes, sb);
-  const ModelStateBytes expert_state = model_state_per_param(model.dtype, plan.zero, dpe, gradient_bytes, sb);
+  const bool fp8w = plan.fp8_param_gather;
+  const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc, gradient_bytes, sb, fp8w);
+  const ModelStateBytes expert_state = model_state_per_param(model.dtype, plan.zero, dpe, gradient_bytes, sb, fp8w);
   const double dense = params[s] - (plan.ep > 1 ? expert_params[s] : 0), experts = params[s] - dense;
   device.resident = {{"gradients", dense * state.gradients + experts * expert_state.gradients}};
   if (plan.offload_parameters.empty())  // offloaded, the shards live on the host (lowering/zero3.h)

@@ -153,12 +153,14 @@ std::vector<BlockCost> block_costs(const workloads::ModelGraph& model, const pla
 }
 
 ModelStateBytes model_state_per_param(sim::DType dtype, int zero, double shards, double gradient_bytes,
-                                      double state_bytes) {
+                                      double state_bytes, bool fp8_params) {
   const double e = sim::dtype_bytes(sim::storage_of(dtype));
   const double g = gradient_bytes > 0 ? gradient_bytes : e;
   // fp8/fp4 GEMMs: beside the 16-bit weight, its narrow copy and that copy's transpose
-  // (Transformer Engine keeps both for the step's forward and backward GEMMs).
-  const double weights = e + (sim::narrow_gemm(dtype) ? 2 * sim::dtype_bytes(dtype) : 0);
+  // (Transformer Engine keeps both for the step's forward and backward GEMMs); fp8 primary
+  // weights are the narrow copy and its transpose alone.
+  const double narrow = sim::narrow_gemm(dtype) ? 2 * sim::dtype_bytes(dtype) : 0;
+  const double weights = (fp8_params ? 0 : e) + narrow;
   // A master copy (unless the model is fp32 and its own), momentum and variance.
   const double optimizer = (e < 4 ? 3 : 2) * state_bytes;
   return {weights / (zero >= 3 ? shards : 1), g / (zero >= 2 ? shards : 1), optimizer / (zero >= 1 ? shards : 1)};

@@ -281,7 +281,8 @@ PartitionProblem partition_problem(const Problem& problem, const Plan& plan, con
   pr.stages = V;
   pr.microbatches = m;
   const double per_param = model_state_per_param(model.dtype, plan.zero, static_cast<double>(plan.dp) * plan.cp,
-                                                 plan.gradient_element_bytes(model.dtype), plan.optimizer_state_bytes())
+                                                 plan.gradient_element_bytes(model.dtype), plan.optimizer_state_bytes(),
+                                                 plan.fp8_param_gather)
                                .total();
   std::map<std::string, std::vector<BlockCost>> priced;  // stages on the same GPUs price alike
   for (int vs = 0; vs < V; ++vs) {

@@ -187,6 +187,7 @@ std::string describe(const Plan& p) {
   if (d.delay > 0) s += " delay" + std::to_string(d.delay);
   if (!p.grad_dtype.empty()) s += " grads=" + p.grad_dtype;
   if (p.optimizer_dtype == "bf16") s += " adam=bf16";
+  if (p.fp8_param_gather) s += " fp8-weights";
   return s;
 }
 
@@ -236,6 +237,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   if (p.tp_comm_overlap) out << "tp_comm_overlap: true\n";
   if (p.defer_embedding_wgrad_compute)
     out << "defer_embedding_wgrad_compute: true\nwgrad_deferral_limit: " << p.wgrad_deferral_limit << "\n";
+  if (p.fp8_param_gather) out << "fp8_param_gather: true\n";
   if (p.comm_sms != Plan::kAutoCommSms) out << "comm_sms: " << p.comm_sms << "\n";
   const auto& d = p.data_parallel;  // refined syncs and buckets, and the update-rule variants
   if (d.sync != "all-reduce" || d.compression != "none" || d.delay > 0 || d.bucket_bytes > 0) {

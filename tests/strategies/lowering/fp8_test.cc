@@ -8,6 +8,7 @@
 #include "platforms/cluster.h"
 #include "platforms/perf_model.h"
 #include "sim/config_node.h"
+#include "sim/error.h"
 #include "strategies/lowering.h"
 #include "strategies/lowering/prices.h"
 #include "strategies/plan.h"
@@ -38,6 +39,18 @@ Plan one_gpu() {
   Plan p;
   p.micro_batch_size = 1;
   p.global_batch_size = 1;
+  return p;
+}
+
+// One DGX H100 and a plan of eight one-sequence microbatches a step (degrees set by the test).
+const platforms::Cluster& dgx_h100() {
+  static const platforms::Cluster c = platforms::load_cluster_file(src("platforms/presets/dgx-h100-1x8.yaml"));
+  return c;
+}
+
+Plan eight_sequences() {
+  Plan p = one_gpu();
+  p.global_batch_size = 8;
   return p;
 }
 
@@ -83,14 +96,52 @@ TEST(Fp8, ModelStateBytesPerParameter) {
   EXPECT_DOUBLE_EQ(model_state_per_param(sim::DType::FP4, 0, 1).weights, 3);
   // The optimizer step recasts the weights: reads bf16 (2), writes fp8 and its transpose (2).
   EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(sim::DType::FP8), 38 + 4);
+  // fp8 primary weights (fp8_param_gather): the fp8 weight and its transpose, no bf16 copy;
+  // the step writes those two (1 + 1) where it wrote the bf16 weight (2), and casts nothing.
+  EXPECT_DOUBLE_EQ(model_state_per_param(sim::DType::FP8, 0, 1, 0, 4, true).weights, 2);
+  EXPECT_DOUBLE_EQ(model_state_per_param(sim::DType::FP8, 3, 8, 0, 4, true).total(), 16.0 / 8);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(sim::DType::FP8, 4, true), 38);
+}
+
+// Megatron-Core's fp8_param_gather on a distributed optimizer (zero 1) over 8 H100s: each
+// GPU holds 2 bytes of weights a parameter instead of 4, and the updated weights are
+// all-gathered in fp8, half the bytes of the bf16 gather.
+TEST(Fp8, Fp8PrimaryWeightsHalveTheWeightsAndTheirGather) {
+  const platforms::Cluster& cluster = dgx_h100();
+  Plan plan = eight_sequences();
+  plan.dp = 8;
+  plan.zero = 1;
+  const workloads::ModelGraph fp8 = llama3_8b("fp8");
+  const Simulation a = simulate(fp8, cluster, plan);
+  plan.fp8_param_gather = true;
+  const Simulation b = simulate(fp8, cluster, plan);
+  auto part = [](const Simulation& s, const std::string& name) {
+    for (const sim::MemoryPart& m : s.report.simulated[0].memory_at_peak)
+      if (m.name == name) return m.bytes;
+    return -1.0;
+  };
+  const double params = fp8.parameter_count();
+  EXPECT_DOUBLE_EQ(part(a, "weights"), 4 * params);
+  EXPECT_DOUBLE_EQ(part(b, "weights"), 2 * params);
+  auto gathered = [](const Simulation& s) {
+    double bytes = 0;
+    for (size_t i = 0; i < s.job.graph.size(); ++i) {
+      const sim::Task& t = s.job.graph.task(static_cast<sim::TaskId>(i));
+      if (t.label >= 0 && s.job.graph.labels()[t.label] == "dp weight all-gather") bytes += t.bytes;
+    }
+    return bytes;
+  };
+  EXPECT_DOUBLE_EQ(gathered(a), 2 * params);  // the whole model's bf16 weights, gathered
+  EXPECT_DOUBLE_EQ(gathered(b), params);
+  // A bf16 model has no fp8 weights to keep.
+  plan.fp8_param_gather = true;
+  EXPECT_THROW(simulate(llama3_8b("bf16"), cluster, plan), Error);
 }
 
 TEST(Fp8, ALlamaStepIsFasterButNotTwiceAndHoldsTheFp8Copies) {
-  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-h100-1x8.yaml"));
-  Plan plan;
+  const platforms::Cluster& cluster = dgx_h100();
+  Plan plan = eight_sequences();
   plan.tp = 8;
-  plan.micro_batch_size = 1;
-  plan.global_batch_size = 8;
   plan.sequence_parallel = true;
   const workloads::ModelGraph bf16 = llama3_8b("bf16"), fp8 = llama3_8b("fp8");
   const Simulation a = simulate(bf16, cluster, plan), b = simulate(fp8, cluster, plan);
