@@ -308,9 +308,12 @@ def bridge_overlaps(r):
 NEMO_2407_TP_OVERLAP = {"GPT3-20B", "LLAMA2-70B", "LLAMA3-70B", "Nemotron-8B", "Nemotron-22B"}
 
 
+def nemo_2407_mlperf(r):
+    return r["source_id"] == "nemo_perf_summary_2407" and r["model"] == "GPT3-175B" and r["num_gpus"] == "512"
+
+
 def nemo_2407_overlaps(r):
-    mlperf = r["model"] == "GPT3-175B" and r["num_gpus"] == "512"
-    return "grad+param+tp" if mlperf or r["model"] in NEMO_2407_TP_OVERLAP else "grad+param"
+    return "grad+param+tp" if nemo_2407_mlperf(r) or r["model"] in NEMO_2407_TP_OVERLAP else "grad+param"
 
 
 # Megatron-Core's defer_embedding_wgrad_compute where dgxc-benchmarking's NeMo configs set it,
@@ -353,10 +356,8 @@ def overlaps(r):
 def fp8_param_gather(r):
     if precision(r["precision"]) != "fp8":
         return ""
-    nemo = r["framework"].startswith("NeMo")
-    mlperf = r["model"] == "GPT3-175B" and r["num_gpus"] == "512"
-    on = (r["source_id"] == "megatron_bridge_perf_summary" or (r["source_id"] == "dgxc_benchmarking" and nemo)
-          or (r["source_id"] == "nemo_perf_summary_2407" and mlperf))
+    dgxc_nemo = r["source_id"] == "dgxc_benchmarking" and r["framework"].startswith("NeMo")
+    on = r["source_id"] == "megatron_bridge_perf_summary" or dgxc_nemo or nemo_2407_mlperf(r)
     return "on" if on else ""
 
 
