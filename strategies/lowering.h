@@ -35,6 +35,8 @@ namespace dejavu::strategies {
 // With fp8 primary weights (`fp8_params`, Plan::fp8_param_gather) the step writes the fp8
 // weight and its transpose (2) in place of the 16-bit weight (2) and its casts: 38 for fp8.
 double optimizer_bytes_per_param(sim::DType dtype, double state_bytes = 4, bool fp8_params = false);
+// The same for a plan's optimizer dtype and fp8 weights.
+double optimizer_bytes_per_param(sim::DType dtype, const Plan& plan);
 
 struct GpuRole {
   int stage = 0, dp_rank = 0, tp_rank = 0;
@@ -155,6 +157,8 @@ struct ModelStateBytes {
 // transpose, without the 16-bit copy.
 ModelStateBytes model_state_per_param(sim::DType dtype, int zero, double shards, double gradient_bytes = 0,
                                       double state_bytes = 4, bool fp8_params = false);
+// The same for a plan: its ZeRO stage, gradient and optimizer dtypes and fp8 weights.
+ModelStateBytes model_state_per_param(sim::DType dtype, const Plan& plan, double shards);
 
 // A segment's tensor-parallel synchronisation: an all-reduce, or with sequence parallelism
 // a reduce-scatter and an all-gather.

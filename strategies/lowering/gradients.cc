@@ -14,6 +14,10 @@ double optimizer_bytes_per_param(sim::DType dtype, double state_bytes, bool fp8_
   return (dtype == sim::DType::FP16 ? 22 : 14) + state + casts;
 }
 
+double optimizer_bytes_per_param(sim::DType dtype, const Plan& plan) {
+  return optimizer_bytes_per_param(dtype, plan.optimizer_state_bytes(), plan.fp8_param_gather);
+}
+
 namespace lowering {
 
 GradientPass::GradientPass(sim::TaskGraph& g, const JobLayout& L, const ItemTasks& items,
@@ -198,10 +202,8 @@ void GradientPass::emit_stage(int s) {
       steps.push_back(offloaded_step(s, c, stepped, synced, shares));
       continue;
     }
-    const sim::Kernel k{
-        sim::OpClass::Optimizer, 0,
-        stepped * optimizer_bytes_per_param(L_.model.dtype, L_.plan.optimizer_state_bytes(), L_.plan.fp8_param_gather),
-        L_.model.dtype};
+    const sim::Kernel k{sim::OpClass::Optimizer, 0, stepped * optimizer_bytes_per_param(L_.model.dtype, L_.plan),
+                        L_.model.dtype};
     const sim::TaskId step = g_.add_compute(L_.dev[s][c], L_.streams.compute, time_s(s, c, k), opt_label_, -1);
     if (compressed > 0) g_.add_memory(step, 0, compressed);
     for (sim::TaskId id : synced) g_.depend(id, step);

@@ -196,10 +196,8 @@ void JobLayout::add_device(LoweredJob& job, int s, int c) {
   sim::Device& device = g.device(dev[s][c]);
   device.capacity_bytes = capacity;
   device.comm_share = comm_share;
-  const double sb = plan.optimizer_state_bytes();
-  const bool fp8w = plan.fp8_param_gather;
-  const ModelStateBytes state = model_state_per_param(model.dtype, plan.zero, dpc, gradient_bytes, sb, fp8w);
-  const ModelStateBytes expert_state = model_state_per_param(model.dtype, plan.zero, dpe, gradient_bytes, sb, fp8w);
+  const ModelStateBytes state = model_state_per_param(model.dtype, plan, dpc);
+  const ModelStateBytes expert_state = model_state_per_param(model.dtype, plan, dpe);
   const double dense = params[s] - (plan.ep > 1 ? expert_params[s] : 0), experts = params[s] - dense;
   device.resident = {{"gradients", dense * state.gradients + experts * expert_state.gradients}};
   if (plan.offload_parameters.empty())  // offloaded, the shards live on the host (lowering/zero3.h)

@@ -166,6 +166,11 @@ ModelStateBytes model_state_per_param(sim::DType dtype, int zero, double shards,
   return {weights / (zero >= 3 ? shards : 1), g / (zero >= 2 ? shards : 1), optimizer / (zero >= 1 ? shards : 1)};
 }
 
+ModelStateBytes model_state_per_param(sim::DType dtype, const Plan& plan, double shards) {
+  return model_state_per_param(dtype, plan.zero, shards, plan.gradient_element_bytes(dtype),
+                               plan.optimizer_state_bytes(), plan.fp8_param_gather);
+}
+
 std::vector<sim::CollectiveOp> tp_sync_ops(const Plan& plan) {
   if (plan.sequence_parallel) return {sim::CollectiveOp::ReduceScatter, sim::CollectiveOp::AllGather};
   return {sim::CollectiveOp::AllReduce};

@@ -66,9 +66,7 @@ double model_state_lower_bound_bytes(const workloads::ModelGraph& model, const P
   // the average, and tensor parallelism splits at most every parameter t ways.
   const double params = model.parameter_count() / static_cast<double>(p.tp_sum());
   if (p.ep > 1) return 0;  // experts shard further; no cheap bound
-  const ModelStateBytes state =
-      model_state_per_param(model.dtype, p.zero, static_cast<double>(p.dp) * p.cp,
-                            p.gradient_element_bytes(model.dtype), p.optimizer_state_bytes(), p.fp8_param_gather);
+  const ModelStateBytes state = model_state_per_param(model.dtype, p, static_cast<double>(p.dp) * p.cp);
   // Offloaded states are on the host.
   return params * (state.total() - (p.offload_optimizer.empty() ? 0 : state.optimizer) -
                    (p.offload_parameters.empty() ? 0 : state.weights));

@@ -280,10 +280,7 @@ PartitionProblem partition_problem(const Problem& problem, const Plan& plan, con
   PartitionProblem pr;
   pr.stages = V;
   pr.microbatches = m;
-  const double per_param = model_state_per_param(model.dtype, plan.zero, static_cast<double>(plan.dp) * plan.cp,
-                                                 plan.gradient_element_bytes(model.dtype), plan.optimizer_state_bytes(),
-                                                 plan.fp8_param_gather)
-                               .total();
+  const double per_param = model_state_per_param(model.dtype, plan, static_cast<double>(plan.dp) * plan.cp).total();
   std::map<std::string, std::vector<BlockCost>> priced;  // stages on the same GPUs price alike
   for (int vs = 0; vs < V; ++vs) {
     const int s = vs % p;  // the GPU stage running virtual stage vs

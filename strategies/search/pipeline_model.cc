@@ -420,8 +420,7 @@ double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t,
   auto collective = [&](sim::CollectiveOp op, double bytes) {
     return collective_s(plan, s, static_cast<int>(op), bytes);
   };
-  const ModelStateBytes state =
-      model_state_per_param(model.dtype, plan.zero, dpc, g, plan.optimizer_state_bytes(), plan.fp8_param_gather);
+  const ModelStateBytes state = model_state_per_param(model.dtype, plan, dpc);
   const bool offloaded = !plan.offload_optimizer.empty();  // the optimizer on the host (lowering/offload.h)
   const double resident = w.params[s] * (state.total() - (offloaded ? state.optimizer : 0)) + w.reserved[s];
   const double grad_bytes = w.params[s] * g;
@@ -435,10 +434,8 @@ double PipelineModel::finish_stage(const Plan& plan, const Work& w, Timeline& t,
   }
   const double shard = plan.zero >= 1 ? dpc : 1;
   const platforms::PerfModel perf = platforms::perf_model(cluster, *cluster.gpus[gpu_index(plan, s, 0, 0)].spec);
-  const sim::Kernel k{
-      sim::OpClass::Optimizer, 0,
-      w.params[s] * optimizer_bytes_per_param(model.dtype, plan.optimizer_state_bytes(), plan.fp8_param_gather) / shard,
-      model.dtype};
+  const sim::Kernel k{sim::OpClass::Optimizer, 0, w.params[s] * optimizer_bytes_per_param(model.dtype, plan) / shard,
+                      model.dtype};
   double step_s = perf.time_s(k);
   if (offloaded) {
     const platforms::ServerGroup& server = cluster.group_of(gpu_index(plan, s, 0, 0));
