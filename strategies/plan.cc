@@ -7,6 +7,7 @@
 
 #include "sim/limits.h"
 #include "strategies/data_parallel.h"
+#include "strategies/pipeline_layout.h"
 #include "strategies/schedules/schedule.h"
 #include "workloads/dlrm.h"
 #include "workloads/token_slice.h"
@@ -341,19 +342,29 @@ void load_stage_tp(const ConfigNode& root, Plan& p) {
     p.stage_tp.clear();  // the same everywhere: the plain key
 }
 
-// `stages: [...]`, or Megatron-Core's split accounting for the embedding and the loss: one
-// way to say a split, not both.
+// `stages: [...]`, Megatron-Core's pipeline_model_parallel_layout (`pipeline_layout`, the
+// same counts in its notation), or its split accounting for the embedding and the loss: one
+// way to say a split. A first (last) stage of 0 layers holds only the embedding (the loss).
 void load_stages(const ConfigNode& root, Plan& p) {
   if (root.has("stages")) {
     const ConfigNode st = root.child("stages");
     p.where["stages"] = st.loc();
-    for (const ConfigNode& n : st.items()) p.stages.push_back(static_cast<int>(n.as_int(1, limits::kMaxLayers)));
+    for (const ConfigNode& n : st.items()) p.stages.push_back(static_cast<int>(n.as_int(0, limits::kMaxLayers)));
+  }
+  if (root.has("pipeline_layout")) {
+    const ConfigNode n = root.child("pipeline_layout");
+    if (root.has("stages")) n.fail("and stages both say how layers split; valid: one of them");
+    PipelineLayout layout = parse_pipeline_layout(n.as_string());
+    if (!layout.error.empty()) n.fail(layout.error);
+    p.stages = std::move(layout.layers);
+    p.where["pipeline_layout"] = n.loc();
   }
   p.account_for_embedding = flag(root, "account_for_embedding_in_pipeline_split", p);
   p.account_for_loss = flag(root, "account_for_loss_in_pipeline_split", p);
   for (const char* key : {"account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"})
-    if (root.has(key) && root.child(key).as_bool() && root.has("stages"))
-      root.child(key).fail("and stages both say how layers split; valid: one of them");
+    for (const char* other : {"stages", "pipeline_layout"})
+      if (root.has(key) && root.child(key).as_bool() && root.has(other))
+        root.child(key).fail(std::string("and ") + other + " both say how layers split; valid: one of them");
 }
 
 // comm_sms: auto | a count of SMs (checked against the GPUs' own by cluster_for_plan).
@@ -391,6 +402,7 @@ Plan load_plan(const ConfigNode& root) {
                    "stages",
                    "account_for_embedding_in_pipeline_split",
                    "account_for_loss_in_pipeline_split",
+                   "pipeline_layout",
                    "stage_tp",
                    "recompute",
                    "recompute_early_stop",
@@ -556,13 +568,24 @@ void check_layer_split(const Plan& p, const workloads::ModelGraph& model) {
                 "virtual_stages = " + std::to_string(stages) + " stages; valid: stages dividing " +
                 std::to_string(model.layers + extra) + " (" + divisors(model.layers + extra) + ")");
   if (p.stages.empty()) return;
+  const bool layout = p.where.count("pipeline_layout") > 0;
+  const std::string key = layout ? "pipeline_layout" : "stages";
   long long sum = 0;
   for (int l : p.stages) sum += l;
   if (static_cast<int>(p.stages.size()) != p.total_stages() || sum != model.layers)
-    fail_at(p, "stages",
-            std::to_string(p.stages.size()) + " entries adding up to " + std::to_string(sum) +
-                " layers; valid: pp x virtual_stages = " + std::to_string(p.total_stages()) +
-                " entries adding up to the model's " + std::to_string(model.layers) + " layers");
+    fail_at(p, key,
+            std::to_string(p.stages.size()) + (layout ? " stages holding " : " entries adding up to ") +
+                std::to_string(sum) + " layers; valid: pp x virtual_stages = " + std::to_string(p.total_stages()) +
+                (layout ? " stages holding " : " entries adding up to ") + "the model's " +
+                std::to_string(model.layers) + " layers");
+  for (size_t s = 1; s + 1 < p.stages.size(); ++s)
+    if (p.stages[s] == 0)
+      fail_at(p, key,
+              "stage " + std::to_string(s) +
+                  " of 0 layers; valid: at least 1 in every stage but the first and last "
+                  "(which may hold only the embedding or the loss)");
+  if (p.stages.size() == 1 && p.stages[0] == 0)
+    fail_at(p, key, "no layer in the only stage; valid: the model's layers");
 }
 
 // Chimera's two pipelines run here with plain all-reduce data parallelism.

@@ -12,6 +12,8 @@
 //   account_for_embedding_in_pipeline_split: true  # Megatron-Core's split: the embedding
 //   account_for_loss_in_pipeline_split: true       # (the loss) counts as a layer, the first
 //                          # (last) virtual stage takes one fewer; stages split evenly
+//   pipeline_layout: "Et*2|(t*2|)*34,t*3|(t*2|)*3,tL"  # or Megatron-Core's
+//                          # pipeline_model_parallel_layout: each stage's E, t, L (pipeline_layout.h)
 //   token_slices: auto     # schedule terapipe: auto (TeraPipe's dynamic program) | k equal
 //                          # slices | [lengths] adding up to the sequence
 //   recompute: full        # none | selective (attention) | full, or one per pipeline stage
@@ -90,7 +92,7 @@ struct Plan {
   int global_batch_size = 1;
   std::string schedule = "1f1b";
   int virtual_stages = 1;
-  std::vector<int> stages;  // layers per virtual stage; empty: even split
+  std::vector<int> stages;  // layers per virtual stage (or pipeline_layout's); empty: even split
   // Megatron-Core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split:
   // the embedding (the loss) counts as one more layer, layers + those split evenly over the
   // virtual stages, the first (last) taking one layer fewer: Llama 3.1 405B's 126 layers over
