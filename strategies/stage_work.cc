@@ -42,6 +42,24 @@ ActivationSplit activation_of(const Op& op, const ModelGraph& m, const Plan& pla
 
 namespace {
 
+// The share of a tensor-parallel all-gather's bytes under sequence parallelism: the GEMM it
+// feeds is the next one (forward) or the one before (backward: its output gradient); when
+// that GEMM runs in fp8 or fp4, Transformer Engine gathers its quantized input (the
+// LayerNorm's fp8 output forward, the cast output gradient backward: layernorm_linear.py and
+// base.py's grad_output_preprocess, v1.9; every quantized format in v2.x's
+// gather_along_first_dim), else the tensor in its own dtype (the LM head's input; the
+// embedding's gradient).
+double tp_gather_share(const ModelGraph& m, int v, bool backward) {
+  if (!sim::narrow_gemm(m.dtype)) return 1;
+  const int n = static_cast<int>(m.size());
+  for (int u = backward ? v - 1 : v + 1; u >= 0 && u < n; u += backward ? -1 : 1) {
+    const Op& op = m.op(u);
+    if (op.op_class != sim::OpClass::Gemm) continue;
+    return op.high_precision ? 1 : sim::dtype_bytes(m.dtype) / sim::dtype_bytes(sim::storage_of(m.dtype));
+  }
+  return 1;
+}
+
 // What PyTorch's non-reentrant checkpoint replays of a block before it stops early: every
 // op up to the last one that saves a tensor for its backward, that one only if it saves
 // more than its inputs (a GEMM saves its input and its weight; a norm its statistics, an
@@ -104,7 +122,10 @@ class Cutter {
     account(op);
     const bool syncs = plan_.tp > 1 && kind_ != Pass::BackwardWeight && (backward_ ? op.tp_sync_bwd : op.tp_sync_fwd);
     const double a2a = !exchanges_ ? 0 : backward_ ? op.ep_a2a_bwd_bytes : op.ep_a2a_fwd_bytes;
-    if (syncs) cur_.sync_bytes_per_sample = op.tp_sync_bytes;
+    if (syncs) {
+      cur_.sync_bytes_per_sample = op.tp_sync_bytes;
+      cur_.gather_bytes_per_sample = op.tp_sync_bytes * tp_gather_share(m_, v, backward_);
+    }
     if (a2a > 0) {
       cur_.ep_after_per_sample = a2a * (op.ep_bytes_per_member ? plan_.ep : 1);
       cur_.ep_after_op = backward_ ? op.ep_bwd_op : op.ep_fwd_op;

@@ -19,8 +19,15 @@ struct Segment {
   Pass pass = Pass::Forward;
   std::vector<int> ops;
   double sync_bytes_per_sample = 0;  // tensor-parallel synchronisation after the segment
-  double ep_before_per_sample = 0;   // expert-parallel all-to-all before the segment
-  double ep_after_per_sample = 0;    // ... and after it (after the TP synchronisation)
+  // ... its all-gather under sequence parallelism: quantized (fp8, fp4) when the GEMM it
+  // feeds runs in that precision, as Transformer Engine gathers (tp_gather_bytes).
+  double gather_bytes_per_sample = 0;
+  // The bytes of `op`'s all-gather: the quantized elements of the GEMM it feeds.
+  double gather_bytes(sim::CollectiveOp op) const {
+    return op == sim::CollectiveOp::AllGather ? gather_bytes_per_sample : sync_bytes_per_sample;
+  }
+  double ep_before_per_sample = 0;  // expert-parallel all-to-all before the segment
+  double ep_after_per_sample = 0;   // ... and after it (after the TP synchronisation)
   sim::CollectiveOp ep_before_op = sim::CollectiveOp::AllToAll, ep_after_op = sim::CollectiveOp::AllToAll;
   double cp_gather_per_sample = 0;   // context parallelism: keys and values gathered before
   double cp_scatter_per_sample = 0;  // ... and their gradients reduce-scattered after

@@ -127,11 +127,13 @@ SegmentTime GroupPricer::times(const Segment& seg) const {
 
 double GroupPricer::sync_s(const Segment& seg) {
   if (plan_.tp <= 1 || seg.sync_bytes_per_sample <= 0) return 0;
-  const double bytes = seg.sync_bytes_per_sample * plan_.micro_batch_size / plan_.cp;
-  auto [it, fresh] = sync_cache_.try_emplace(bytes, 0.0);
+  const double scale = plan_.micro_batch_size / plan_.cp;
+  auto [it, fresh] = sync_cache_.try_emplace({seg.sync_bytes_per_sample, seg.gather_bytes_per_sample}, 0.0);
   if (fresh)
-    for (sim::CollectiveOp op : ops_)
+    for (sim::CollectiveOp op : ops_) {
+      const double bytes = seg.gather_bytes(op) * scale;
       it->second += sim::algorithm_for(*algorithm_, net_, ring_, op).time_s(net_, ring_, op, bytes);
+    }
   return it->second;
 }
 

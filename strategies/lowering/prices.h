@@ -52,7 +52,7 @@ class GroupPricer {
   std::vector<int> ring_;                   // the tensor-parallel ring of context rank 0
   std::unique_ptr<sim::CollectiveAlgorithm> algorithm_;
   std::vector<sim::CollectiveOp> ops_;
-  std::map<double, double> sync_cache_;
+  std::map<std::pair<double, double>, double> sync_cache_;  // (sync, gather) bytes per sample -> s
 };
 
 }  // namespace dejavu::strategies::lowering

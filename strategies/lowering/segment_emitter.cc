@@ -115,7 +115,7 @@ sim::TaskId SegmentEmitter::overlapped_compute(const Segment& seg, const Segment
   double middle = time.total_s;
   if (pending_gather_) {
     const Segment& before = *pending_gather_;
-    const double bytes = before.sync_bytes_per_sample * b / L_.cp;
+    const double bytes = before.gather_bytes_per_sample * b / L_.cp;
     const sim::TaskId first = sync_task(before, sim::CollectiveOp::AllGather, bytes / n, j);
     chain.add(g_, first);
     const sim::TaskId rest = sync_task(before, sim::CollectiveOp::AllGather, bytes * (n - 1) / n, j);
@@ -153,14 +153,14 @@ sim::TaskId SegmentEmitter::overlapped_compute(const Segment& seg, const Segment
 
 void SegmentEmitter::finish(Chain& chain, int j) {
   if (!pending_gather_) return;
-  const double bytes = pending_gather_->sync_bytes_per_sample * L_.micro_batch / L_.cp;
+  const double bytes = pending_gather_->gather_bytes_per_sample * L_.micro_batch / L_.cp;
   chain.add(g_, sync_task(*pending_gather_, sim::CollectiveOp::AllGather, bytes, j));
   pending_gather_ = nullptr;
 }
 
 void SegmentEmitter::tensor_sync(const Segment& seg, int j, Chain& chain) {
-  const double bytes = seg.sync_bytes_per_sample * L_.micro_batch / L_.cp;
   for (sim::CollectiveOp op : tp_sync_ops(L_.plan)) {
+    const double bytes = seg.gather_bytes(op) * L_.micro_batch / L_.cp;
     const sim::TaskId sync = g_.add_collective(L_.self[s_][c_], L_.streams.tp, op, L_.tp_set[s_][c_], bytes,
                                                labels_.of(seg, TaskKind::TensorSync, op), j);
     chain.add(g_, sync);

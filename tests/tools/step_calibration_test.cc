@@ -173,7 +173,8 @@ PublicOptions fp8(bool held_out_only) {
 
 // fp8 out of sample: NeMo's H100 step efficiency, fitted to its 16-bit fit rows, on the
 // held-out fp8 rows of the same source (Transformer Engine fp8 GEMMs; docs/HARDWARE.md).
-// Measured 10.0% uncalibrated and 3.3% calibrated (make validate; 10.3% and 3.7% before H100's
+// Measured 11.8% uncalibrated and 2.8% calibrated (make validate; 10.0% and 3.3% before sequence
+// parallelism's all-gathers moved the fp8 inputs Transformer Engine gathers; 10.3% and 3.7% before H100's
 // rings took nccl-tests' ring efficiency and Nemotron-4 340B's NeMo 1 rows the tensor-parallel
 // overlap their configure.sh sets, 9.4% and 3.4% before the NeMo 2 rows took their recipes'
 // deferred output-layer gradients and stated recomputation, 9.6% and 2.8% before they took
@@ -197,14 +198,14 @@ TEST(StepCalibration, NemoFp8RowsOutOfSample) {
 // recomputes selectively as that configuration says (nemotron/nemotron_340b.yaml at tag 24.07;
 // the other rows' configs recompute nothing), and so fits; with fp32 state it needed 94.5 GB
 // of 85.9 and was recomputed in full by the converter's guess, 49% slow. Measured 5.5% (max
-// 14.8%; 14.5% before the refit to the NeMo 2 rows' bf16 reduction) since the rows take their configs' recomputation.
-// Bounds: 6%, above the issue's 5%, which this suite does not meet (issue 20 stays open on it); the issue's 15%, the
-// 340B row within 15%.
+// 14.8%; 14.5% before the refit to the NeMo 2 rows' bf16 reduction) since the rows take their configs' recomputation;
+// 3.3% (max 11.2%) since sequence parallelism's all-gathers move the fp8 inputs Transformer Engine gathers
+// (the rows with tensor-parallel overlap and without alike). Bounds: the issue's 5% and 15%, the 340B row within 15%.
 TEST(StepCalibration, NemoJuly2024Fp8RowsOutOfSample) {
   const PublicSuite suite = shipped_suite("nemo_perf_summary_2407", "nemo_h100-sxm-80gb.yaml", fp8(true));
   ASSERT_EQ(suite.runs.size(), 4u);
   const RunErrors errors(suite);
-  EXPECT_LT(errors.geomean(), 0.06);
+  EXPECT_LT(errors.geomean(), 0.05);
   EXPECT_LT(errors.worst, 0.15);
   int nemotron = 0;
   for (const PublicRun& r : suite.runs)
@@ -220,8 +221,9 @@ TEST(StepCalibration, NemoJuly2024Fp8RowsOutOfSample) {
 // Megatron-Bridge's Blackwell rows (Llama 3 8B to 405B in FP8, MXFP8 and NVFP4 on B200 and
 // GB200 NVL72) held out from the fits of Megatron-Bridge's own step efficiency on the suite's
 // Blackwell fit rows (make step-calibrations), the rows running their configs' overlaps:
-// measured 3.3% on GB200 (10 rows) and 7.3% on B200 (2 rows); 18.1% and 21.5% uncalibrated.
-// Bounds: the issue's 5% and 15%.
+// measured 3.6% on GB200 (10 rows) and 8.5% on B200 (2 rows); 19.5% and 22.4% uncalibrated
+// (make step-calibrations, since sequence parallelism's all-gathers move the quantized inputs
+// as Transformer Engine gathers them: 2.9% and 7.9% before). Bounds: the issue's 5% and 15%.
 TEST(StepCalibration, MegatronBridgeBlackwellRowsHeldOut) {
   RunErrors errors;
   for (const auto& [gpu, file] : {std::pair{"GB200-186GB", "megatron-bridge_gb200-186gb.yaml"},

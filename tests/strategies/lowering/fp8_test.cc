@@ -3,6 +3,7 @@
 // Llama 3 8B's down projection (8,192 tokens x 14,336 -> 4,096) on an H100.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "platforms/cluster.h"
@@ -154,6 +155,51 @@ TEST(Fp8, ALlamaStepIsFasterButNotTwiceAndHoldsTheFp8Copies) {
   const double copies = 2 * params / 8, kept = 32 * 8192.0 * (4096 + 14336) / 8;
   EXPECT_NEAR(b.report.devices[0].peak_memory_bytes - a.report.devices[0].peak_memory_bytes, copies - kept,
               0.01 * (copies - kept));
+}
+
+// Under sequence parallelism Transformer Engine gathers a GEMM's input already quantized:
+// the LayerNorm's fp8 output forward, the fp8-cast output gradient backward. Llama 3 8B on
+// tp 2, one 8,192-token sequence: every reduce-scatter moves 8,192 x 4,096 bf16 elements
+// (64 MiB, a rank's half out), every all-gather the same elements in fp8 (32 MiB), but for
+// the two beside the bf16 ends: the one before the LM head (its input in bf16) and, in the
+// backward, the one after layer 0 (the embedding's gradient). In bf16 both move 64 MiB.
+TEST(Fp8, TensorParallelGathersMoveTheQuantizedInput) {
+  Plan plan = one_gpu();
+  plan.tp = 2;
+  plan.sequence_parallel = true;
+  const double rs = 8192.0 * 4096 * 2;
+  auto gathers = [&](const std::string& dtype) {
+    const auto model = llama3_8b(dtype);
+    std::map<double, int> out;  // all-gather bytes -> count
+    int syncs = 0;
+    for (const StageWork& w : build_stage_work(model, plan))
+      for (const Block& blk : w.blocks)
+        for (const auto* pass : {&blk.fwd, &blk.bwd})
+          for (const Segment& seg : *pass) {
+            if (seg.sync_bytes_per_sample <= 0) continue;
+            EXPECT_EQ(seg.sync_bytes_per_sample, rs) << seg.name;
+            ++syncs;
+            ++out[seg.gather_bytes(sim::CollectiveOp::AllGather)];
+          }
+    EXPECT_EQ(syncs, 2 * 32 + 1 + 2 * 32) << dtype;  // forward: 2 a layer and the embedding's; backward: 2 a layer
+    return out;
+  };
+  EXPECT_EQ(gathers("bf16"), (std::map<double, int>{{rs, 129}}));
+  EXPECT_EQ(gathers("fp8"), (std::map<double, int>{{rs / 2, 127}, {rs, 2}}));
+
+  // The lowered step on one DGX H100 (4 replicas): its tensor-parallel all-gathers carry
+  // those bytes, 127 quantized for every 2 in bf16.
+  plan.dp = 4;
+  plan.global_batch_size = 4;
+  const LoweredJob job = lower(llama3_8b("fp8"), dgx_h100(), plan);
+  std::map<double, int> tasks;
+  for (const sim::Task& t : job.graph.tasks())
+    if (t.kind == sim::TaskKind::Collective && t.op == sim::CollectiveOp::AllGather &&
+        job.graph.labels()[t.label].rfind("tp ", 0) == 0)
+      ++tasks[t.bytes];
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_GT(tasks[rs], 0);
+  EXPECT_EQ(2 * tasks[rs / 2], 127 * tasks[rs]);
 }
 
 double layer0_activation(const workloads::ModelGraph& m) {
