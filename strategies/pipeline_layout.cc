@@ -133,8 +133,7 @@ PipelineLayout parse_pipeline_layout(const std::string& text) {
   const std::string grouped = u.groups(plain);
   const std::string flat = u.error.empty() ? u.characters(grouped) : "";
   if (!u.error.empty()) return {{}, u.error + "; " + kValid};
-  PipelineLayout out = stages_of(flat);
-  return out;
+  return stages_of(flat);
 }
 
 }  // namespace dejavu::strategies
