@@ -22,8 +22,9 @@ struct Segment {
   // ... its all-gather under sequence parallelism: quantized (fp8, fp4) when the GEMM it
   // feeds runs in that precision, as Transformer Engine gathers (tp_gather_bytes).
   double gather_bytes_per_sample = 0;
-  // The bytes of `op`'s all-gather: the quantized elements of the GEMM it feeds.
-  double gather_bytes(sim::CollectiveOp op) const {
+  // Bytes per sample `op` (one of the synchronisation's collectives) moves: the all-gather
+  // its own, the reduce-scatter or all-reduce the tensor's.
+  double sync_bytes_of(sim::CollectiveOp op) const {
     return op == sim::CollectiveOp::AllGather ? gather_bytes_per_sample : sync_bytes_per_sample;
   }
   double ep_before_per_sample = 0;  // expert-parallel all-to-all before the segment

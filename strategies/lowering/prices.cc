@@ -131,7 +131,7 @@ double GroupPricer::sync_s(const Segment& seg) {
   auto [it, fresh] = sync_cache_.try_emplace({seg.sync_bytes_per_sample, seg.gather_bytes_per_sample}, 0.0);
   if (fresh)
     for (sim::CollectiveOp op : ops_) {
-      const double bytes = seg.gather_bytes(op) * scale;
+      const double bytes = seg.sync_bytes_of(op) * scale;
       it->second += sim::algorithm_for(*algorithm_, net_, ring_, op).time_s(net_, ring_, op, bytes);
     }
   return it->second;

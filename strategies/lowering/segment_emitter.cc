@@ -160,7 +160,7 @@ void SegmentEmitter::finish(Chain& chain, int j) {
 
 void SegmentEmitter::tensor_sync(const Segment& seg, int j, Chain& chain) {
   for (sim::CollectiveOp op : tp_sync_ops(L_.plan)) {
-    const double bytes = seg.gather_bytes(op) * L_.micro_batch / L_.cp;
+    const double bytes = seg.sync_bytes_of(op) * L_.micro_batch / L_.cp;
     const sim::TaskId sync = g_.add_collective(L_.self[s_][c_], L_.streams.tp, op, L_.tp_set[s_][c_], bytes,
                                                labels_.of(seg, TaskKind::TensorSync, op), j);
     chain.add(g_, sync);

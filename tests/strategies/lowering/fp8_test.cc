@@ -179,7 +179,7 @@ TEST(Fp8, TensorParallelGathersMoveTheQuantizedInput) {
             if (seg.sync_bytes_per_sample <= 0) continue;
             EXPECT_EQ(seg.sync_bytes_per_sample, rs) << seg.name;
             ++syncs;
-            ++out[seg.gather_bytes(sim::CollectiveOp::AllGather)];
+            ++out[seg.sync_bytes_of(sim::CollectiveOp::AllGather)];
           }
     EXPECT_EQ(syncs, 2 * 32 + 1 + 2 * 32) << dtype;  // forward: 2 a layer and the embedding's; backward: 2 a layer
     return out;
