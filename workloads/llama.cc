@@ -150,6 +150,7 @@ ModelGraph make_llama(const LlamaConfig& c) {
   head.activation_bytes = s * h * e;
   head.activation_split = false;
   head.high_precision = true;
+  lm_head_input_gradient_sync(head, s * h * e);
   chain.add(head);
   chain.add(cross_entropy_op("loss", after, s, V, e));
   return g;

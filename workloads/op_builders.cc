@@ -34,6 +34,11 @@ Op cross_entropy_op(std::string name, int layer, double tokens, double vocab, do
   return op;
 }
 
+void lm_head_input_gradient_sync(Op& head, double bytes) {
+  head.tp_sync_bwd = true;
+  head.tp_sync_bytes = bytes;
+}
+
 Op gemm(std::string name, int layer, double s, double k, double n, double e, bool bias) {
   Op op;
   op.name = std::move(name);

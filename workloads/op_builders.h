@@ -23,6 +23,12 @@ Op memory_op(std::string name, sim::OpClass cls, int layer, double elems, double
 // 16-bit gradient of the logits (4 + e).
 Op cross_entropy_op(std::string name, int layer, double tokens, double vocab, double e);
 
+// The vocabulary-parallel LM head's input gradient is a partial sum on every tensor-parallel
+// rank: Megatron's f before the head (copy_to_tensor_model_parallel_region, or under sequence
+// parallelism the gather whose backward is a reduce-scatter) reduces `bytes` per sample after
+// the head's backward, as it does before every column-parallel GEMM of the layers.
+void lm_head_input_gradient_sync(Op& head, double bytes);
+
 // y[s, n] = x[s, k] · W[k, n]: 2·s·k·n FLOPs forward, twice that backward (dX and dW).
 Op gemm(std::string name, int layer, double s, double k, double n, double e, bool bias);
 

@@ -138,6 +138,7 @@ void add_lm_head(Chain& chain, const TransformerConfig& c, const Dims& d) {
   head.activation_bytes = s * h * e;                              // its input; the logits are the loss's
   head.activation_split = false;
   head.high_precision = true;
+  lm_head_input_gradient_sync(head, s * h * e);
   chain.add(head);
   // The loss keeps its fp32 softmax (vocabulary-parallel) for the backward.
   chain.add(cross_entropy_op("loss", after, s, V, e));

@@ -496,6 +496,31 @@ TEST(Lowering, SequenceParallelismTradesEachAllReduceForAReduceScatterAndAnAllGa
   EXPECT_EQ(sp[sim::CollectiveOp::AllGather], plain[sim::CollectiveOp::AllReduce]);
 }
 
+// Megatron's tensor-parallel all-reduces, hand-counted for GPT-3 1.3B (24 layers) on tp 4
+// without sequence parallelism, one microbatch a replica (the 8 replicas fold into one): forward, g after each layer's
+// output projection and second MLP GEMM and after the vocabulary-parallel embedding (2·24 + 1); backward, f before each
+// layer's QKV and first MLP GEMM and before the LM head, whose input gradient each rank holds a part of (2·24 + 1).
+// Each carries s·h 16-bit elements.
+TEST(Lowering, TensorParallelismAllReducesTwiceALayerAndOnceAtEachEndEachWay) {
+  Inputs in = presets("dgx-a100-4x8", "gpt3-1.3b", "tp4-pp2-dp4-1f1b");
+  in.plan.pp = 1;
+  in.plan.dp = 8;
+  in.plan.micro_batch_size = 1;
+  in.plan.global_batch_size = 8;
+  in.plan.sequence_parallel = false;
+  in.plan.recompute = "none";
+  const LoweredJob job = lower(in.model, in.cluster, in.plan);
+  std::map<double, int> sizes;  // bytes -> count, one tensor-parallel rank's all-reduces
+  int count = 0;
+  for (const auto& t : job.graph.tasks())
+    if (t.kind == sim::TaskKind::Collective && t.stream == 1 && t.op == sim::CollectiveOp::AllReduce) {
+      ++sizes[t.bytes];
+      ++count;
+    }
+  EXPECT_EQ(sizes, (std::map<double, int>{{2048.0 * 2048 * 2, count}}));
+  EXPECT_EQ(count, 2 * 24 + 1 + 2 * 24 + 1) << count;
+}
+
 TEST(Lowering, ExpertParallelismExchangesTokensFourTimesPerLayerAndShardsTheExperts) {
   const auto model = workloads::load_workload_file(src("workloads/presets/mixtral-8x7b.yaml"));
   const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-4x8.yaml"));
