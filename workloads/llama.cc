@@ -145,12 +145,8 @@ ModelGraph make_llama(const LlamaConfig& c) {
   norm.params = h;
   chain.feed_next(residual);
   chain.add(norm);
-  Op head = gemm("lm_head", after, s, h, V, e, false);
-  if (c.tie_embeddings) head.params = 0;
-  head.activation_bytes = s * h * e;
-  head.activation_split = false;
-  head.high_precision = true;
-  lm_head_input_gradient_sync(head, s * h * e);
+  Op head = lm_head_op(after, s, h, V, e);
+  if (!c.tie_embeddings) head.params = h * V;
   chain.add(head);
   chain.add(cross_entropy_op("loss", after, s, V, e));
   return g;

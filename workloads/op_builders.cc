@@ -34,9 +34,15 @@ Op cross_entropy_op(std::string name, int layer, double tokens, double vocab, do
   return op;
 }
 
-void lm_head_input_gradient_sync(Op& head, double bytes) {
+Op lm_head_op(int layer, double s, double h, double vocab, double e) {
+  Op head = gemm("lm_head", layer, s, h, vocab, e, false);
+  head.params = 0;
+  head.activation_bytes = s * h * e;
+  head.activation_split = false;
+  head.high_precision = true;
   head.tp_sync_bwd = true;
-  head.tp_sync_bytes = bytes;
+  head.tp_sync_bytes = s * h * e;
+  return head;
 }
 
 Op gemm(std::string name, int layer, double s, double k, double n, double e, bool bias) {

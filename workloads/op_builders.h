@@ -23,11 +23,14 @@ Op memory_op(std::string name, sim::OpClass cls, int layer, double elems, double
 // 16-bit gradient of the logits (4 + e).
 Op cross_entropy_op(std::string name, int layer, double tokens, double vocab, double e);
 
-// The vocabulary-parallel LM head's input gradient is a partial sum on every tensor-parallel
-// rank: Megatron's f before the head (copy_to_tensor_model_parallel_region, or under sequence
-// parallelism the gather whose backward is a reduce-scatter) reduces `bytes` per sample after
-// the head's backward, as it does before every column-parallel GEMM of the layers.
-void lm_head_input_gradient_sync(Op& head, double bytes);
+// A language model's vocabulary-parallel head, y[s, V] = x[s, h] · W[h, V], after the layers
+// (`layer`): it keeps its whole input s·h (the logits are the loss's), runs in the storage
+// dtype when the layers' GEMMs are fp8/fp4, and its input gradient is a partial sum on every
+// tensor-parallel rank: Megatron's f before the head (copy_to_tensor_model_parallel_region, or
+// under sequence parallelism the gather whose backward is a reduce-scatter) reduces s·h
+// elements after its backward, as before every column-parallel GEMM of the layers. No
+// parameters of its own (tied to the embedding); a caller with its own weights sets them.
+Op lm_head_op(int layer, double s, double h, double vocab, double e);
 
 // y[s, n] = x[s, k] · W[k, n]: 2·s·k·n FLOPs forward, twice that backward (dX and dW).
 Op gemm(std::string name, int layer, double s, double k, double n, double e, bool bias);

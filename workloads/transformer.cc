@@ -133,12 +133,8 @@ void add_lm_head(Chain& chain, const TransformerConfig& c, const Dims& d) {
     lnf.params = 2 * h;
     chain.add(lnf);
   }
-  Op head = gemm("lm_head", after, s, h, V, e, false);
-  head.params = c.ends == TransformerConfig::Ends::Bert ? V : 0;  // BERT's decoder keeps a bias
-  head.activation_bytes = s * h * e;                              // its input; the logits are the loss's
-  head.activation_split = false;
-  head.high_precision = true;
-  lm_head_input_gradient_sync(head, s * h * e);
+  Op head = lm_head_op(after, s, h, V, e);
+  if (c.ends == TransformerConfig::Ends::Bert) head.params = V;  // BERT's decoder keeps a bias
   chain.add(head);
   // The loss keeps its fp32 softmax (vocabulary-parallel) for the backward.
   chain.add(cross_entropy_op("loss", after, s, V, e));
