@@ -5,8 +5,6 @@
 
 #include <boost/graph/graphviz.hpp>
 
-#include "workloads/op_edges.h"
-
 namespace dejavu::workloads {
 
 void write_inspection(std::ostream& out, const ModelGraph& m, double batch) {
@@ -50,7 +48,7 @@ void write_inspection(std::ostream& out, const ModelGraph& m, double batch) {
   double on_path = 0, all = 0;
   for (int v : path) on_path += m.op(v).fwd_flops;
   for (size_t v = 0; v < m.size(); ++v) all += m.op(static_cast<int>(v)).fwd_flops;
-  const size_t edges = m.edge_count();
+  size_t edges = boost::num_edges(m.graph());
   std::snprintf(buf, sizeof buf, "  graph                 %zu edges; critical path %zu ops, %.4g%% of forward FLOPs\n",
                 edges, path.size(), all > 0 ? 100 * on_path / all : 100.0);
   out << buf;
@@ -62,8 +60,9 @@ void write_inspection(std::ostream& out, const ModelGraph& m, double batch) {
 }
 
 void write_dot(std::ostream& out, const ModelGraph& m) {
-  boost::write_graphviz(out, m.edges().graph, [&](std::ostream& o, OpEdges::Graph::vertex_descriptor v) {
-    const Op& op = m.op(static_cast<int>(v));
+  const auto& g = m.graph();
+  boost::write_graphviz(out, g, [&](std::ostream& o, ModelGraph::Graph::vertex_descriptor v) {
+    const Op& op = g[v];
     o << "[label=\"" << op.name << "\\n" << sim::to_string(op.op_class) << "\"]";
   });
 }

@@ -7,45 +7,16 @@
 #include <queue>
 
 #include "sim/error.h"
-#include "workloads/op_edges.h"
 
 namespace dejavu::workloads {
 
-OpEdges& ModelGraph::own_edges() {
-  if (!edges_)
-    edges_ = std::make_shared<OpEdges>();
-  else if (edges_.use_count() > 1)
-    edges_ = std::make_shared<OpEdges>(*edges_);
-  return *edges_;
-}
-
-int ModelGraph::add_op(Op op) {
-  ops_.push_back(std::move(op));
-  return static_cast<int>(boost::add_vertex(own_edges().graph));
-}
+int ModelGraph::add_op(Op op) { return static_cast<int>(boost::add_vertex(std::move(op), graph_)); }
 
 void ModelGraph::add_edge(int from, int to) {
   const int n = static_cast<int>(size());
   if (from < 0 || to < 0 || from >= n || to >= n)
     throw ModelError("model " + name + ": an edge names an op that does not exist");
-  boost::add_edge(from, to, own_edges().graph);
-}
-
-const OpEdges& ModelGraph::edges() const {
-  static const OpEdges none;
-  return edges_ ? *edges_ : none;
-}
-
-size_t ModelGraph::edge_count() const { return edges_ ? boost::num_edges(edges_->graph) : 0; }
-
-void ModelGraph::visit(int v, bool consumers, Visitor fn, void* f) const {
-  if (!edges_) return;
-  const auto& g = edges_->graph;
-  const auto u = static_cast<OpEdges::Graph::vertex_descriptor>(v);
-  if (consumers)
-    for (auto e : boost::make_iterator_range(boost::out_edges(u, g))) fn(f, static_cast<int>(boost::target(e, g)));
-  else
-    for (auto e : boost::make_iterator_range(boost::in_edges(u, g))) fn(f, static_cast<int>(boost::source(e, g)));
+  boost::add_edge(from, to, graph_);
 }
 
 // Kahn's algorithm taking the ready op added first: independent branches come out in the
@@ -53,8 +24,8 @@ void ModelGraph::visit(int v, bool consumers, Visitor fn, void* f) const {
 std::vector<int> ModelGraph::topological_order() const {
   std::vector<size_t> waiting(size());
   std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  for (size_t v = 0; v < size(); ++v) {
-    for_each_input(static_cast<int>(v), [&](int) { ++waiting[v]; });
+  for (auto v : boost::make_iterator_range(boost::vertices(graph_))) {
+    waiting[v] = boost::in_degree(v, graph_);
     if (waiting[v] == 0) ready.push(static_cast<int>(v));
   }
   std::vector<int> order;
@@ -63,9 +34,8 @@ std::vector<int> ModelGraph::topological_order() const {
     const int v = ready.top();
     ready.pop();
     order.push_back(v);
-    for_each_consumer(v, [&](int u) {
-      if (--waiting[u] == 0) ready.push(u);
-    });
+    for (auto e : boost::make_iterator_range(boost::out_edges(static_cast<Graph::vertex_descriptor>(v), graph_)))
+      if (--waiting[boost::target(e, graph_)] == 0) ready.push(static_cast<int>(boost::target(e, graph_)));
   }
   if (order.size() != size()) throw ModelError("model " + name + ": the operator graph has a cycle");
   return order;
@@ -103,14 +73,14 @@ std::vector<int> ModelGraph::critical_path(const std::function<double(const Op&)
 
 double ModelGraph::parameter_count() const {
   double total = 0;
-  for (const Op& op : ops_) total += op.params;
+  for (auto v : boost::make_iterator_range(boost::vertices(graph_))) total += graph_[v].params;
   return total;
 }
 
 double ModelGraph::model_flops(double global_batch) const {
   double fwd = 0;
-  for (const Op& op : ops_)
-    if (op.counts_as_model_flops) fwd += op.model_flops();
+  for (auto v : boost::make_iterator_range(boost::vertices(graph_)))
+    if (graph_[v].counts_as_model_flops) fwd += graph_[v].model_flops();
   return 3.0 * fwd * global_batch;
 }
 

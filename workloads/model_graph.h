@@ -1,12 +1,12 @@
-// A model as a graph of operators (the ops here, their edges a Boost.Graph in
-// workloads/op_edges.h), plus the few facts about it that plans are checked against.
+// A model as a graph of operators (Boost.Graph), plus the few facts about it that plans
+// are checked against.
 #pragma once
 
 #include <functional>
-#include <memory>
 #include <string>
-#include <type_traits>
 #include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
 
 #include "sim/error.h"
 #include "sim/kernel.h"
@@ -14,18 +14,17 @@
 
 namespace dejavu::workloads {
 
-struct OpEdges;
-
 class ModelGraph {
  public:
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Op>;
+
   int add_op(Op op);
   void add_edge(int from, int to);  // `to` consumes the output of `from`
 
-  size_t size() const { return ops_.size(); }
-  const Op& op(int v) const { return ops_[static_cast<size_t>(v)]; }
-  Op& mutable_op(int v) { return ops_[static_cast<size_t>(v)]; }
-  size_t edge_count() const;
-  const OpEdges& edges() const;  // for Boost.Graph's algorithms (inspect's dot)
+  size_t size() const { return boost::num_vertices(graph_); }
+  const Op& op(int v) const { return graph_[static_cast<Graph::vertex_descriptor>(v)]; }
+  Op& mutable_op(int v) { return graph_[static_cast<Graph::vertex_descriptor>(v)]; }
+  const Graph& graph() const { return graph_; }
 
   // Ops in an order where every op follows its inputs, independent branches in the order
   // they were added; throws ModelError on a cycle.
@@ -34,11 +33,13 @@ class ModelGraph {
   std::vector<int> consumers(int v) const;  // the ops that read the output of `v`
   template <class F>
   void for_each_input(int v, F&& f) const {
-    visit(v, false, &call<F>, &f);
+    for (auto e : boost::make_iterator_range(boost::in_edges(static_cast<Graph::vertex_descriptor>(v), graph_)))
+      f(static_cast<int>(boost::source(e, graph_)));
   }
   template <class F>
   void for_each_consumer(int v, F&& f) const {
-    visit(v, true, &call<F>, &f);
+    for (auto e : boost::make_iterator_range(boost::out_edges(static_cast<Graph::vertex_descriptor>(v), graph_)))
+      f(static_cast<int>(boost::target(e, graph_)));
   }
   // The path from a source to a sink with the largest total weight (ops in order).
   std::vector<int> critical_path(const std::function<double(const Op&)>& weight) const;
@@ -64,18 +65,7 @@ class ModelGraph {
   std::string source_yaml, source_file;
 
  private:
-  using Visitor = void (*)(void* f, int u);
-  template <class F>
-  static void call(void* f, int u) {
-    (*static_cast<std::remove_reference_t<F>*>(f))(u);
-  }
-  // Calls fn(f, u) for each input (or consumer) u of op v, in the order the edges were added.
-  void visit(int v, bool consumers, Visitor fn, void* f) const;
-
-  OpEdges& own_edges();  // the edges to change, copied first if another graph shares them
-
-  std::vector<Op> ops_;
-  std::shared_ptr<OpEdges> edges_;  // shared by copies until one of them adds an op or edge
+  Graph graph_;
 };
 
 }  // namespace dejavu::workloads
