@@ -17,6 +17,7 @@
 #include <set>
 
 #include "bench/contention_suite.h"
+#include "tests/snapshot_cases.h"
 
 namespace dejavu::strategies {
 namespace {
@@ -153,22 +154,14 @@ bool transfers_meet(const sim::TaskGraph& g, const sim::Network& net, const sim:
 
 TEST(Contention, PresetsWhereNothingMeetsKeepTheirAnswerTo1e9) {
   // Every analytic preset of the snapshot cases (tests/snapshots/cases.txt) without faults.
-  std::ifstream in(std::string(DEJAVU_SOURCE_DIR) + "/tests/snapshots/cases.txt");
   int quiet = 0, busy = 0;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("simulate-", 0) != 0 || line.find("--faults") != std::string::npos ||
-        line.find("--engine simgrid") != std::string::npos)
-      continue;
-    auto arg = [&](const std::string& flag) {
-      const size_t at = line.find(flag + " ") + flag.size() + 1;
-      return std::string(DEJAVU_SOURCE_DIR) + "/" + line.substr(at, line.find(' ', at) - at);
-    };
-    SCOPED_TRACE(line.substr(0, line.find(':')));
-    const auto model = workloads::load_workload_file(arg("--workload"));
-    const auto cluster = platforms::load_cluster_file(arg("--platform"));
+  for (const testing::SnapshotCase& c : testing::analytic_simulate_cases()) {
+    SCOPED_TRACE(c.file);
+    const auto model = workloads::load_workload_file(testing::case_path(c, "--workload"));
+    const auto cluster = platforms::load_cluster_file(testing::case_path(c, "--platform"));
     // Links shared alone: every kernel keeps the whole GPU (comm_sms 0). With SMs shared too
     // (the plan's own comm_sms), a step is never faster.
-    Plan plan = load_plan_file(arg("--plan"));
+    Plan plan = load_plan_file(testing::case_path(c, "--plan"));
     const double sms_shared = simulate(model, cluster, plan, "analytic").report.iteration_time_s;
     plan.comm_sms = 0;
     const Simulation alone = simulate(model, cluster, plan, "analytic-no-contention");

@@ -7,15 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "platforms/cluster.h"
 #include "strategies/plan.h"
 #include "strategies/simulate.h"
+#include "tests/snapshot_cases.h"
 #include "workloads/generator.h"
 
 namespace dejavu::strategies {
@@ -25,29 +24,20 @@ struct Preset {
   std::string name, workload, platform, plan;
 };
 
-std::string source(const std::string& path) { return std::string(DEJAVU_SOURCE_DIR) + "/" + path; }
-
-// The analytic simulate cases of tests/snapshots/cases.txt without faults (a -simgrid case's
-// analytic twin covers its preset). Played in full, the 1024-GPU rail-planes preset takes
-// SimGrid about 100 s (the other 37 together 18 s): it is played here at an eighth of its
-// size, the same fabric and the same whole-server tensor groups (tests/strategies/inputs/).
+// The analytic simulate cases of tests/snapshots/cases.txt without faults. Played in full,
+// the 1024-GPU rail-planes preset takes SimGrid about 100 s (the other 37 together 18 s): it
+// is played here at an eighth of its size, the same fabric and the same whole-server tensor
+// groups (tests/strategies/inputs/).
 std::vector<Preset> read_presets() {
-  std::ifstream in(std::string(DEJAVU_SOURCE_DIR) + "/tests/snapshots/cases.txt");
   std::vector<Preset> out;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("simulate-", 0) != 0 || line.find("--faults") != std::string::npos) continue;
-    auto arg = [&](const std::string& flag) {
-      const size_t at = line.find(flag + " ") + flag.size() + 1;
-      return source(line.substr(at, line.find(' ', at) - at));
-    };
-    const std::string name = line.substr(0, line.find(':'));
-    if (name.find("-simgrid") != std::string::npos) continue;
-    if (name == "simulate-h100-rail-planes-gpt3-175b-analytic.json")
-      out.push_back({"simulate-h100-rail-planes-16x8-gpt3-13b", source("workloads/presets/gpt3-13b.yaml"),
-                     source("tests/strategies/inputs/h100-rail-planes-16x8.yaml"),
-                     source("tests/strategies/inputs/tp8-pp2-dp8-1f1b.yaml")});
+  for (const testing::SnapshotCase& c : testing::analytic_simulate_cases()) {
+    if (c.file == "simulate-h100-rail-planes-gpt3-175b-analytic.json")
+      out.push_back({"simulate-h100-rail-planes-16x8-gpt3-13b", testing::src("workloads/presets/gpt3-13b.yaml"),
+                     testing::src("tests/strategies/inputs/h100-rail-planes-16x8.yaml"),
+                     testing::src("tests/strategies/inputs/tp8-pp2-dp8-1f1b.yaml")});
     else
-      out.push_back({name, arg("--workload"), arg("--platform"), arg("--plan")});
+      out.push_back({c.file, testing::case_path(c, "--workload"), testing::case_path(c, "--platform"),
+                     testing::case_path(c, "--plan")});
   }
   return out;
 }
@@ -89,11 +79,7 @@ TEST_P(SimGridSymmetry, PlayedOnceOrInFullAgree) {
   expect_same(a.link_bytes, b.link_bytes, most, "link_bytes");
 }
 
-std::string preset_name(const ::testing::TestParamInfo<Preset>& info) {
-  std::string name;
-  for (char c : info.param.name) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return name;
-}
+std::string preset_name(const ::testing::TestParamInfo<Preset>& info) { return testing::param_name(info.param.name); }
 
 INSTANTIATE_TEST_SUITE_P(Presets, SimGridSymmetry, ::testing::ValuesIn(read_presets()), preset_name);
 

@@ -4,7 +4,6 @@
 // check. `make snapshots` regenerates them after an intended change (review the diff).
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,27 +11,13 @@
 #include <set>
 #include <sstream>
 
+#include "tests/snapshot_cases.h"
 #include "tests/tools/cli_run.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace dejavu::testing;
-
-struct Case {
-  std::string file, args;
-};
-
-std::vector<Case> read_cases() {
-  std::vector<Case> out;
-  std::ifstream in(src("tests/snapshots/cases.txt"));
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    const size_t colon = line.find(": ");
-    out.push_back({line.substr(0, colon), line.substr(colon + 2)});
-  }
-  return out;
-}
 
 bool close(double a, double b) { return a == b || std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
 
@@ -85,10 +70,10 @@ std::string csv_diff(const std::string& want, const std::string& got) {
   return "";
 }
 
-class Snapshot : public ::testing::TestWithParam<Case> {};
+class Snapshot : public ::testing::TestWithParam<SnapshotCase> {};
 
 TEST_P(Snapshot, OutputUnchanged) {
-  const Case& c = GetParam();
+  const SnapshotCase& c = GetParam();
   const fs::path out = scratch() / c.file, tmp = scratch() / (c.file + ".run");
   fs::remove_all(tmp);
   std::string args = c.args;
@@ -106,23 +91,19 @@ TEST_P(Snapshot, OutputUnchanged) {
   EXPECT_EQ(diff, "") << "regenerate with `make snapshots` if the change is intended";
 }
 
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  std::string name;
-  for (char c : info.param.file) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return name;
-}
+std::string case_name(const ::testing::TestParamInfo<SnapshotCase>& info) { return param_name(info.param.file); }
 
-INSTANTIATE_TEST_SUITE_P(Cases, Snapshot, ::testing::ValuesIn(read_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Cases, Snapshot, ::testing::ValuesIn(snapshot_cases()), case_name);
 
 TEST(Presets, EveryShippedFileRunsOnEveryEngineItRunsOn) {
   // Every file under */presets/ is named by a snapshot case (slurm-array.sh by its own
   // test in sweep_test.cc); plan and fault presets, which `simulate` runs on either
   // engine, by a case on each.
   std::string all;
-  for (const Case& c : read_cases()) all += c.args + "\n";
+  for (const SnapshotCase& c : snapshot_cases()) all += c.args + "\n";
   auto engines_of = [&](const std::string& path) {
     std::set<std::string> out;
-    for (const Case& c : read_cases())
+    for (const SnapshotCase& c : snapshot_cases())
       if (c.args.find(path) != std::string::npos && c.args.rfind("simulate ", 0) == 0)
         out.insert(c.args.find("--engine simgrid") != std::string::npos ? "simgrid" : "analytic");
     return out;

@@ -6,11 +6,11 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
+#include "tests/snapshot_cases.h"
 #include "tests/tools/cli_run.h"
 
 namespace {
@@ -75,11 +75,7 @@ TEST_P(Tour, OneLineExitTwoNothingWritten) {
   EXPECT_EQ(after, before) << "the command wrote into the output folder";
 }
 
-std::string case_name(const ::testing::TestParamInfo<TourCase>& info) {
-  std::string name;
-  for (char ch : info.param.name) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-  return name;
-}
+std::string case_name(const ::testing::TestParamInfo<TourCase>& info) { return param_name(info.param.name); }
 
 INSTANTIATE_TEST_SUITE_P(Bad, Tour, ::testing::ValuesIn(read_tour()), case_name);
 
