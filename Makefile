@@ -69,14 +69,14 @@ validate: build
 	$(BUILD)/tools/dejavu validate platforms/validation/nccl_allreduce_busbw.yaml
 	$(BUILD)/tools/dejavu validate platforms/validation/nccl_allreduce_multinode.yaml
 	$(BUILD)/tools/dejavu validate strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml
-	$(BUILD)/tools/dejavu validate --summary --residuals strategies/validation/residuals.csv $(STEP_SUITES) $(FP8_SUITES)
+	$(BUILD)/tools/dejavu validate --jobs $(JOBS) --summary --residuals strategies/validation/residuals.csv $(STEP_SUITES) $(FP8_SUITES)
 	@echo "wrote strategies/validation/residuals.csv (simulate's error bars, by GPU type and precision; the next build embeds it)"
 
 # fp8 and fp4 training rows (public/fp8/): out of sample; their residuals give fp8/fp4 runs their bands.
 FP8_SUITES = $(sort $(wildcard strategies/validation/public/fp8/*.yaml)) \
              $(sort $(wildcard strategies/validation/public/fp8/calibrated/*.yaml))
 validate-fp8: build
-	$(BUILD)/tools/dejavu validate --summary $(FP8_SUITES)
+	$(BUILD)/tools/dejavu validate --jobs $(JOBS) --summary $(FP8_SUITES)
 
 # Each framework's step efficiency per GPU type, fitted to its public suite's fit rows
 # (platforms/calibration/steps/; about 35 minutes on 2 cores). Blackwell's come from Megatron-Bridge's
@@ -91,7 +91,7 @@ STEP_FITS = llmfoundry_mpt_bench:H100-SXM-80GB:llm-foundry_h100-sxm-80gb \
             fp8/megatron_bridge_perf_summary:B200-SXM-180GB:megatron-bridge_b200-sxm-180gb
 step-calibrations: build
 	@for f in $(STEP_FITS); do set -- $$(echo $$f | tr : ' '); \
-	  $(BUILD)/tools/dejavu calibrate --suite strategies/validation/public/$$1.yaml --gpu $$2 \
+	  $(BUILD)/tools/dejavu calibrate --jobs $(JOBS) --suite strategies/validation/public/$$1.yaml --gpu $$2 \
 	    -o platforms/calibration/steps/$$3.yaml || exit 1; done
 
 bench: build

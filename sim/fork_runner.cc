@@ -50,15 +50,6 @@ struct Reader {
   }
 };
 
-void write_all(int fd, const std::string& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n <= 0) return;
-    done += static_cast<size_t>(n);
-  }
-}
-
 }  // namespace
 
 namespace {

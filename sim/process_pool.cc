@@ -133,6 +133,17 @@ std::vector<std::pair<size_t, bool>> wait_some(std::vector<Child>& running, bool
 
 }  // namespace
 
+bool write_all(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
 void run_children(size_t jobs, const PoolOptions& o, const std::function<int(size_t, int)>& body,
                   const std::function<void(size_t, ChildOutcome)>& done) {
   std::vector<Child> running;

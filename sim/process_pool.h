@@ -25,6 +25,9 @@ struct PoolOptions {
   std::function<void(size_t running)> tick;  // called between waits (progress bars)
 };
 
+// Writes all of data to a child's out_fd (a pipe); false when the pipe closed first.
+bool write_all(int fd, const std::string& data);
+
 // Runs jobs 0..jobs-1; done(i, outcome) is called in the parent as each child ends, in the
 // order they end. The child's stdout and stdio buffers are flushed before each fork.
 void run_children(size_t jobs, const PoolOptions& o, const std::function<int(size_t index, int out_fd)>& body,

@@ -6,8 +6,10 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <variant>
 
 #include "sim/csv.h"
+#include "sim/process_pool.h"
 #include "strategies/simulate.h"
 #include "platforms/calibration.h"
 #include "tools/platform_input.h"
@@ -202,7 +204,7 @@ Calibrations load_calibrations(const std::vector<std::string>& paths) {
   return out;
 }
 
-platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms, Calibrations& calibrations,
+platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms, const Calibrations& calibrations,
                               const PublicOptions& o) {
   const std::string& gpu = r.text("gpu");
   // The servers the source names (column server), else the vendor's server of that GPU: DGX
@@ -222,10 +224,9 @@ platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms, Cal
   c.groups[0].count = gpus / per_server;
   c.network = sim::Network();
   platforms::build_network(c);
-  for (CalibrationFile& f : calibrations)
+  for (const CalibrationFile& f : calibrations)
     if (f.gpu == gpu) {
       platforms::apply_calibration(c, platforms::load_calibration(f.file, &c), f.file.loc().file);
-      f.used = true;
     }
   if (o.step_efficiency > 0 || o.attention_step_efficiency > 0) {
     auto it = c.efficiency.emplace(gpu, platforms::Efficiency::defaults_for(platforms::gpu_spec(gpu))).first;
@@ -235,7 +236,8 @@ platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms, Cal
   return c;
 }
 
-PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& calibrations, const PublicOptions& o) {
+PublicRun run_row(const CsvRow& r, const std::string& platforms, const Calibrations& calibrations,
+                  const PublicOptions& o) {
   sim::DType dtype = sim::DType::BF16;  // the converter writes a dtype name: bf16, fp16, fp8, fp4
   sim::parse_dtype(choice(r, "precision", {"bf16", "fp16", "fp8", "fp4"}), &dtype);
   strategies::Plan plan = plan_of(r);
@@ -265,6 +267,99 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, Calibrations& c
   run.run = shape_of(plan, model, {r.text("gpu")});
   run.run.step_calibrated = platforms::step_calibrated(cluster, r.text("gpu"));
   return run;
+}
+
+// A row's outcome as a forked child writes it to its parent: "run" and the PublicRun's fields
+// a line each (doubles to the last bit), or "refused" and why. Labels hold no newline.
+std::string encode(const PublicRun& r) {
+  std::ostringstream o;
+  o.precision(17);
+  const RunShape& s = r.run;
+  o << "run\n"
+    << r.label << "\n"
+    << r.held_out << " " << r.measured_s << " " << r.predicted_s << " " << r.oom << "\n"
+    << s.gpu << "\n"
+    << s.precision << "\n"
+    << s.language_model << " " << s.params << " " << s.gpus << " " << s.tp << " " << s.pp << " " << s.dp << " " << s.cp
+    << " " << s.ep << " " << s.zero << " " << s.step_calibrated << "\n";
+  return o.str();
+}
+
+std::variant<PublicRun, std::string> decode(const std::string& text) {
+  std::istringstream in(text);
+  std::string kind, line;
+  std::getline(in, kind);
+  if (kind != "run") {
+    std::getline(in, line);
+    return line;
+  }
+  PublicRun r;
+  RunShape& s = r.run;
+  std::getline(in, r.label);
+  in >> r.held_out >> r.measured_s >> r.predicted_s >> r.oom;
+  in.ignore();
+  std::getline(in, s.gpu);
+  std::getline(in, s.precision);
+  in >> s.language_model >> s.params >> s.gpus >> s.tp >> s.pp >> s.dp >> s.cp >> s.ep >> s.zero >> s.step_calibrated;
+  if (!in) throw Error("a validation worker's report is cut short: " + text.substr(0, 80));
+  return r;
+}
+
+// A row simulated, or why dejavu refuses its plan.
+std::variant<PublicRun, std::string> outcome_of(const CsvRow& r, const std::string& platforms,
+                                                const Calibrations& calibrations, const PublicOptions& o) {
+  try {
+    return run_row(r, platforms, calibrations, o);
+  } catch (const Error& e) {
+    return std::string("dejavu refuses the plan: ") + std::string(e.what()).substr(0, 90);
+  }
+}
+
+// The rows' outcomes in their order: here, or options.jobs at a time in forked children (the
+// same bytes either way: a child's doubles come back to the last bit).
+std::vector<std::variant<PublicRun, std::string>> outcomes_of(const std::vector<const CsvRow*>& rows,
+                                                              const std::string& platforms,
+                                                              const Calibrations& calibrations,
+                                                              const PublicOptions& o) {
+  std::vector<std::variant<PublicRun, std::string>> out;
+  if (o.jobs <= 1 || rows.size() < 2) {
+    for (const CsvRow* r : rows) out.push_back(outcome_of(*r, platforms, calibrations, o));
+    return out;
+  }
+  std::vector<std::string> reports(rows.size());
+  sim::run_children(
+      rows.size(), sim::PoolOptions{o.jobs, 0, {}},
+      [&](size_t i, int fd) {
+        const auto result = outcome_of(*rows[i], platforms, calibrations, o);
+        const std::string text = result.index() == 0 ? encode(std::get<0>(result)) : "refused\n" + std::get<1>(result);
+        return sim::write_all(fd, text) ? 0 : 1;
+      },
+      [&](size_t i, sim::ChildOutcome c) {
+        if (c.exit_code != 0)
+          throw Error("validation worker for row " + rows[i]->text("row_id") + " failed" + c.stderr_tail);
+        reports[i] = std::move(c.output);
+      });
+  for (const std::string& text : reports) out.push_back(decode(text));
+  return out;
+}
+
+// The rows of `source` the options choose, and the reason each row dejavu cannot run is skipped.
+std::vector<const CsvRow*> chosen_rows(const CsvTable& table, const std::string& source, const PublicOptions& o,
+                                       std::map<std::string, int>& skipped) {
+  std::vector<const CsvRow*> rows;
+  for (const CsvRow& r : table.rows()) {
+    if (r.text("source") != source) continue;
+    const bool narrow = r.text("precision") == "fp8" || r.text("precision") == "fp4";
+    if (narrow != (o.precision == "fp8")) continue;  // the other precision's suite
+    if (!o.gpu.empty() && r.text("gpu") != o.gpu) continue;
+    if (o.fit_only && r.text("held_out") == "1") continue;
+    if (o.held_out_only && r.text("held_out") != "1") continue;
+    if (const auto why = unsupported(r))
+      ++skipped[*why];
+    else
+      rows.push_back(&r);
+  }
+  return rows;
 }
 
 }  // namespace
@@ -304,22 +399,15 @@ PublicSuite run_public_training(const std::string& csv, const std::string& sourc
                         "held_out"});
   PublicSuite out;
   Calibrations calibrations = load_calibrations(options.calibrations);
-  for (const CsvRow& r : table.rows()) {
-    if (r.text("source") != source) continue;
-    const bool narrow = r.text("precision") == "fp8" || r.text("precision") == "fp4";
-    if (narrow != (options.precision == "fp8")) continue;  // the other precision's suite
-    if (!options.gpu.empty() && r.text("gpu") != options.gpu) continue;
-    if (options.fit_only && r.text("held_out") == "1") continue;
-    if (options.held_out_only && r.text("held_out") != "1") continue;
-    if (const auto why = unsupported(r)) {
-      ++out.skipped[*why];
+  const std::vector<const CsvRow*> rows = chosen_rows(table, source, options, out.skipped);
+  const auto outcomes = outcomes_of(rows, platforms, calibrations, options);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (outcomes[i].index() == 1) {
+      ++out.skipped[std::get<1>(outcomes[i])];
       continue;
     }
-    try {
-      out.runs.push_back(run_row(r, platforms, calibrations, options));
-    } catch (const Error& e) {
-      ++out.skipped[std::string("dejavu refuses the plan: ") + std::string(e.what()).substr(0, 90)];
-    }
+    out.runs.push_back(std::get<0>(outcomes[i]));
+    for (CalibrationFile& f : calibrations) f.used = f.used || f.gpu == rows[i]->text("gpu");
   }
   for (const CalibrationFile& f : calibrations)
     if (!f.used && options.gpu.empty())

@@ -37,6 +37,7 @@ struct PublicOptions {
   // Which rows by training precision: "16-bit" (bf16 and fp16, each as its row says) or "fp8"
   // (8 bits or fewer: Transformer Engine fp8 or fp4 GEMMs, bf16 tensors: sim::storage_of).
   std::string precision = "16-bit";
+  int jobs = 1;  // rows simulated at once, each in a forked process (the same results as one)
 };
 
 // `platforms`: the folder of the server presets (dgx-a100-1x8.yaml, dgx-h100-1x8.yaml).

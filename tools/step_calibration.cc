@@ -19,8 +19,9 @@ struct Rows {
 };
 
 // No factors: the suite's own calibrations.
-Rows run_set(const PublicSuiteFiles& f, const std::string& gpu, bool held_out, const StepFactors* x) {
+Rows run_set(const PublicSuiteFiles& f, const std::string& gpu, bool held_out, const StepFactors* x, int jobs) {
   PublicOptions o;
+  o.jobs = jobs;
   o.calibrations = f.calibrations;
   o.gpu = gpu;
   o.fit_only = !held_out;
@@ -142,12 +143,12 @@ bool attention_share_predicts(const Errors& errors, size_t rows, double guess) {
 
 }  // namespace
 
-StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gpu) {
+StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gpu, int jobs) {
   const PublicSuiteFiles f = public_suite_files(suite_yaml);
   StepFit fit;
   fit.suite = f.name;
   fit.gpu = gpu;
-  const Rows base = run_set(f, gpu, false, nullptr);
+  const Rows base = run_set(f, gpu, false, nullptr, jobs);
   if (static_cast<int>(base.measured.size()) < kMinStepFitRows)
     throw ConfigError(SourceLoc{suite_yaml, 0, 0}, "source",
                       f.name + " has " + std::to_string(base.measured.size()) + " fit rows on " + gpu +
@@ -161,7 +162,7 @@ StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gp
     if (fresh) {
       ++fit.evaluations;
       const StepFactors s = factors_at(y);
-      it->second = log_errors(run_set(f, gpu, false, &s));
+      it->second = log_errors(run_set(f, gpu, false, &s, jobs));
     }
     return it->second;
   };
@@ -171,11 +172,11 @@ StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gp
   double x[2];
   minimise(x, errors, std::vector<double>(n, 1.0), fit.attention_fitted, guess);
   fit.factors = factors_at(x);
-  const Rows held = run_set(f, gpu, true, nullptr);
+  const Rows held = run_set(f, gpu, true, nullptr, jobs);
   fit.fit = {static_cast<int>(base.measured.size()), geomean_abs_error(base),
-             geomean_abs_error(run_set(f, gpu, false, &fit.factors))};
+             geomean_abs_error(run_set(f, gpu, false, &fit.factors, jobs))};
   fit.held_out = {static_cast<int>(held.measured.size()), geomean_abs_error(held),
-                  held.measured.empty() ? 0 : geomean_abs_error(run_set(f, gpu, true, &fit.factors))};
+                  held.measured.empty() ? 0 : geomean_abs_error(run_set(f, gpu, true, &fit.factors, jobs))};
   return fit;
 }
 

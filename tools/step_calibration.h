@@ -45,7 +45,9 @@ constexpr int kMinStepFitRows = 2;
 // anything); with more, the attention share is fitted too only if two-fold cross-validation
 // on the fit rows says it predicts rows it was not fitted to better than the step alone.
 constexpr int kMinAttentionFitRows = 8;
-StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gpu);
+// Each evaluation runs the fit rows `jobs` at a time, each in a forked process (the same fit
+// as one at a time).
+StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gpu, int jobs = 1);
 
 // Whether the attention share was fitted, and why not: "fitted beside the step efficiency",
 // or "kept at 1: " and the reason (too few fit rows, or cross-validation).

@@ -15,5 +15,5 @@ args=$(sed -n 's/^<!-- \$ dejavu \(validate --summary .*\) -->$/\1/p' README.md)
 [ -n "$args" ] || { echo "README.md: no <!-- \$ dejavu validate --summary ... --> block" >&2; exit 2; }
 export LC_ALL=C
 # shellcheck disable=SC2086
-"$bin" $args --residuals "$dir/residuals.csv" > "$dir/output.txt" 2>&1
+"$bin" $args --jobs 2 --residuals "$dir/residuals.csv" > "$dir/output.txt" 2>&1
 printf '%s\n' "$args" > "$dir/args.txt"

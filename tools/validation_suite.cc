@@ -53,7 +53,7 @@ PublicSuiteFiles public_suite_files(const std::string& path) {
           precision_of(root)};
 }
 
-ValidationReport run_validation_suite(const std::string& path) {
+ValidationReport run_validation_suite(const std::string& path, int jobs) {
   const ConfigNode root = ConfigNode::load_file(path);
   root.expect_map(kSuiteKeys);
   ValidationReport r;
@@ -67,6 +67,7 @@ ValidationReport run_validation_suite(const std::string& path) {
     PublicOptions options;
     options.calibrations = calibrations;
     options.precision = r.precision = precision_of(root);
+    options.jobs = jobs;
     const PublicSuite suite =
         run_public_training(measurements, root.get_string("source"), beside(path, root.child("platforms")), options);
     for (const PublicRun& run : suite.runs)

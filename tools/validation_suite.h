@@ -46,8 +46,9 @@ struct ValidationReport {
   bool regressed() const { return recorded_error > 0 && geomean_abs_error > recorded_error * (1 + 1e-9); }
 };
 
-// Throws ConfigError for a malformed suite (unknown kind or key, missing file, ...).
-ValidationReport run_validation_suite(const std::string& path);
+// Throws ConfigError for a malformed suite (unknown kind or key, missing file, ...). A public
+// suite's rows run `jobs` at a time, each in a forked process (the same report as one).
+ValidationReport run_validation_suite(const std::string& path, int jobs = 1);
 
 // What a public suite names, its paths resolved (a ConfigError for another kind).
 struct PublicSuiteFiles {

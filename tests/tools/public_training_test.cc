@@ -66,6 +66,47 @@ PublicSuite run_rows(const std::string& name, const std::string& rows, const std
   return run_public_training(csv, "s", src("platforms/presets"), {});
 }
 
+// Rows run in forked children (--jobs) come back as they run in the process itself: every
+// field to the last bit, in the suite's order, refusals counted alike (row 3 asks tp 3 of 16
+// heads).
+TEST(PublicTraining, RowsRunInChildrenComeBackAsTheyRunHere) {
+  const std::string csv = ::testing::TempDir() + "/children.csv";
+  std::ofstream(csv)
+      << "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
+         "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
+         "pipeline_split,overlaps,optimizer_dtype,held_out\n"
+         "1,s,GPT,24,2048,16,16,8192,51200,2048,A100-SXM-80GB,8,Megatron-LM,bf16,1,1,,1,8,none,4,64,full,1.0,flash,,,,,"
+         "0\n"
+         "2,s,GPT,24,2048,16,16,8192,51200,2048,A100-SXM-80GB,16,Megatron-LM,bf16,2,2,,1,4,zero1,2,64,selective,1.5,"
+         "unfused,fp32,,,,1\n"
+         "3,s,GPT,24,2048,16,16,8192,51200,2048,A100-SXM-80GB,24,Megatron-LM,bf16,3,1,,1,8,none,4,64,full,1.0,flash,,,,"
+         ",0\n"
+         "4,s,Llama,16,2048,32,8,8192,128256,4096,H100-SXM-80GB,8,Composer/llm-foundry,bf16,1,1,,1,8,zero3,2,32,none,"
+         "2.0,flash,fp32,,,,0\n";
+  PublicOptions here, children;
+  children.jobs = 3;
+  const PublicSuite a = run_public_training(csv, "s", src("platforms/presets"), here);
+  const PublicSuite b = run_public_training(csv, "s", src("platforms/presets"), children);
+  ASSERT_EQ(a.runs.size(), 3u);
+  ASSERT_EQ(b.runs.size(), a.runs.size());
+  EXPECT_EQ(b.skipped, a.skipped);
+  EXPECT_EQ(a.skipped.size(), 1u);
+  for (size_t i = 0; i < a.runs.size(); ++i) {
+    const PublicRun &x = a.runs[i], &y = b.runs[i];
+    EXPECT_EQ(y.label, x.label);
+    EXPECT_EQ(y.held_out, x.held_out);
+    EXPECT_EQ(y.measured_s, x.measured_s);
+    EXPECT_EQ(y.predicted_s, x.predicted_s) << x.label;
+    EXPECT_EQ(y.oom, x.oom);
+    EXPECT_EQ(y.run.gpu, x.run.gpu);
+    EXPECT_EQ(y.run.precision, x.run.precision);
+    EXPECT_EQ(y.run.params, x.run.params);
+    EXPECT_EQ(std::vector<int>({y.run.gpus, y.run.tp, y.run.pp, y.run.dp, y.run.cp, y.run.ep, y.run.zero}),
+              std::vector<int>({x.run.gpus, x.run.tp, x.run.pp, x.run.dp, x.run.cp, x.run.ep, x.run.zero}));
+    EXPECT_EQ(y.run.step_calibrated, x.run.step_calibrated);
+  }
+}
+
 // A row whose vocabulary its source does not state is skipped and counted, never simulated
 // as a model without embeddings or LM head (which the BLOOM prequel rows were, until the
 // converter gave them their production run's 250,880 tokens).

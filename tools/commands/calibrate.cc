@@ -8,6 +8,7 @@
 #include "platforms/calibration.h"
 #include "sim/units.h"
 #include "tools/commands/command.h"
+#include "tools/commands/options.h"
 #include "tools/output_file.h"
 #include "tools/step_calibration.h"
 
@@ -50,6 +51,8 @@ class CalibrateCommand : public Command {
     cmd.add_option("--k-fill", k_fill_,
                    "fix a shaped GEMM fit's pipeline fill (reduction elements) instead of fitting it")
         ->check(CLI::Range(0.0, 1048576.0));
+    cmd.add_option("--jobs", jobs_, "--suite: rows simulated at once, each in its own process (the same fit)")
+        ->check(whole_in(1, 256));
   }
 
   int run() override {
@@ -64,7 +67,7 @@ class CalibrateCommand : public Command {
   int run_steps() {
     OutputSet out;
     out.add("--output", output_);
-    const StepFit fit = fit_step_efficiency(suite_, gpu_);
+    const StepFit fit = fit_step_efficiency(suite_, gpu_, jobs_);
     if (!output_.empty()) out.write(output_, [&](std::ostream& o) { write_step_calibration(o, fit, suite_); });
     out.commit();
     std::printf("dejavu calibrate: step efficiencies of %s on %s, fitted to its %d fit rows (%d simulations of them)\n",
@@ -109,6 +112,7 @@ class CalibrateCommand : public Command {
 
   std::string gpu_, measurements_, suite_, output_;
   double k_fill_ = -1;
+  int jobs_ = 1;
 };
 
 }  // namespace

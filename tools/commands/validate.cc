@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "tools/commands/command.h"
+#include "tools/commands/options.h"
 #include "tools/output_file.h"
 #include "tools/validation_suite.h"
 
@@ -18,13 +19,16 @@ class ValidateCommand : public Command {
     cmd.add_option("--residuals", residuals_,
                    "CSV of every step-time row (what ran, predicted, measured): simulate's error bars come from "
                    "strategies/validation/residuals.csv");
+    cmd.add_option("--jobs", jobs_,
+                   "a public suite's rows simulated at once, each in its own process (the same report)")
+        ->check(whole_in(1, 256));
   }
 
   int run() override {
     OutputSet out;
     out.add("--residuals", residuals_);
     std::vector<ValidationReport> reports;
-    for (const std::string& suite : suites_) reports.push_back(run_validation_suite(suite));
+    for (const std::string& suite : suites_) reports.push_back(run_validation_suite(suite, jobs_));
     if (!residuals_.empty()) out.write(residuals_, [&](std::ostream& o) { write_residuals(o, residuals_of(reports)); });
     out.commit();
     if (summary_)
@@ -45,6 +49,7 @@ class ValidateCommand : public Command {
   std::vector<std::string> suites_;
   bool summary_ = false;
   std::string residuals_;
+  int jobs_ = 1;
 };
 
 }  // namespace
