@@ -211,8 +211,16 @@ ATTENTION_OF_FRAMEWORK = {"Megatron-DeepSpeed": "unfused", "DeepSpeed": "unfused
 # MegatronStrategy copies into the DDP config (update_config_with_dtype_overrides), for Llama
 # 3.1 8B, 70B and 405B and Nemotron-4 15B and 340B alike (NeMo d2b21556f245,
 # nemo/collections/llm/recipes/*.py and nemo/lightning/pytorch/strategies/megatron_strategy.py).
+#
+# BigScience's bf16 runs (BLOOM-176B's production run and its prequel's bf16 rows, "BF16Optimizer,
+# fp32 grad accumulation") ran DeepSpeed's BF16_Optimizer: ZeRO stage 0 with bf16 ("bf16 must use
+# z0! it implements its own zero stage 1 equivalent", train/tr11-176B-ml/tr11-176B-ml.slurm at
+# 003b2505 in bigscience-workshop/bigscience), which keeps a whole fp32 gradient buffer beside the
+# bf16 weights and reduces it in fp32 (fp32_groups_gradients_flat, get_grads_for_reduction:
+# deepspeed/runtime/bf16_optimizer.py at 06e39a56, 2022).
 def grad_dtype(r):
-    return "fp32" if "MP mode DEFAULT" in r["precision"] else ""
+    bf16_optimizer = r["source_id"].startswith("bigscience_bloom") and precision(r["precision"]) == "bf16"
+    return "fp32" if "MP mode DEFAULT" in r["precision"] or bf16_optimizer else ""
 
 
 # Megatron-Bridge's llama31_405b_pretrain_config sets account_for_embedding_in_pipeline_split and
@@ -221,9 +229,15 @@ def grad_dtype(r):
 # NeMo 2's llama31_405b recipe, which dgxc-benchmarking's 85380ffe02 runs, sets both as well
 # (its trainer()'s defaults, nemo/collections/llm/recipes/llama31_405b.py at d2b21556f245): 128
 # over pp 8 x vp 8, and the proxies' 30 and 62 layers over pp 4 x vp 8, split evenly.
+# Megatron-DeepSpeed's --pp-partition-method 'type:transformer|embedding' (BLOOM-176B's run and its
+# prequel's bf16 rows) weighs each transformer layer and each of the two tied embedding layers
+# (the input embedding and the output head, DeepSpeed's TiedLayerSpec) as one when it splits the
+# pipeline: 70 layers and those two make 6 a stage over pp 12, the first and last stages holding
+# 5 layers beside them, as the two Megatron-Core switches split.
 def pipeline_split(r):
     nemo2_405b = dgxc_nemo2(r) and r["model"].startswith("Llama 3.1 405B")
-    return "embedding+loss" if bridge_405b(r) or nemo2_405b else ""
+    deepspeed_typed = "type:transformer|embedding" in r["other_opts"]
+    return "embedding+loss" if bridge_405b(r) or nemo2_405b or deepspeed_typed else ""
 
 
 # The overlaps of dgxc-benchmarking's NeMo runs. At 35a9aecc8d5b and 1b9bb6b3cfea their NeMo
