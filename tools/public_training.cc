@@ -287,12 +287,9 @@ std::string encode(const PublicRun& r) {
 
 std::variant<PublicRun, std::string> decode(const std::string& text) {
   std::istringstream in(text);
-  std::string kind, line;
+  std::string kind;
   std::getline(in, kind);
-  if (kind != "run") {
-    std::getline(in, line);
-    return line;
-  }
+  if (kind != "run") return text.substr(std::min(text.size(), kind.size() + 1));  // why, whole
   PublicRun r;
   RunShape& s = r.run;
   std::getline(in, r.label);
