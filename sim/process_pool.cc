@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <utility>
 #include <vector>
 
@@ -67,6 +68,9 @@ Child start(size_t i, double timeout_s, const std::function<int(size_t, int)>& b
     int code = 3;
     try {
       code = body(i, fds[1]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());  // the parent's stderr_tail names it
+      std::fflush(stderr);
     } catch (...) {
     }
     ::close(fds[1]);

@@ -29,7 +29,8 @@ struct PoolOptions {
 bool write_all(int fd, const std::string& data);
 
 // Runs jobs 0..jobs-1; done(i, outcome) is called in the parent as each child ends, in the
-// order they end. The child's stdout and stdio buffers are flushed before each fork.
+// order they end. A job that throws exits with code 3, a std::exception's what() its last
+// stderr line. The child's stdout and stdio buffers are flushed before each fork.
 void run_children(size_t jobs, const PoolOptions& o, const std::function<int(size_t index, int out_fd)>& body,
                   const std::function<void(size_t index, ChildOutcome outcome)>& done);
 

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 #include <string>
 
 namespace dejavu::sim {
@@ -67,6 +68,16 @@ TEST(ProcessPool, AThrowingJobExitsWithoutOutput) {
       1, PoolOptions{}, [](size_t, int) -> int { throw 42; }, [&](size_t, ChildOutcome o) { seen = std::move(o); });
   EXPECT_EQ(seen.exit_code, 3);
   EXPECT_TRUE(seen.output.empty());
+}
+
+// What a job threw reaches the parent: a validation worker's failure names its cause.
+TEST(ProcessPool, AThrownExceptionsMessageIsTheStderrTail) {
+  ChildOutcome seen;
+  run_children(
+      1, PoolOptions{}, [](size_t, int) -> int { throw std::runtime_error("row 7: no such GPU"); },
+      [&](size_t, ChildOutcome o) { seen = std::move(o); });
+  EXPECT_EQ(seen.exit_code, 3);
+  EXPECT_EQ(seen.stderr_tail, ": row 7: no such GPU");
 }
 
 }  // namespace
