@@ -56,7 +56,8 @@ TEST(PublicTraining, BloomHeldOutErrorStaysWithinItsBound) {
 
 // The rows given (training.csv's columns but `server`, then `extra` columns) as suite "s", run
 // on the presets.
-PublicSuite run_rows(const std::string& name, const std::string& rows, const std::string& extra = "") {
+PublicSuite run_rows(const std::string& name, const std::string& rows, const std::string& extra = "",
+                     const PublicOptions& options = {}) {
   const std::string csv = ::testing::TempDir() + "/" + name + ".csv";
   std::ofstream(csv)
       << "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
@@ -64,30 +65,25 @@ PublicSuite run_rows(const std::string& name, const std::string& rows, const std
          "pipeline_split,overlaps,optimizer_dtype,held_out"
       << extra << "\n"
       << rows;
-  return run_public_training(csv, "s", src("platforms/presets"), {});
+  return run_public_training(csv, "s", src("platforms/presets"), options);
 }
 
 // Rows run in forked children (--jobs) come back as they run in the process itself: every
 // field to the last bit, in the suite's order, refusals counted alike (row 3 asks tp 3 of 16
 // heads).
 TEST(PublicTraining, RowsRunInChildrenComeBackAsTheyRunHere) {
-  const std::string csv = ::testing::TempDir() + "/children.csv";
-  std::ofstream(csv)
-      << "row_id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,gpu,gpus,framework,"
-         "precision,tp,pp,vp,cp,dp,sharding,micro_batch,global_batch,recompute,measured_step_s,attention,grad_dtype,"
-         "pipeline_split,overlaps,optimizer_dtype,held_out\n"
-         "1,s,GPT,24,2048,16,16,8192,51200,2048,A100-SXM-80GB,8,Megatron-LM,bf16,1,1,,1,8,none,4,64,full,1.0,flash,,,,,"
-         "0\n"
-         "2,s,GPT,24,2048,16,16,8192,51200,2048,A100-SXM-80GB,16,Megatron-LM,bf16,2,2,,1,4,zero1,2,64,selective,1.5,"
-         "unfused,fp32,,,,1\n"
-         "3,s,GPT,24,2048,16,16,8192,51200,2048,A100-SXM-80GB,24,Megatron-LM,bf16,3,1,,1,8,none,4,64,full,1.0,flash,,,,"
-         ",0\n"
-         "4,s,Llama,16,2048,32,8,8192,128256,4096,H100-SXM-80GB,8,Composer/llm-foundry,bf16,1,1,,1,8,zero3,2,32,none,"
-         "2.0,flash,fp32,,,,0\n";
-  PublicOptions here, children;
+  const std::string rows =
+      "1,s,GPT,24,2048,16,16,8192,51200,2048,A100-SXM-80GB,8,Megatron-LM,bf16,1,1,,1,8,none,4,64,full,1.0,flash,,,,,0\n"
+      "2,s,GPT,24,2048,16,16,8192,51200,2048,A100-SXM-80GB,16,Megatron-LM,bf16,2,2,,1,4,zero1,2,64,selective,1.5,"
+      "unfused,fp32,,,,1\n"
+      "3,s,GPT,24,2048,16,16,8192,51200,2048,A100-SXM-80GB,24,Megatron-LM,bf16,3,1,,1,8,none,4,64,full,1.0,flash,,,,,"
+      "0\n"
+      "4,s,Llama,16,2048,32,8,8192,128256,4096,H100-SXM-80GB,8,Composer/llm-foundry,bf16,1,1,,1,8,zero3,2,32,none,"
+      "2.0,flash,fp32,,,,0\n";
+  PublicOptions children;
   children.jobs = 3;
-  const PublicSuite a = run_public_training(csv, "s", src("platforms/presets"), here);
-  const PublicSuite b = run_public_training(csv, "s", src("platforms/presets"), children);
+  const PublicSuite a = run_rows("here", rows);
+  const PublicSuite b = run_rows("children", rows, "", children);
   ASSERT_EQ(a.runs.size(), 3u);
   ASSERT_EQ(b.runs.size(), a.runs.size());
   EXPECT_EQ(b.skipped, a.skipped);
