@@ -259,4 +259,10 @@ double ConfigNode::get_quantity(const std::string& key, units::Dimension d, doub
   return has(key) ? child(key).as_quantity(d, min, max) : fallback;
 }
 
+std::string yaml_scalar(const std::string& text) {
+  YAML::Emitter out;
+  out << text;
+  return out.c_str();
+}
+
 }  // namespace dejavu

@@ -78,6 +78,9 @@ class ConfigNode {
 std::string read_input_file(const std::string& path);
 
 std::string join(const std::vector<std::string>& items, const std::string& sep);
+// Text as a YAML scalar for a file dejavu writes: plain where it reads back as itself, else
+// quoted (a model named "Llama 3.1 405B (proxy: 7 layers)").
+std::string yaml_scalar(const std::string& text);
 // One line of a simple CSV (no quoting) into its cells, each trimmed of spaces.
 std::vector<std::string> split_csv_line(const std::string& line);
 

@@ -1,271 +1,40 @@
 #include "tools/public_training.h"
 
-#include <algorithm>
-#include <cctype>
 #include <map>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <variant>
 
 #include "sim/csv.h"
 #include "sim/process_pool.h"
-#include "strategies/simulate.h"
 #include "platforms/calibration.h"
-#include "tools/platform_input.h"
-#include "workloads/llama.h"
-#include "workloads/transformer.h"
+#include "tools/public_row.h"
 
 namespace dejavu::tools {
 
 namespace {
 
-int whole(const CsvRow& r, const std::string& column, int fallback = 0) {
-  return r.has(column) ? static_cast<int>(r.as_int(column, 1, 1 << 30)) : fallback;
-}
-
-// A cell that must be one of `valid` ("" for empty), else the row is refused naming them.
-const std::string& choice(const CsvRow& r, const std::string& column, const std::vector<std::string>& valid) {
-  const std::string& v = r.text(column);
-  if (std::find(valid.begin(), valid.end(), v) != valid.end()) return v;
-  std::string names;
-  for (const std::string& n : valid) names += (names.empty() ? "" : ", ") + (n.empty() ? "empty" : n);
-  throw Error("row " + r.text("row_id") + ": " + column + ": \"" + v + "\"; valid: " + names);
-}
-
-// Why a row cannot be simulated as its source ran it (nothing: it can).
-std::optional<std::string> unsupported(const CsvRow& r) {
-  if (r.text("gpu") == "unsupported") return "GPU not in dejavu's catalog (GB300, H100 96GB)";
-  if (r.text("sharding") == "offload") return "ZeRO-3 with CPU offload on a host the source does not describe";
-  const std::string& fw = r.text("framework");
-  if (r.text("sharding") == "unknown" && (fw == "MaxText" || fw == "Paxml")) return "JAX FSDP of unstated degree";
-  if (!r.has("global_batch") || !r.has("measured_step_s") || !r.has("layers")) return "batch, step or model not stated";
-  if (!r.has("vocab")) return "vocabulary not stated";
-  if (!r.has("heads")) return "attention heads not stated";
-  return std::nullopt;
-}
-
-// Frameworks that checkpoint with PyTorch's non-reentrant checkpoint (FSDP's checkpoint
-// wrapper: llm-foundry's activation_checkpointing_reentrant: false, torchtitan), whose
-// replay stops early (Plan::recompute_early_stop), and train without dropout (MPT's
-// attn_pdrop, resid_pdrop and emb_pdrop are 0; Llama has none).
-bool pytorch_checkpoint(const CsvRow& r) {
-  const std::string& fw = r.text("framework");
-  return fw == "Composer/llm-foundry" || fw == "torchtitan";
-}
-
-// Composer's FSDP issues a block's backward gather after the previous block's gradient
-// computation (backward_prefetch BACKWARD_POST: composer/trainer/dist_strategy.py's default at
-// 871b3093e, April 2023, and 282df413a, January 2024); llm-foundry's benchmark YAMLs and
-// submit_benchmarks.py set none at the tables' commits (9fa3ceb9a, b2a43a147, 5e85bd62d).
-std::string backward_prefetch_of(const CsvRow& r) {
-  return r.text("framework") == "Composer/llm-foundry" ? "post" : strategies::Plan{}.zero_backward_prefetch;
-}
-
-// The attention kernel is the row's (tools/public_training.py says which each framework ran).
-workloads::ModelGraph model_of(const CsvRow& r, sim::DType dtype) {
-  const int heads = whole(r, "heads"), kv = whole(r, "kv_heads", heads);
-  const auto attention = workloads::attention_of(r.as_choice("attention", workloads::attention_names()));
-  std::string name = r.text("model");
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  auto common = [&](auto& c) {  // the fields both generators' configs share
-    c.name = r.text("model");
-    c.layers = whole(r, "layers");
-    c.hidden = whole(r, "hidden");
-    c.heads = heads;
-    c.ffn_hidden = whole(r, "ffn_hidden");
-    c.seq_len = whole(r, "seq_len");
-    c.vocab = whole(r, "vocab");
-    c.dtype = dtype;
-    c.attention = attention;
-  };
-  if (kv < heads || name.find("llama") != std::string::npos) {
-    workloads::LlamaConfig c;
-    common(c);
-    c.kv_heads = kv;
-    c.gated_mlp = name.find("nemotron") == std::string::npos;  // Nemotron-4: squared ReLU
-    return workloads::make_llama(c);
-  }
-  workloads::TransformerConfig c;
-  common(c);
-  c.dropout = !pytorch_checkpoint(r);
-  return workloads::make_transformer(c);
-}
-
-// "wgrad<limit>": Megatron-Core's defer_embedding_wgrad_compute with that wgrad_deferral_limit
-// (0: every microbatch); false when `s` is not that.
-bool set_wgrad_deferral(const std::string& s, strategies::Plan& p) {
-  const std::string digits = s.substr(std::min<size_t>(s.size(), 5));
-  if (s.rfind("wgrad", 0) != 0 || digits.empty() || digits.size() > 4 ||
-      !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }))
-    return false;
-  p.defer_embedding_wgrad_compute = true;
-  p.wgrad_deferral_limit = std::stoi(digits);
-  return true;
-}
-
-// The overlap switches the run's configuration turns on (tools/public_training.py cites
-// them): grad, param, tp and wgrad<limit> joined by +. Tensor-parallel overlap pipelines
-// sequence parallelism's collectives, so a run without them (tp 1) has none to overlap.
-void set_overlaps(const CsvRow& r, strategies::Plan& p) {
-  std::stringstream in(r.text("overlaps"));
-  for (std::string s; std::getline(in, s, '+');) {
-    if (s == "grad")
-      p.overlap_grad_reduce = p.zero < 3;  // ZeRO-3 / FSDP overlaps by its own prefetch
-    else if (s == "param")
-      p.overlap_param_gather = p.zero == 1 || p.zero == 2;
-    else if (s == "tp")
-      p.tp_comm_overlap = p.sequence_parallel;
-    else if (!set_wgrad_deferral(s, p))
-      throw Error("row " + r.text("row_id") + ": overlaps: unknown switch \"" + s +
-                  "\"; valid: grad, param, tp, wgrad<limit>");
-  }
-}
-
-// " overlap=grad,param,tp,wgrad22" as the plan has them, for a row's label.
-std::string overlaps_of(const strategies::Plan& p) {
-  std::string on = std::string(p.overlap_grad_reduce ? ",grad" : "") + (p.overlap_param_gather ? ",param" : "") +
-                   (p.tp_comm_overlap ? ",tp" : "") +
-                   (p.defer_embedding_wgrad_compute ? ",wgrad" + std::to_string(p.wgrad_deferral_limit) : "");
-  return on.empty() ? "" : " overlap=" + on.substr(1);
-}
-
-// The plan's ZeRO stage from a row's sharding (offload rows are skipped before a plan is made).
-// NeMo's recipes run the distributed optimizer (distributed_fused_adam), and so do
-// Megatron-Bridge's where its table leaves the sharding unstated (every Llama recipe sets
-// ddp.use_distributed_optimizer = True: src/megatron/bridge/recipes/llama/llama3.py@c76eae64e):
-// their dp and unknown are ZeRO-1. "none" is a run whose own configuration names an unsharded
-// optimizer (NeMo's 2022 fused_adam). FSDP's SHARD_GRAD_OP is ZeRO-3 whose gathered layers
-// stay from their forward to their backward (zero_reshard_after_forward: false).
-void set_sharding(const CsvRow& r, bool nemo, strategies::Plan& p) {
-  const std::string& s =
-      choice(r, "sharding", {"dp", "none", "zero1", "zero2", "zero3", "shard_grad_op", "offload", "unknown"});
-  if (s == "zero3" || s == "zero2" || s == "zero1")
-    p.zero = s.back() - '0';
-  else if (s == "shard_grad_op")
-    p.zero = 3;
-  else
-    p.zero = nemo && s != "none" ? 1 : 0;
-  p.zero_reshard_after_forward = s != "shard_grad_op";
-  if (p.zero == 3) p.zero_backward_prefetch = backward_prefetch_of(r);
-}
-
-// A hand-entered row whose run's config turns sequence parallelism off (NeMo's 2022 5B:
-// public/nemo_megatron_launcher_a100_2207.csv) says so in its optional sequence_parallel column.
-bool sequence_parallel_off(const CsvRow& r) {
-  return r.has("sequence_parallel") && choice(r, "sequence_parallel", {"off"}) == "off";
-}
-
-// Megatron-family frameworks run sequence parallelism with tensor parallelism. Unstated
-// recomputation is settled by run_row.
-strategies::Plan plan_of(const CsvRow& r) {
-  strategies::Plan p;
-  p.name = r.text("model");
-  p.tp = whole(r, "tp", 1);
-  p.pp = whole(r, "pp", 1);
-  p.cp = whole(r, "cp", 1);
-  const int gpus = whole(r, "gpus");
-  p.dp = whole(r, "dp", gpus / (p.tp * p.pp * p.cp));
-  p.virtual_stages = whole(r, "vp", 1);
-  p.schedule = p.virtual_stages > 1 ? "interleaved-1f1b" : "1f1b";
-  p.micro_batch_size = whole(r, "micro_batch", 1);  // unstated (MT-NLG's rows): 1 (docs/CALIBRATION.md)
-  p.global_batch_size = whole(r, "global_batch");
-  const std::string& fw = r.text("framework");
-  const bool nemo = fw == "NeMo" || fw.rfind("Megatron-Bridge", 0) == 0;
-  set_sharding(r, nemo, p);
-  const std::string& re = choice(r, "recompute", {"none", "full", "selective", "unknown"});
-  p.recompute = re == "unknown" ? "none" : re;
-  p.recompute_early_stop = p.recompute == "full" && pytorch_checkpoint(r);
-  p.sequence_parallel = p.tp > 1 && nemo && !sequence_parallel_off(r);
-  // fp32 where the source says (tools/public_training.py), else the model's
-  p.grad_dtype = choice(r, "grad_dtype", {"", "fp32", "bf16", "fp16"});
-  p.optimizer_dtype = choice(r, "optimizer_dtype", {"", "fp32", "bf16"});  // bf16 where the run's config says
-  p.account_for_embedding = p.account_for_loss = choice(r, "pipeline_split", {"", "embedding+loss"}) != "";
-  p.fp8_param_gather = r.has("fp8_param_gather") && choice(r, "fp8_param_gather", {"", "on"}) == "on";
-  set_overlaps(r, p);
-  return p;
-}
-
-// A calibration file of the suite, the GPU type it applies to, and whether a row had it.
-struct CalibrationFile {
-  ConfigNode file;
-  std::string gpu;
-  bool used = false;
-};
-using Calibrations = std::vector<CalibrationFile>;
-
-Calibrations load_calibrations(const std::vector<std::string>& paths) {
-  Calibrations out;
-  for (const std::string& path : paths) {
-    const ConfigNode file = ConfigNode::load_file(path);
-    out.push_back({file, file.get_string("gpu")});
-  }
-  return out;
-}
-
-platforms::Cluster cluster_of(const CsvRow& r, const std::string& platforms, const Calibrations& calibrations,
-                              const PublicOptions& o) {
-  const std::string& gpu = r.text("gpu");
-  // The servers the source names (column server), else the vendor's server of that GPU: DGX
-  // A100 / H100 / H200 / B200, or a GB200 NVL72 rack.
-  const std::map<std::string, std::string> server = {
-      {"H100", "dgx-h100-1x8"}, {"H200", "dgx-h200-1x8"}, {"B200", "dgx-b200-1x8"}, {"GB200", "gb200-nvl72"}};
-  const auto it = server.find(gpu.substr(0, gpu.find('-')));
-  const std::string preset = r.has("server") ? r.text("server") : it != server.end() ? it->second : "dgx-a100-1x8";
-  platforms::Cluster c = load_platform(platforms + "/" + preset + ".yaml", {});
-  // Servers (NVLink domains) of the preset's size, or of the largest size under it that
-  // divides the job (a 256-GPU job on NVL72 racks: 4 domains of 64).
-  const int gpus = whole(r, "gpus");
-  int per_server = std::min(gpus, c.groups[0].gpus_per_server);
-  while (gpus % per_server != 0) --per_server;
-  c.groups[0].gpu = gpu;
-  c.groups[0].gpus_per_server = per_server;
-  c.groups[0].count = gpus / per_server;
-  c.network = sim::Network();
-  platforms::build_network(c);
-  for (const CalibrationFile& f : calibrations)
-    if (f.gpu == gpu) {
-      platforms::apply_calibration(c, platforms::load_calibration(f.file, &c), f.file.loc().file);
-    }
-  if (o.step_efficiency > 0 || o.attention_step_efficiency > 0) {
-    auto it = c.efficiency.emplace(gpu, platforms::Efficiency::defaults_for(platforms::gpu_spec(gpu))).first;
-    if (o.step_efficiency > 0) it->second.step = o.step_efficiency;
-    if (o.attention_step_efficiency > 0) it->second.attention_step = o.attention_step_efficiency;
-  }
-  return c;
-}
+using public_rows::CalibrationFile;
+using public_rows::Calibrations;
 
 PublicRun run_row(const CsvRow& r, const std::string& platforms, const Calibrations& calibrations,
                   const PublicOptions& o) {
-  sim::DType dtype = sim::DType::BF16;  // the converter writes a dtype name: bf16, fp16, fp8, fp4
-  sim::parse_dtype(choice(r, "precision", {"bf16", "fp16", "fp8", "fp4"}), &dtype);
-  strategies::Plan plan = plan_of(r);
-  const workloads::ModelGraph model = model_of(r, dtype);
-  const platforms::Cluster cluster = cluster_of(r, platforms, calibrations, o);
-  strategies::Simulation s = strategies::simulate(model, cluster, plan);
-  // Unstated recomputation: none if the run fits without it, else selective (Megatron's and
-  // NeMo's recommended default since Korthikanti et al. 2022), else full.
-  for (const char* next : {"selective", "full"}) {
-    if (r.text("recompute") != "unknown" || !s.report.oom) break;
-    plan.recompute = next;
-    plan.recompute_early_stop = plan.recompute == "full" && pytorch_checkpoint(r);
-    s = strategies::simulate(model, cluster, plan);
-  }
+  const public_rows::ResolvedRow row = public_rows::resolve_row(r, platforms, calibrations, o);
+  const strategies::Plan& plan = row.plan;
   PublicRun run;
   run.label = r.text("row_id") + " " + r.text("model") + " " + r.text("gpu") + " x" + r.text("gpus") + " tp" +
               std::to_string(plan.tp) + " pp" + std::to_string(plan.pp) + " dp" + std::to_string(plan.dp) +
               (plan.zero ? " zero" + std::to_string(plan.zero) : "") +
               (plan.zero == 3 ? " bwd-" + plan.zero_backward_prefetch : "") +
               (plan.zero_reshard_after_forward ? "" : " kept") + " " + plan.recompute +
-              (r.text("recompute") == "unknown" ? "?" : "") + overlaps_of(plan) +
+              (r.text("recompute") == "unknown" ? "?" : "") + public_rows::overlaps_of(plan) +
               (plan.fp8_param_gather ? " fp8-weights" : "");
   run.held_out = r.text("held_out") == "1";
   run.measured_s = r.as_double("measured_step_s", 1e-6, 1e6);
-  run.predicted_s = s.report.iteration_time_s;
-  run.oom = s.report.oom;
-  run.run = shape_of(plan, model, {r.text("gpu")});
-  run.run.step_calibrated = platforms::step_calibrated(cluster, r.text("gpu"));
+  run.predicted_s = row.simulation.report.iteration_time_s;
+  run.oom = row.simulation.report.oom;
+  run.run = shape_of(plan, row.model, {r.text("gpu")});
+  run.run.step_calibrated = platforms::step_calibrated(row.cluster, r.text("gpu"));
   return run;
 }
 
@@ -344,18 +113,20 @@ std::vector<std::variant<PublicRun, std::string>> outcomes_of(const std::vector<
 std::vector<const CsvRow*> chosen_rows(const CsvTable& table, const std::string& source, const PublicOptions& o,
                                        std::map<std::string, int>& skipped) {
   std::vector<const CsvRow*> rows;
+  bool found = false;
   for (const CsvRow& r : table.rows()) {
-    if (r.text("source") != source) continue;
-    const bool narrow = r.text("precision") == "fp8" || r.text("precision") == "fp4";
-    if (narrow != (o.precision == "fp8")) continue;  // the other precision's suite
+    if (!public_rows::in_suite(r, source, o.precision)) continue;
     if (!o.gpu.empty() && r.text("gpu") != o.gpu) continue;
     if (o.fit_only && r.text("held_out") == "1") continue;
     if (o.held_out_only && r.text("held_out") != "1") continue;
-    if (const auto why = unsupported(r))
+    if (!o.row.empty() && r.text("row_id") != o.row) continue;
+    found = true;
+    if (const auto why = public_rows::unsupported(r))
       ++skipped[*why];
     else
       rows.push_back(&r);
   }
+  if (!o.row.empty() && !found) throw public_rows::no_such_row(o.row, source, table, o.precision);
   return rows;
 }
 
@@ -363,39 +134,9 @@ std::vector<const CsvRow*> chosen_rows(const CsvTable& table, const std::string&
 
 PublicSuite run_public_training(const std::string& csv, const std::string& source, const std::string& platforms,
                                 const PublicOptions& options) {
-  const CsvTable table = CsvTable::load_file(csv);
-  table.expect_columns({"row_id",
-                        "source",
-                        "model",
-                        "layers",
-                        "hidden",
-                        "heads",
-                        "kv_heads",
-                        "ffn_hidden",
-                        "vocab",
-                        "seq_len",
-                        "gpu",
-                        "gpus",
-                        "framework",
-                        "precision",
-                        "tp",
-                        "pp",
-                        "vp",
-                        "cp",
-                        "dp",
-                        "sharding",
-                        "micro_batch",
-                        "global_batch",
-                        "recompute",
-                        "measured_step_s",
-                        "attention",
-                        "grad_dtype",
-                        "pipeline_split",
-                        "overlaps",
-                        "optimizer_dtype",
-                        "held_out"});
+  const CsvTable table = public_rows::load_training_table(csv);
   PublicSuite out;
-  Calibrations calibrations = load_calibrations(options.calibrations);
+  Calibrations calibrations = public_rows::load_calibrations(options.calibrations);
   const std::vector<const CsvRow*> rows = chosen_rows(table, source, options, out.skipped);
   const auto outcomes = outcomes_of(rows, platforms, calibrations, options);
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -407,7 +148,7 @@ PublicSuite run_public_training(const std::string& csv, const std::string& sourc
     for (CalibrationFile& f : calibrations) f.used = f.used || f.gpu == rows[i]->text("gpu");
   }
   for (const CalibrationFile& f : calibrations)
-    if (!f.used && options.gpu.empty())
+    if (!f.used && options.gpu.empty() && options.row.empty())
       f.file.child("gpu").fail("no row of " + source + " runs on " + f.gpu +
                                "; a calibration applies to a GPU type the suite has");
   return out;

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/config_node.h"
@@ -37,11 +38,23 @@ struct PublicOptions {
   // Which rows by training precision: "16-bit" (bf16 and fp16, each as its row says) or "fp8"
   // (8 bits or fewer: Transformer Engine fp8 or fp4 GEMMs, bf16 tensors: sim::storage_of).
   std::string precision = "16-bit";
-  int jobs = 1;  // rows simulated at once, each in a forked process (the same results as one)
+  int jobs = 1;     // rows simulated at once, each in a forked process (the same results as one)
+  std::string row;  // only the row of this row_id (empty: every row); not the suite's: an error
 };
 
 // `platforms`: the folder of the server presets (dgx-a100-1x8.yaml, dgx-h100-1x8.yaml).
 PublicSuite run_public_training(const std::string& csv, const std::string& source, const std::string& platforms,
                                 const PublicOptions& options = {});
+
+// One row of a suite as the files `dejavu simulate` reruns it from (validate --row N --export
+// DIR): platform.yaml (its server preset with the row's GPU type and count), workload.yaml,
+// plan.yaml (unstated recomputation settled as the row ran it) and calibration.yaml (the
+// suite's calibration of the row's GPU type, when it has one). `options.row` names the row.
+struct RowExport {
+  std::vector<std::pair<std::string, std::string>> files;  // file name -> its text
+  double predicted_s = 0;                                  // what validate predicts for the row
+};
+RowExport export_public_row(const std::string& csv, const std::string& source, const std::string& platforms,
+                            const PublicOptions& options);
 
 }  // namespace dejavu::tools

@@ -144,7 +144,7 @@ bool attention_share_predicts(const Errors& errors, size_t rows, double guess) {
 }  // namespace
 
 StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gpu, int jobs) {
-  const PublicSuiteFiles f = public_suite_files(suite_yaml);
+  const PublicSuiteFiles f = public_suite_files(suite_yaml, "a step calibration is fitted to");
   StepFit fit;
   fit.suite = f.name;
   fit.gpu = gpu;

@@ -40,11 +40,11 @@ std::vector<std::string> calibrations_of(const std::string& path, const ConfigNo
 }
 }  // namespace
 
-PublicSuiteFiles public_suite_files(const std::string& path) {
+PublicSuiteFiles public_suite_files(const std::string& path, const std::string& use) {
   const ConfigNode root = ConfigNode::load_file(path);
   root.expect_map(kSuiteKeys);
   if (root.child("kind").as_choice({"megatron", "nccl", "public"}) != "public")
-    root.child("kind").fail("a step calibration is fitted to a public suite (kind: public)");
+    root.child("kind").fail(use + " a public suite (kind: public)");
   return {root.get_string("name", root.file_stem()),
           beside(path, root.child("measurements")),
           root.get_string("source"),
@@ -53,12 +53,22 @@ PublicSuiteFiles public_suite_files(const std::string& path) {
           precision_of(root)};
 }
 
-ValidationReport run_validation_suite(const std::string& path, int jobs) {
+RowExport export_validation_row(const std::string& path, const std::string& row) {
+  const PublicSuiteFiles f = public_suite_files(path, "--row picks a row of");
+  PublicOptions options;
+  options.calibrations = f.calibrations;
+  options.precision = f.precision;
+  options.row = row;
+  return export_public_row(f.measurements, f.source, f.platforms, options);
+}
+
+ValidationReport run_validation_suite(const std::string& path, int jobs, const std::string& row) {
   const ConfigNode root = ConfigNode::load_file(path);
   root.expect_map(kSuiteKeys);
   ValidationReport r;
   r.name = root.get_string("name", root.file_stem());
   r.kind = root.child("kind").as_choice({"megatron", "nccl", "public"});
+  if (!row.empty() && r.kind != "public") root.child("kind").fail("--row picks a row of a public suite (kind: public)");
   r.recorded_error = root.get_double("recorded_error", 0, 0, 10);
   const std::string measurements = beside(path, root.child("measurements"));
   const std::vector<std::string> calibrations = calibrations_of(path, root);
@@ -68,6 +78,7 @@ ValidationReport run_validation_suite(const std::string& path, int jobs) {
     options.calibrations = calibrations;
     options.precision = r.precision = precision_of(root);
     options.jobs = jobs;
+    options.row = row;
     const PublicSuite suite =
         run_public_training(measurements, root.get_string("source"), beside(path, root.child("platforms")), options);
     for (const PublicRun& run : suite.runs)

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/public_training.h"
 #include "tools/validation_residuals.h"
 
 namespace dejavu::tools {
@@ -47,8 +48,9 @@ struct ValidationReport {
 };
 
 // Throws ConfigError for a malformed suite (unknown kind or key, missing file, ...). A public
-// suite's rows run `jobs` at a time, each in a forked process (the same report as one).
-ValidationReport run_validation_suite(const std::string& path, int jobs = 1);
+// suite's rows run `jobs` at a time, each in a forked process (the same report as one); `row`
+// (a row_id of a public suite) runs that row alone.
+ValidationReport run_validation_suite(const std::string& path, int jobs = 1, const std::string& row = "");
 
 // What a public suite names, its paths resolved (a ConfigError for another kind).
 struct PublicSuiteFiles {
@@ -56,7 +58,10 @@ struct PublicSuiteFiles {
   std::vector<std::string> calibrations;
   std::string precision = "16-bit";  // PublicOptions::precision
 };
-PublicSuiteFiles public_suite_files(const std::string& path);
+// `use` says what needed a public suite ("a step calibration is fitted to"), for the error.
+PublicSuiteFiles public_suite_files(const std::string& path, const std::string& use);
+// Row `row` of the public suite at `path` as simulate's input files (export_public_row).
+RowExport export_validation_row(const std::string& path, const std::string& row);
 void write_validation_report(std::ostream& out, const ValidationReport& r);
 // One line per suite and set (fit, held-out): whether its framework's step efficiency was
 // fitted (a step calibration), rows, geometric mean and largest |error|, mean signed error,

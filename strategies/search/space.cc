@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/config_node.h"
+
 namespace dejavu::strategies::search {
 
 Space default_space(const Problem& problem, int max_micro_batch) {
@@ -193,7 +195,7 @@ std::string describe(const Plan& p) {
 
 void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& comment) {
   out << "# " << comment << "\n";
-  out << "name: " << p.name << "\n";
+  out << "name: " << yaml_scalar(p.name) << "\n";
   out << "tp: " << p.tp << "\npp: " << p.pp << "\ndp: " << p.dp << "\n";
   if (!p.stage_tp.empty()) out << "stage_tp: " << listed(p.stage_tp, ", ", number) << "\n";
   if (p.ep > 1) out << "ep: " << p.ep << "\n";

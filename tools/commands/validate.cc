@@ -1,6 +1,9 @@
 // `dejavu validate`: a validation suite's predictions against its measurements.
 #include <iostream>
+#include <string>
 #include <vector>
+
+#include "sim/error.h"
 
 #include "tools/commands/command.h"
 #include "tools/commands/options.h"
@@ -22,19 +25,38 @@ class ValidateCommand : public Command {
     cmd.add_option("--jobs", jobs_,
                    "a public suite's rows simulated at once, each in its own process (the same report)")
         ->check(whole_in(1, 256));
+    CLI::Option* row =
+        cmd.add_option("--row", row_, "one row of a public suite, by row_id (the number that starts each row)");
+    cmd.add_option("--export", export_,
+                   "a folder to write the --row's platform, workload, plan and calibration to, the files "
+                   "`dejavu simulate` reruns it from")
+        ->needs(row);
   }
 
   int run() override {
+    if (!row_.empty() && suites_.size() != 1)
+      throw ConfigError(SourceLoc{"--row", 0, 0}, "",
+                        "picks a row of one suite; got " + std::to_string(suites_.size()) + " suites");
     OutputSet out;
     out.add("--residuals", residuals_);
+    RowExport exported;
+    if (!export_.empty()) {
+      exported = export_validation_row(suites_[0], row_);
+      std::vector<std::string> names;
+      for (const auto& [name, text] : exported.files) names.push_back(name);
+      out.add_folder("--export", export_, names);
+    }
     std::vector<ValidationReport> reports;
-    for (const std::string& suite : suites_) reports.push_back(run_validation_suite(suite, jobs_));
+    for (const std::string& suite : suites_) reports.push_back(run_validation_suite(suite, jobs_, row_));
     if (!residuals_.empty()) out.write(residuals_, [&](std::ostream& o) { write_residuals(o, residuals_of(reports)); });
+    for (const auto& [name, text] : exported.files)
+      out.write(export_ + "/" + name, [&, &text = text](std::ostream& o) { o << text; });
     out.commit();
     if (summary_)
       write_validation_summary(std::cout, reports);
     else
       for (const ValidationReport& r : reports) write_validation_report(std::cout, r);
+    if (!export_.empty()) write_export_note(exported);
     int status = 0;
     for (size_t i = 0; i < reports.size(); ++i)
       if (reports[i].regressed()) {
@@ -50,6 +72,18 @@ class ValidateCommand : public Command {
   bool summary_ = false;
   std::string residuals_;
   int jobs_ = 1;
+  std::string row_, export_;
+
+  // What was written and the simulate command that reads it back.
+  void write_export_note(const RowExport& e) const {
+    std::cout << "wrote " << export_ << "/:";
+    for (const auto& [name, text] : e.files) std::cout << " " << name;
+    std::cout << "\nrerun it (" << e.predicted_s << " s predicted): dejavu simulate --platform " << export_
+              << "/platform.yaml --workload " << export_ << "/workload.yaml --plan " << export_ << "/plan.yaml";
+    for (const auto& [name, text] : e.files)
+      if (name == "calibration.yaml") std::cout << " --calibration " << export_ << "/calibration.yaml";
+    std::cout << "\n";
+  }
 };
 
 }  // namespace
