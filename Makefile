@@ -79,7 +79,7 @@ validate-fp8: build
 	$(BUILD)/tools/dejavu validate --jobs $(JOBS) --summary $(FP8_SUITES)
 
 # Each framework's step efficiency per GPU type, fitted to its public suite's fit rows
-# (platforms/calibration/steps/; about 35 minutes on 2 cores). Blackwell's come from Megatron-Bridge's
+# (platforms/calibration/steps/; about 45 minutes on 2 cores). Blackwell's come from Megatron-Bridge's
 # fp8/fp4 rows, the only Blackwell training rows. Rerun `make validate` after it.
 STEP_FITS = llmfoundry_mpt_bench:H100-SXM-80GB:llm-foundry_h100-sxm-80gb \
             llmfoundry_mpt_bench:A100-SXM-80GB:llm-foundry_a100-sxm-80gb \
@@ -88,7 +88,8 @@ STEP_FITS = llmfoundry_mpt_bench:H100-SXM-80GB:llm-foundry_h100-sxm-80gb \
             mtnlg_via_llm_analysis:A100-SXM-80GB:megatron-deepspeed-mtnlg_a100-sxm-80gb \
             dgxc_benchmarking:H100-SXM-80GB:nemo_h100-sxm-80gb \
             fp8/megatron_bridge_perf_summary:GB200-186GB:megatron-bridge_gb200-186gb \
-            fp8/megatron_bridge_perf_summary:B200-SXM-180GB:megatron-bridge_b200-sxm-180gb
+            fp8/megatron_bridge_perf_summary:B200-SXM-180GB:megatron-bridge_b200-sxm-180gb \
+            fp8/megatron_bridge_perf_summary:GB300-288GB:megatron-bridge_gb300-288gb
 step-calibrations: build
 	@for f in $(STEP_FITS); do set -- $$(echo $$f | tr : ' '); \
 	  $(BUILD)/tools/dejavu calibrate --jobs $(JOBS) --suite strategies/validation/public/$$1.yaml --gpu $$2 \

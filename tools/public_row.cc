@@ -165,11 +165,14 @@ strategies::Plan plan_of(const CsvRow& r) {
 }
 
 // The path of the servers the source names (column server), else of the vendor's server of
-// the row's GPU: DGX A100 / H100 / H200 / B200, or a GB200 NVL72 rack.
+// the row's GPU: DGX A100 / H100 / H200 / B200, or a GB200 or GB300 NVL72 rack.
 std::string preset_of(const CsvRow& r, const std::string& platforms) {
   const std::string& gpu = r.text("gpu");
-  const std::map<std::string, std::string> server = {
-      {"H100", "dgx-h100-1x8"}, {"H200", "dgx-h200-1x8"}, {"B200", "dgx-b200-1x8"}, {"GB200", "gb200-nvl72"}};
+  const std::map<std::string, std::string> server = {{"H100", "dgx-h100-1x8"},
+                                                     {"H200", "dgx-h200-1x8"},
+                                                     {"B200", "dgx-b200-1x8"},
+                                                     {"GB200", "gb200-nvl72"},
+                                                     {"GB300", "gb300-nvl72"}};
   const auto it = server.find(gpu.substr(0, gpu.find('-')));
   return platforms + "/" +
          (r.has("server")      ? r.text("server")
@@ -208,7 +211,7 @@ platforms::Cluster cluster_of(const CsvRow& r, const std::string& preset, const 
 
 // Why a row cannot be simulated as its source ran it (nothing: it can).
 std::optional<std::string> unsupported(const CsvRow& r) {
-  if (r.text("gpu") == "unsupported") return "GPU not in dejavu's catalog (GB300, H100 96GB)";
+  if (r.text("gpu") == "unsupported") return "GPU not in dejavu's catalog (H100 96GB HBM2e at 500 W)";
   if (r.text("sharding") == "offload") return "ZeRO-3 with CPU offload on a host the source does not describe";
   const std::string& fw = r.text("framework");
   if (r.text("sharding") == "unknown" && (fw == "MaxText" || fw == "Paxml")) return "JAX FSDP of unstated degree";

@@ -3,7 +3,7 @@
 ../shared/validation/public/training_throughput.csv in the plain form dejavu's CSV reader takes
 (no quoted cells), with free-text fields mapped to the few values dejavu understands:
 
-  gpu        a dejavu catalog name, or `unsupported` (GB300, H100 96GB HBM2e)
+  gpu        a dejavu catalog name, or `unsupported` (H100 96GB HBM2e)
   precision  bf16 | fp16 | fp8 (any 8-bit format: FP8, MXFP8, current scaling) | fp4 (NVFP4)
   sharding   dp | zero1 | zero2 | zero3 | shard_grad_op (FSDP's) | offload (ZeRO-3 with
              optimizer offload) | unknown;
@@ -52,6 +52,8 @@ def gpu(t):
         return "H100-SXM-80GB"
     if "h200" in t:
         return "H200-SXM-141GB"
+    if "gb300" in t:
+        return "GB300-288GB"
     if "gb200" in t:
         return "GB200-186GB"
     if "b200" in t:  # GB200 matched above
@@ -127,9 +129,9 @@ VP_OF_MODEL = {("dgxc_benchmarking", "Nemotron-4 340B"): "12"}
 # (llama3.py@c76eae64e; none set at 7e8111c23), and their presets (scripts/performance/configs/
 # llama3/workload_base_configs.py@7e8111c23, llama/llama3_workload_base_configs.py@c76eae64e) set
 # recompute_num_layers only for 8B on H100 FP8-CS (5 layers: a partial recomputation dejavu does
-# not express; left unstated). The 70B FP8-CS presets on GB200 and B200 (Megatron FSDP) offload
-# the activations of 40 and 5 layers to the host instead (cpu_offloading_num_layers): no
-# recomputation. dejavu runs those rows without the offload (it offloads whole work items only),
+# not express; left unstated). The 70B FP8-CS presets on GB300, GB200 and B200 (Megatron FSDP)
+# offload the activations of 20, 40 and 5 layers to the host instead (cpu_offloading_num_layers;
+# GB300 V1 at c76eae64e, and 7e8111c23): no recomputation. dejavu runs those rows without the offload (it offloads whole work items only),
 # so they hold more than the GPU and are marked OOM.
 #
 # dgxc-benchmarking's README tables leave recomputation out, while the NeMo configs beside them

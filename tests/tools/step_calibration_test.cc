@@ -239,6 +239,30 @@ TEST(StepCalibration, MegatronBridgeBlackwellRowsHeldOut) {
   EXPECT_LT(errors.worst, 0.15);
 }
 
+// Megatron-Bridge's GB300 rows (Llama 3 8B to 405B in FP8, MXFP8 and NVFP4 on GB300 NVL72
+// racks), held out from the fit of Megatron-Bridge's GB300 step efficiency on the suite's 21
+// GB300 fit rows (make step-calibrations): measured 5.6% over the 10 rows, 8.7% uncalibrated,
+// 18.3% with the GB200's factor (the GB300s ran 1.2x faster than the GB200s at the same
+// datasheet fp8 rate: Llama 3 8B FP8-CS 3.49 s against 4.16 s). Its 4 fp8 rows that fit are
+// within 11%; its fp4 rows 10-22% fast, dejavu pricing their GEMMs at the GB300's fp4 peak,
+// three times fp8, where the runs measure NVFP4 1.35x FP8 (Llama 3.1 405B, tp4 pp8); one row's
+// stated layout does not fit (OOM, +34%). Bounds: the measured 5.6% (the 5% is not
+// met), and the fp8 rows that fit within the 15%.
+TEST(StepCalibration, MegatronBridgeGb300RowsHeldOut) {
+  PublicOptions o = fp8(true);
+  o.gpu = "GB300-288GB";
+  const PublicSuite suite = shipped_suite("megatron_bridge_perf_summary", "megatron-bridge_gb300-288gb.yaml", o);
+  ASSERT_EQ(suite.runs.size(), 10u);
+  EXPECT_LT(RunErrors(suite).geomean(), 0.06);
+  int fp8_rows = 0;
+  for (const PublicRun& r : suite.runs)
+    if (r.run.precision == "fp8" && !r.oom) {
+      ++fp8_rows;
+      EXPECT_LT(std::fabs(r.predicted_s / r.measured_s - 1), 0.15) << r.label;
+    }
+  EXPECT_EQ(fp8_rows, 4);
+}
+
 // llm-foundry's fp8 MPT rows (1B and 3B on 8 H100s, 7 rows, none fitted to) with its H100
 // step efficiency fitted to the 16-bit rows: measured 3.2% on the fit set and 1.7% held out
 // since fp8 GEMMs take the H100's fp8 fit (4.2% and 3.7% before; 34-42% uncalibrated; make
