@@ -51,8 +51,9 @@ PublicSuite run_public_training(const std::string& csv, const std::string& sourc
 // plan.yaml (unstated recomputation settled as the row ran it) and calibration.yaml (the
 // suite's calibration of the row's GPU type, when it has one). `options.row` names the row.
 struct RowExport {
-  std::vector<std::pair<std::string, std::string>> files;  // file name -> its text
-  double predicted_s = 0;                                  // what validate predicts for the row
+  // file name -> its text: platform.yaml, workload.yaml, plan.yaml, and calibration.yaml if any
+  std::vector<std::pair<std::string, std::string>> files;
+  double predicted_s = 0;  // what validate predicts for the row
 };
 RowExport export_public_row(const std::string& csv, const std::string& source, const std::string& platforms,
                             const PublicOptions& options);

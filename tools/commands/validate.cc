@@ -37,15 +37,10 @@ class ValidateCommand : public Command {
     if (!row_.empty() && suites_.size() != 1)
       throw ConfigError(SourceLoc{"--row", 0, 0}, "",
                         "picks a row of one suite; got " + std::to_string(suites_.size()) + " suites");
-    OutputSet out;
+    OutputSet out;  // every path checked before any row runs
     out.add("--residuals", residuals_);
-    RowExport exported;
-    if (!export_.empty()) {
-      exported = export_validation_row(suites_[0], row_);
-      std::vector<std::string> names;
-      for (const auto& [name, text] : exported.files) names.push_back(name);
-      out.add_folder("--export", export_, names);
-    }
+    out.add_folder("--export", export_, {"platform.yaml", "workload.yaml", "plan.yaml", "calibration.yaml"});
+    const RowExport exported = export_.empty() ? RowExport{} : export_validation_row(suites_[0], row_);
     std::vector<ValidationReport> reports;
     for (const std::string& suite : suites_) reports.push_back(run_validation_suite(suite, jobs_, row_));
     if (!residuals_.empty()) out.write(residuals_, [&](std::ostream& o) { write_residuals(o, residuals_of(reports)); });
