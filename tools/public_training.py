@@ -131,8 +131,8 @@ VP_OF_MODEL = {("dgxc_benchmarking", "Nemotron-4 340B"): "12"}
 # recompute_num_layers only for 8B on H100 FP8-CS (5 layers: a partial recomputation dejavu does
 # not express; left unstated). The 70B FP8-CS presets on GB300, GB200 and B200 (Megatron FSDP)
 # offload the activations of 20, 40 and 5 layers to the host instead (cpu_offloading_num_layers;
-# GB300 V1 at c76eae64e, and 7e8111c23): no recomputation. dejavu runs those rows without the offload (it offloads whole work items only),
-# so they hold more than the GPU and are marked OOM.
+# GB300 V1 at c76eae64e, and 7e8111c23): no recomputation. dejavu runs those rows without the
+# offload (it offloads whole work items only), so they hold more than the GPU and are marked OOM.
 #
 # dgxc-benchmarking's README tables leave recomputation out, while the NeMo configs beside them
 # at the same commits (35a9aecc8d5b, 1b9bb6b3cfea) state it: activations_checkpoint_granularity
