@@ -167,21 +167,13 @@ void add_nvidia_blackwell(std::vector<GpuSpec>& out) {
   // One Blackwell Ultra GPU of a GB300 superchip: the GB200's rates but fp4 at three times fp8
   // (1.5x the GB200's), and the B300's 288 GB of HBM3e at 8 TB/s (ml-engineering's memory table).
   // No public GEMM or attention timing of a GB300: its kernels are priced as the GB200's.
-  out.push_back({.name = "GB300-288GB",
-                 .memory_bytes = 288 * GiB,
-                 .memory_bandwidth_Bps = 8000 * GBps,
-                 .gpu_link_bandwidth_Bps = 900 * GBps,
-                 .peak_fp32 = 80 * T,
-                 .peak_tf32 = 1250 * T,
-                 .peak_fp16 = 2500 * T,
-                 .peak_bf16 = 2500 * T,
-                 .peak_fp8 = 5000 * T,
-                 .peak_fp4 = 15000 * T,
-                 .gpu_link = "NVLink 5",
-                 .source = "nvidia.com/en-us/data-center/gb300-nvl72, per GPU (via ml-engineering)",
-                 .measured = {kGB200Gemm, kBlackwellFlash},
-                 .measured_from = "the GB200's (none times a GB300): the B200's XLA sm_100 GEMM table with the "
-                                  "GB200's MAMF; the B200's FlashAttention-4"});
+  GpuSpec gb300 = out.back();  // the GB200
+  gb300.name = "GB300-288GB";
+  gb300.memory_bytes = 288 * GiB;
+  gb300.peak_fp4 = 15000 * T;
+  gb300.source = "nvidia.com/en-us/data-center/gb300-nvl72, per GPU (via ml-engineering)";
+  gb300.measured_from = "the GB200's (none times a GB300): " + gb300.measured_from;
+  out.push_back(gb300);
 }
 
 void add_nvidia_pcie(std::vector<GpuSpec>& out) {
