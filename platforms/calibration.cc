@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -252,16 +253,16 @@ ClassFit fit_class(sim::OpClass c, const std::vector<Measurement>& rows, const G
   bool shaped = c == sim::OpClass::Gemm || fused_attention(c);
   for (const Measurement& m : rows) shaped = shaped && m.shaped;
   if (shaped && fused_attention(c)) return fit_attention_class(c, train, held, peak, gpu);
-  // fp8 GEMMs read and write memory as the GPU's other GEMMs do: their memory line and launch
-  // are the 16-bit GEMM class's, only their tensor-core throughput is fitted.
-  const bool fp8 = fp8_gemm(c, train[0].dtype);
+  // fp8 and fp4 GEMMs read and write memory as the GPU's other GEMMs do: their memory line and
+  // launch are the 16-bit GEMM class's, only their tensor-core throughput is fitted.
+  const bool narrow = narrow_gemm(c, train[0].dtype);
   const OpEfficiency sixteen = Efficiency::defaults_for(gpu).per_class[static_cast<size_t>(c)];
   ClassFit best;
   const double first = shaped && fixed_fill >= 0 ? fixed_fill : 0;
   const double last = !shaped ? 0 : fixed_fill >= 0 ? fixed_fill : 512;
   for (double k_fill = first; k_fill <= last; k_fill += 16) {
     ClassFit fit;
-    fit.memory_fixed = fp8;
+    fit.memory_fixed = narrow;
     fit.launch_s = sixteen.launch_s;
     fit.s_per_byte = 1 / (gpu.memory_bandwidth_Bps * sixteen.memory);
     const std::vector<Point> points = points_of(train, gpu, shaped, k_fill);
@@ -272,7 +273,7 @@ ClassFit fit_class(sim::OpClass c, const std::vector<Measurement>& rows, const G
     if (k_fill == first || fit.train_mean_abs_error < best.train_mean_abs_error) best = fit;
   }
   best.op_class = c;
-  best.fp8 = fp8;
+  best.narrow = narrow ? train[0].dtype : sim::DType::BF16;
   best.shaped = shaped;
   best.rows = static_cast<int>(rows.size());
   best.held_out = static_cast<int>(held.size());
@@ -318,15 +319,20 @@ void check_dtypes(const std::vector<Measurement>& rows, const GpuSpec& gpu) {
               " peak to measure this kernel against; give rows of a dtype it runs or the GPU they ran on");
 }
 
-const char* fit_name(const ClassFit& f) { return f.fp8 ? "gemm_fp8" : sim::to_string(f.op_class); }
+const char* fit_name(const ClassFit& f) {
+  if (f.narrow == sim::DType::FP8) return "gemm_fp8";
+  return f.narrow == sim::DType::FP4 ? "gemm_fp4" : sim::to_string(f.op_class);
+}
 
 std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& all, const GpuSpec& gpu, double k_fill) {
   std::vector<ClassFit> out;
   for (int c = 0; c < sim::kOpClasses; ++c)
-    for (const bool fp8 : {false, true}) {
+    for (const sim::DType narrow : {sim::DType::BF16, sim::DType::FP8, sim::DType::FP4}) {
       std::vector<Measurement> rows;
       for (const Measurement& m : all)
-        if (static_cast<int>(m.op_class) == c && fp8 == fp8_gemm(m.op_class, m.dtype)) rows.push_back(m);
+        if (static_cast<int>(m.op_class) == c &&
+            narrow == (narrow_gemm(m.op_class, m.dtype) ? m.dtype : sim::DType::BF16))
+          rows.push_back(m);
       if (!rows.empty()) out.push_back(fit_class(static_cast<sim::OpClass>(c), rows, gpu, k_fill));
     }
   return out;
@@ -350,11 +356,27 @@ void read_efficiency(const ConfigNode& n, bool fused, OpEfficiency& e) {
   if (fused) e.causal_extra = n.get_double("causal_extra", -1, 0, 100);
 }
 
+// gemm_fp8, gemm_fp4, quantize_fp8, quantize_fp4: each starts from the fit in place, else from
+// the class it stands beside (GEMMs, element-wise kernels).
+void read_narrow(const ConfigNode& root, Efficiency& eff) {
+  for (const sim::DType d : {sim::DType::FP8, sim::DType::FP4})
+    for (const bool cast : {false, true}) {
+      const std::string key = std::string(cast ? "quantize_" : "gemm_") + sim::to_string(d);
+      if (!root.has(key)) continue;
+      std::optional<OpEfficiency>& fit = eff.narrow(d, cast);
+      OpEfficiency e =
+          fit.value_or(eff.per_class[static_cast<size_t>(cast ? sim::OpClass::Elementwise : sim::OpClass::Gemm)]);
+      read_efficiency(root.child(key), false, e);
+      fit = e;
+    }
+}
+
 }  // namespace
 
 Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
-  root.expect_map({"gpu", "gemm", "gemm_fp8", "attention", "elementwise", "norm", "embedding", "optimizer",
-                   "flash_attention", "triton_attention", "step_efficiency", "attention_step_efficiency"});
+  root.expect_map({"gpu", "gemm", "gemm_fp8", "gemm_fp4", "quantize_fp8", "quantize_fp4", "attention", "elementwise",
+                   "norm", "embedding", "optimizer", "flash_attention", "triton_attention", "step_efficiency",
+                   "attention_step_efficiency"});
   Calibration c;
   const ConfigNode g = root.child("gpu");
   c.gpu = g.as_string();
@@ -372,11 +394,7 @@ Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
     if (root.has(name))
       read_efficiency(root.child(name), fused_attention(static_cast<sim::OpClass>(k)), c.efficiency.per_class[k]);
   }
-  if (root.has("gemm_fp8")) {  // starts from the fp8 fit in place, else from the GEMM class
-    OpEfficiency e = c.efficiency.gemm_fp8.value_or(c.efficiency.per_class[static_cast<size_t>(sim::OpClass::Gemm)]);
-    read_efficiency(root.child("gemm_fp8"), false, e);
-    c.efficiency.gemm_fp8 = e;
-  }
+  read_narrow(root, c.efficiency);
   return c;
 }
 

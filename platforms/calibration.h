@@ -12,9 +12,9 @@
 // the class is fitted by head size (perf_model.h): weighted least squares of the time on
 // flops, flops / head_dim, bytes and causal x bytes (launch at its default), giving e_max,
 // k_fill, e_mem and causal_extra.
-// GEMM rows in fp8 are fitted apart from the others (gemm_fp8: an H100's fp8 GEMMs reach a
-// smaller share of their peak than its bf16 GEMMs do of theirs): their compute line only,
-// the memory line and launch being the GPU's 16-bit GEMM class's.
+// GEMM rows in fp8 or fp4 are fitted apart from the others (gemm_fp8, gemm_fp4: an H100's fp8
+// GEMMs reach a smaller share of their peak than its bf16 GEMMs do of theirs): their compute
+// line only, the memory line and launch being the GPU's 16-bit GEMM class's.
 // op_class: gemm (or matmul, conv), attention, elementwise (or softmax, dropout, gelu),
 // norm (or layernorm, rmsnorm), embedding, optimizer, flash_attention, triton_attention. flops and
 // bytes are the kernel's work and its device-memory traffic (a GEMM m x k x n: 2mkn flops, (mk + kn + mn) x
@@ -32,6 +32,9 @@
 //   gpu: A100-SXM-80GB
 //   gemm: {compute_efficiency: 0.82, half_time: 4 us, memory_efficiency: 0.8, launch: 3 us}
 //   gemm_fp8: {compute_efficiency: 0.7, k_fill: 144}   # fp8 GEMMs (default: the gemm entry's)
+//   gemm_fp4: {compute_efficiency: 0.37}       # fp4 GEMMs (default: the gemm entry's)
+//   quantize_fp8: {memory_efficiency: 0.44}    # the casts feeding fp8 GEMMs (default: elementwise's)
+//   quantize_fp4: {memory_efficiency: 0.29}    # and fp4 GEMMs (Hadamard transforms, rounding)
 //   elementwise: {memory_efficiency: 0.83}     # what is not given keeps its default
 //   step_efficiency: 0.77   # a software stack's kernels in a step, against measured alone
 //   attention_step_efficiency: 1.2   # its attention kernels beside that (default 1)
@@ -71,26 +74,26 @@ struct ClassFit {
   // launch_s + bytes * s_per_byte (0 slope: no rows on that line).
   double compute_intercept_s = 0, s_per_flop = 0, launch_s = 0, s_per_byte = 0;
   int compute_rows = 0, memory_rows = 0;
-  bool shaped = false;                // fitted by shape (k_fill in efficiency)
-  bool fp8 = false;                   // GEMMs measured in fp8, fitted apart (gemm_fp8)
-  bool memory_fixed = false;          // the memory line and launch taken, not fitted (fp8 GEMMs)
-  double heldout_mean_abs_error = 0;  // relative, on the held-out rows
+  bool shaped = false;                   // fitted by shape (k_fill in efficiency)
+  sim::DType narrow = sim::DType::BF16;  // FP8 or FP4: GEMMs measured in it, fitted apart (gemm_fp8, gemm_fp4)
+  bool memory_fixed = false;             // the memory line and launch taken, not fitted (fp8 GEMMs)
+  double heldout_mean_abs_error = 0;     // relative, on the held-out rows
   double train_mean_abs_error = 0;
   OpEfficiency efficiency;            // what the performance model takes
   std::vector<std::string> warnings;  // a fitted value brought into the model's range, and why
 };
 
 // The name a fit goes by in calibration YAML and calibrate's table: its op class, or
-// gemm_fp8 for fp8 GEMMs.
+// gemm_fp8 / gemm_fp4 for fp8 / fp4 GEMMs.
 const char* fit_name(const ClassFit& f);
 
 // Throws ConfigError at the row's dtype when a row does work (flops > 0) in a dtype `gpu`
 // has no peak for (fp8 on an A100, bf16 on a V100): its efficiency would mean nothing.
 void check_dtypes(const std::vector<Measurement>& rows, const GpuSpec& gpu);
 
-// Fits every op class present (fp8 GEMMs apart from the others); `gpu` gives the peaks the efficiencies are relative
-// to. `k_fill` >= 0 fixes a shaped GEMM fit's pipeline fill instead of searching for it (for rows too few or too alike
-// to tell it from e_max).
+// Fits every op class present (fp8 and fp4 GEMMs apart from the others); `gpu` gives the peaks the efficiencies are
+// relative to. `k_fill` >= 0 fixes a shaped GEMM fit's pipeline fill instead of searching for it (for rows too few or
+// too alike to tell it from e_max).
 std::vector<ClassFit> fit_measurements(const std::vector<Measurement>& rows, const GpuSpec& gpu, double k_fill = -1);
 
 struct Calibration {

@@ -29,7 +29,7 @@ const MeasuredKernel kH100Gemm{C::Gemm, 0.844838, 1.15852e-07, 0.93095, 5.27425e
 // rows cannot tell the fill from e_max; memory and launch the bf16 fit's); 4.9% mean |error|
 // on the 8 fitted rows, 10.9% on the 2 held out; the H200's 10 rows (same die, not fitted) in
 // docs/CALIBRATION.md.
-const MeasuredKernel kH100GemmFp8{C::Gemm, 0.713768, 6.68422e-07, 0.93095, 5.27425e-06, 144, -1, true};
+const MeasuredKernel kH100GemmFp8{C::Gemm, 0.713768, 6.68422e-07, 0.93095, 5.27425e-06, 144, -1, sim::DType::FP8};
 // FlashAttention-2 reaches 42% of the H100's peak at its best, not the 76% it reaches on an
 // A100 (it does not use Hopper's asynchronous tensor-core instructions): fitted by head size
 // to its published H100 forward + backward throughput (platforms/calibration/
@@ -59,6 +59,26 @@ const MeasuredKernel kGB200Gemm{C::Gemm, 0.631326, 0, 0.784792, 5.99414e-06, 192
 // 1.924e12 flops x (1 + 23.1/128) at 2250 TFLOP/s: 0.557 of peak. The GB200 runs the same
 // kernel at the same share of its own peak (no public figure times one).
 const MeasuredKernel kBlackwellFlash{C::FlashAttention, 0.556903, 0, 0.926871, 2e-6, 23.0985, 0.499342};
+// Transformer Engine's quantization of a narrow GEMM's inputs, timed on a B300 (platforms/
+// calibration/te_gemm_layer.csv: a layer's 12 GEMMs under autocast less the same kernels on
+// inputs quantized beforehand; tools/te_gemm_layer.py fits on Fprop and Dgrad, holds out
+// Wgrad): the casts' bytes (read 16-bit, write narrow) move at 0.419 of HBM in fp8 (current
+// scaling and MXFP8 pooled: 13.3% fit, 20.3% held out, MXFP8 the faster) and at 0.289 in NVFP4,
+// whose amax pass, 2D weight scales, Hadamard transforms and stochastic rounding cost more
+// (4.3% fit, 0.0% on the one held-out row); the element-wise class's 0.8 before. The kernels
+// are memory-bound, so every Blackwell type (8 TB/s of HBM3e, as the B300) takes them.
+const MeasuredKernel kBlackwellQuantizeFp8{
+    .op_class = C::Elementwise, .memory = 0.419, .narrow = sim::DType::FP8, .cast = true};
+const MeasuredKernel kBlackwellQuantizeFp4{
+    .op_class = C::Elementwise, .memory = 0.289, .narrow = sim::DType::FP4, .cast = true};
+// NVFP4 GEMM kernels on a B300 run 3.39x as fast as bf16 ones on the same 8 shapes (Fprop and
+// Dgrad, prequantized; 3.67x on the 4 held-out Wgrad shapes, which reduce over 15,872 tokens)
+// where the peaks differ 6x. A tile's fill and drain take the time they take in bf16, so in
+// fp4's faster depth terms the fill is longer (192 x the speed-up): the GB300's fp4 GEMMs are
+// its bf16 fit with e_max 0.386 and k_fill 704, within 0.8% on the fitted passes and 3.1% on
+// Wgrad (tools/te_gemm_layer.py; 7.4% with bf16's fill). No public figure times fp4 GEMMs on a
+// B200 or GB200 (fp4 at twice fp8): they keep the bf16 fit.
+const MeasuredKernel kGB300GemmFp4{C::Gemm, 0.385936, 0, 0.784792, 5.99414e-06, 704.2, -1, sim::DType::FP4};
 // MI300X and MI325X: the ROCm fork of XLA's table for gfx942 (bf16, 375 shapes) and each
 // part's MAMF row. XLA's ROCm GEMMs reach 44% of peak at best and the fit is loose: 17.9%
 // on 75 held-out rows, for both (docs/HARDWARE.md).
@@ -147,8 +167,9 @@ void add_nvidia_blackwell(std::vector<GpuSpec>& out) {
                  .peak_fp4 = 9000 * T,
                  .gpu_link = "NVLink 5",
                  .source = "NVIDIA DGX B200 datasheet (via ml-engineering)",
-                 .measured = {kB200Gemm, kBlackwellFlash},
-                 .measured_from = "XLA's sm_100 GEMM table, MAMF; FlashAttention-4 in a training step"});
+                 .measured = {kB200Gemm, kBlackwellFlash, kBlackwellQuantizeFp8, kBlackwellQuantizeFp4},
+                 .measured_from = "XLA's sm_100 GEMM table, MAMF; FlashAttention-4 in a training step; Transformer "
+                                  "Engine's B300 quantization"});
   // One Blackwell GPU of a GB200 superchip (two to a Grace CPU), clocked above the B200.
   out.push_back({.name = "GB200-186GB",
                  .memory_bytes = 186 * GiB,
@@ -162,17 +183,21 @@ void add_nvidia_blackwell(std::vector<GpuSpec>& out) {
                  .peak_fp4 = 10000 * T,
                  .gpu_link = "NVLink 5",
                  .source = "nvidia.com/en-us/data-center/gb200-nvl72, per GPU (via ml-engineering)",
-                 .measured = {kGB200Gemm, kBlackwellFlash},
-                 .measured_from = "the B200's XLA sm_100 GEMM table, the GB200's MAMF; the B200's FlashAttention-4"});
+                 .measured = {kGB200Gemm, kBlackwellFlash, kBlackwellQuantizeFp8, kBlackwellQuantizeFp4},
+                 .measured_from = "the B200's XLA sm_100 GEMM table, the GB200's MAMF; the B200's FlashAttention-4; "
+                                  "Transformer Engine's B300 quantization"});
   // One Blackwell Ultra GPU of a GB300 superchip: the GB200's rates but fp4 at three times fp8
   // (1.5x the GB200's), and the B300's 288 GB of HBM3e at 8 TB/s (ml-engineering's memory table).
-  // No public GEMM or attention timing of a GB300: its kernels are priced as the GB200's.
+  // No public GEMM or attention timing of a GB300: its kernels are priced as the GB200's, but
+  // for fp4 GEMMs, at the share of the bf16 speed the B300 (Blackwell Ultra too) reaches.
   GpuSpec gb300 = out.back();  // the GB200
   gb300.name = "GB300-288GB";
   gb300.memory_bytes = 288 * GiB;
   gb300.peak_fp4 = 15000 * T;
   gb300.source = "nvidia.com/en-us/data-center/gb300-nvl72, per GPU (via ml-engineering)";
-  gb300.measured_from = "the GB200's (none times a GB300): " + gb300.measured_from;
+  gb300.measured.push_back(kGB300GemmFp4);
+  gb300.measured_from = "the GB200's (none times a GB300): " + gb300.measured_from +
+                        "; fp4 GEMMs: Transformer Engine's B300 NVFP4 timing";
   out.push_back(gb300);
 }
 

@@ -25,7 +25,10 @@ struct MeasuredKernel {
   sim::OpClass op_class = sim::OpClass::Gemm;
   double compute_max = 0.8, half_time_s = 5e-6, memory = 0.8, launch_s = 2e-6, k_fill = 0;
   double causal_extra = -1;  // fused attention priced by head size when >= 0 (perf_model.h)
-  bool fp8 = false;          // a GEMM fit to fp8 measurements: prices fp8 GEMMs only
+  // FP8 or FP4: a fit for that precision only, of its GEMMs (op_class Gemm) or, with `cast`,
+  // of the quantization feeding them (Efficiency::quantize_fp8, quantize_fp4). BF16: the class's.
+  sim::DType narrow = sim::DType::BF16;
+  bool cast = false;
 };
 
 struct GpuSpec {

@@ -38,9 +38,20 @@ Efficiency Efficiency::defaults_for(const GpuSpec& gpu) {
   Efficiency e = defaults();
   for (const MeasuredKernel& m : gpu.measured) {
     const OpEfficiency fitted{m.compute_max, m.half_time_s, m.memory, m.launch_s, m.k_fill, m.causal_extra};
-    (m.fp8 ? e.gemm_fp8.emplace() : e.per_class[static_cast<size_t>(m.op_class)]) = fitted;
+    (sim::narrow_gemm(m.narrow) ? e.narrow(m.narrow, m.cast).emplace() : e.per_class[static_cast<size_t>(m.op_class)]) =
+        fitted;
   }
   return e;
+}
+
+std::optional<OpEfficiency>& Efficiency::narrow(sim::DType d, bool cast) {
+  if (d == sim::DType::FP8) return cast ? quantize_fp8 : gemm_fp8;
+  if (d == sim::DType::FP4) return cast ? quantize_fp4 : gemm_fp4;
+  throw ModelError(std::string("no narrow-precision fit for ") + sim::to_string(d) + "; fp8 and fp4 have one");
+}
+
+const std::optional<OpEfficiency>& Efficiency::narrow(sim::DType d, bool cast) const {
+  return const_cast<Efficiency*>(this)->narrow(d, cast);
 }
 
 double gemm_work(const sim::GemmShape& p, const GpuSpec& gpu, double k_fill) {
@@ -81,7 +92,7 @@ double PerfModel::attention_s(const sim::Kernel& k, const OpEfficiency& e) const
   return e.launch_s + compute + passes;
 }
 
-bool fp8_gemm(sim::OpClass c, sim::DType d) { return c == sim::OpClass::Gemm && d == sim::DType::FP8; }
+bool narrow_gemm(sim::OpClass c, sim::DType d) { return c == sim::OpClass::Gemm && sim::narrow_gemm(d); }
 
 bool fused_attention(sim::OpClass c) { return c == sim::OpClass::FlashAttention || c == sim::OpClass::TritonAttention; }
 
@@ -91,8 +102,16 @@ double PerfModel::time_s(const sim::Kernel& k) const {
   return kernel_s(k) / (eff_.step * (attention_class(k.op_class) ? eff_.attention_step : 1));
 }
 
+double PerfModel::cast_s(const sim::Kernel& k) const {
+  if (k.cast_bytes <= 0) return 0;
+  const bool measured = sim::narrow_gemm(k.dtype) && eff_.narrow(k.dtype, true);
+  const OpEfficiency& cast =
+      measured ? *eff_.narrow(k.dtype, true) : eff_.per_class.at(static_cast<size_t>(sim::OpClass::Elementwise));
+  return cast.launch_s + k.cast_bytes / (gpu_.memory_bandwidth_Bps * cast.memory);
+}
+
 const OpEfficiency& PerfModel::efficiency_of(const sim::Kernel& k) const {
-  if (fp8_gemm(k.op_class, k.dtype) && eff_.gemm_fp8) return *eff_.gemm_fp8;
+  if (narrow_gemm(k.op_class, k.dtype) && eff_.narrow(k.dtype, false)) return *eff_.narrow(k.dtype, false);
   return eff_.per_class.at(static_cast<size_t>(k.op_class));
 }
 
@@ -102,11 +121,7 @@ double PerfModel::kernel_s(const sim::Kernel& k) const {
     const double peak = peak_of(k.dtype);
     double t = 0;
     for (int i = 0; i < k.product_count; ++i) t += product_s(k.products[i], e, peak, k.dtype);
-    if (k.cast_bytes > 0) {
-      const OpEfficiency& cast = eff_.per_class.at(static_cast<size_t>(sim::OpClass::Elementwise));
-      t += cast.launch_s + k.cast_bytes / (gpu_.memory_bandwidth_Bps * cast.memory);
-    }
-    return t;
+    return t + cast_s(k);
   }
   if (fused_attention(k.op_class) && k.head_dim > 0 && e.causal_extra >= 0) return attention_s(k, e);
   double compute = 0;

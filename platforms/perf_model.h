@@ -17,8 +17,11 @@
 // k_fill is the per-output cost of filling and draining a tile's pipeline, in terms of
 // depth: a narrow reduction (a row-parallel layer's h / tp) runs below e_max. A product
 // with fewer 64 x 64 output tiles than the GPU has SMs leaves SMs idle. Per-GPU defaults
-// are fitted to public GEMM measurements (Efficiency::defaults_for); fp8 GEMMs by their own
-// fit where one was measured apart (Efficiency::gemm_fp8: the H100's).
+// are fitted to public GEMM measurements (Efficiency::defaults_for); fp8 and fp4 GEMMs by their
+// own fit where one was measured apart (Efficiency::gemm_fp8: the H100's; gemm_fp4: the GB300's).
+// An fp8 or fp4 GEMM's input casts (Kernel::cast_bytes) move at the quantization's memory share
+// where it was measured (Efficiency::quantize_fp8, quantize_fp4: Blackwell's), else the
+// element-wise class's.
 //
 // A fused attention kernel (FlashAttention, Triton) whose head size d is known is priced by
 // it when its class was fitted that way (causal_extra >= 0):
@@ -68,16 +71,25 @@ struct Efficiency {
   // The attention kernels' own share beside it (unfused, FlashAttention, Triton): their time
   // is divided by step * attention_step. 1 unless a step calibration fitted the two apart.
   double attention_step = 1;
-  // fp8 GEMMs by shape, where measured apart: an H100 runs them at a smaller share of its fp8
-  // peak than bf16 GEMMs reach of theirs. Without it they take the GEMM class at the fp8 peak.
-  std::optional<OpEfficiency> gemm_fp8;
+  // GEMMs in a narrow precision by shape, where measured apart: an H100 runs fp8 GEMMs at a
+  // smaller share of its fp8 peak than bf16 GEMMs reach of theirs, a Blackwell Ultra fp4 GEMMs at
+  // a smaller share still. Without one they take the GEMM class at their precision's peak.
+  std::optional<OpEfficiency> gemm_fp8, gemm_fp4;
+  // Transformer Engine's quantization of a narrow GEMM's inputs (amax, scales; for fp4 also the
+  // Hadamard transforms and stochastic rounding), where measured: the casts' bytes (read 16-bit,
+  // write narrow) at its memory share, plus its launch. Without one, the element-wise class's.
+  std::optional<OpEfficiency> quantize_fp8, quantize_fp4;
+  // The fit of fp8 or fp4 (`d`): its GEMMs', or with `cast` its quantization's.
+  std::optional<OpEfficiency>& narrow(sim::DType d, bool cast);
+  const std::optional<OpEfficiency>& narrow(sim::DType d, bool cast) const;
   static Efficiency defaults();
   // The defaults with what was measured on this GPU type (its GEMMs) in place.
   static Efficiency defaults_for(const GpuSpec& gpu);
 };
 
-// A GEMM in fp8: priced by Efficiency::gemm_fp8 where there is one, fitted apart by calibrate.
-bool fp8_gemm(sim::OpClass c, sim::DType d);
+// A GEMM in fp8 or fp4: priced by Efficiency::gemm_fp8 or gemm_fp4 where there is one, fitted
+// apart by calibrate.
+bool narrow_gemm(sim::OpClass c, sim::DType d);
 // FlashAttention or Triton attention: one fused kernel.
 bool fused_attention(sim::OpClass c);
 // Any attention kernel: unfused, FlashAttention or Triton.
@@ -96,6 +108,7 @@ class PerfModel {
   const OpEfficiency& efficiency_of(const sim::Kernel& k) const;
   double product_s(const sim::GemmShape& p, const OpEfficiency& e, double peak, sim::DType dtype) const;
   double attention_s(const sim::Kernel& k, const OpEfficiency& e) const;
+  double cast_s(const sim::Kernel& k) const;  // a narrow GEMM's input casts
   double peak_of(sim::DType dtype) const;
 
   GpuSpec gpu_;

@@ -223,9 +223,10 @@ TEST(StepCalibration, NemoJuly2024Fp8RowsOutOfSample) {
 // Megatron-Bridge's Blackwell rows (Llama 3 8B to 405B in FP8, MXFP8 and NVFP4 on B200 and
 // GB200 NVL72) held out from the fits of Megatron-Bridge's own step efficiency on the suite's
 // Blackwell fit rows (make step-calibrations), the rows running their configs' overlaps:
-// measured 3.6% on GB200 (10 rows) and 8.5% on B200 (2 rows); 19.4% and 22.4% uncalibrated
-// (make step-calibrations, since sequence parallelism's all-gathers move the quantized inputs
-// as Transformer Engine gathers them: 2.9% and 7.9% before). Bounds: the 5% and 15%.
+// measured 2.6% on GB200 (10 rows) and 9.0% on B200 (2 rows); 16.8% and 19.9% uncalibrated
+// (make step-calibrations, since fp8 and fp4 casts move at Transformer Engine's measured
+// quantization speed: 3.6% and 8.5% before, the GB200's attention share then fitted at 0.64,
+// now 1). Bounds: the 5% and 15%.
 TEST(StepCalibration, MegatronBridgeBlackwellRowsHeldOut) {
   RunErrors errors;
   for (const auto& [gpu, file] : {std::pair{"GB200-186GB", "megatron-bridge_gb200-186gb.yaml"},
@@ -241,26 +242,29 @@ TEST(StepCalibration, MegatronBridgeBlackwellRowsHeldOut) {
 
 // Megatron-Bridge's GB300 rows (Llama 3 8B to 405B in FP8, MXFP8 and NVFP4 on GB300 NVL72
 // racks), held out from the fit of Megatron-Bridge's GB300 step efficiency on the suite's 21
-// GB300 fit rows (make step-calibrations): measured 5.6% over the 10 rows, 8.7% uncalibrated,
-// 18.3% with the GB200's factor (the GB300s ran 1.2x faster than the GB200s at the same
-// datasheet fp8 rate: Llama 3 8B FP8-CS 3.49 s against 4.16 s). Its 4 fp8 rows that fit are
-// within 11%; its fp4 rows 10-22% fast, dejavu pricing their GEMMs at the GB300's fp4 peak,
-// three times fp8, where the runs measure NVFP4 1.35x FP8 (Llama 3.1 405B, tp4 pp8); one row's
-// stated layout does not fit (OOM, +34%). Bounds: the measured 5.6% (the 5% is not
-// met), and the fp8 rows that fit within the 15%.
+// GB300 fit rows (make step-calibrations): measured 7.0% over the 10 rows, 6.8% uncalibrated
+// (the GB300s ran 1.2x faster than the GB200s at the same datasheet fp8 rate: Llama 3 8B
+// FP8-CS 3.49 s against 4.16 s, so the GB200's factor does not carry over). Since fp4 GEMMs
+// and Transformer Engine's quantization are priced as measured on a B300 (docs/HARDWARE.md),
+// its NVFP4 rows lean 3-14% slow where they were 10-28% fast at the fp4 peak's bf16 share.
+// Three rows' stated layouts do not fit in dejavu's memory model (OOM: Llama 3 70B MXFP8 at
+// tp1 pp4, +30%, and two Megatron-FSDP rows). Bounds: 8% (the 5% is not met) and every
+// row that fits within the 15% (the fp4 rows included: one was 21.7% fast).
 TEST(StepCalibration, MegatronBridgeGb300RowsHeldOut) {
   PublicOptions o = fp8(true);
   o.gpu = "GB300-288GB";
   const PublicSuite suite = shipped_suite("megatron_bridge_perf_summary", "megatron-bridge_gb300-288gb.yaml", o);
   ASSERT_EQ(suite.runs.size(), 10u);
-  EXPECT_LT(RunErrors(suite).geomean(), 0.06);
-  int fp8_rows = 0;
-  for (const PublicRun& r : suite.runs)
-    if (r.run.precision == "fp8" && !r.oom) {
-      ++fp8_rows;
-      EXPECT_LT(std::fabs(r.predicted_s / r.measured_s - 1), 0.15) << r.label;
-    }
-  EXPECT_EQ(fp8_rows, 4);
+  EXPECT_LT(RunErrors(suite).geomean(), 0.08);
+  int fits = 0, fp4_rows = 0;
+  for (const PublicRun& r : suite.runs) {
+    fp4_rows += r.run.precision == "fp4";
+    if (r.oom) continue;
+    ++fits;
+    EXPECT_LT(std::fabs(r.predicted_s / r.measured_s - 1), 0.15) << r.label;
+  }
+  EXPECT_EQ(fits, 7);
+  EXPECT_EQ(fp4_rows, 3);
 }
 
 // llm-foundry's fp8 MPT rows (1B and 3B on 8 H100s, 7 rows, none fitted to) with its H100
