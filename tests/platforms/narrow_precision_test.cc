@@ -4,7 +4,15 @@
 // autocast (quantizing its input and weight each call) and on inputs quantized beforehand.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
 #include <vector>
 
 #include "platforms/calibration.h"
@@ -125,6 +133,47 @@ TEST(NarrowPrecision, CalibrationFilesSetTheNarrowFits) {
     FAIL() << "a share above 1 was taken";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("bad.yaml:2"), std::string::npos) << e.what();
+  }
+}
+
+// `dejavu calibrate` fits fp4 GEMM rows apart from 16-bit and fp8 ones, as gemm_fp4: rows made
+// from a known model on a GB200 (bf16 at 0.6 of its peak, fp8 at 0.55, fp4 at 0.35; compute-
+// bound square products of 1e10 to 1e13 FLOPs, 3 us launch, pipeline fill 192), 0.1% noise,
+// seeded. Each fit recovers its share; written and read back, the file prices each so.
+TEST(NarrowPrecision, CalibrateFitsFp4GemmRowsApart) {
+  const GpuSpec& gb200 = gpu_spec("GB200-186GB");
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> decades(0, 3), noise(-0.001, 0.001);
+  const char* names[] = {"bf16", "fp8", "fp4"};
+  const double peak[] = {2500e12, 5000e12, 10000e12}, share[] = {0.6, 0.55, 0.35};
+  std::string csv = "op_class,flops,bytes,dtype,seconds,m,n,k\n";
+  char line[200];
+  for (int i = 0; i < 120; ++i) {
+    const int d = i % 3;
+    const double n = std::round(std::cbrt(1e10 * std::pow(10, decades(rng)) / 2) / 64) * 64;
+    const double seconds = (3e-6 + 2 * n * n * (n + 192) / (peak[d] * share[d])) * (1 + noise(rng));
+    std::snprintf(line, sizeof line, "gemm,%.17g,0,%s,%.17g,%d,%d,%d\n", 2 * n * n * n, names[d], seconds,
+                  static_cast<int>(n), static_cast<int>(n), static_cast<int>(n));
+    csv += line;
+  }
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("dejavu-narrow-" + std::to_string(::getpid()) + ".csv");
+  std::ofstream(path) << csv;
+  const std::vector<ClassFit> fits = fit_measurements(load_measurements(path.string()), gb200, 192);
+  std::filesystem::remove(path);
+  ASSERT_EQ(fits.size(), 3u);
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_STREQ(fit_name(fits[d]), d == 0 ? "gemm" : d == 1 ? "gemm_fp8" : "gemm_fp4");
+    EXPECT_NEAR(fits[d].efficiency.compute_max / share[d], 1, 0.01) << names[d];
+  }
+  std::ostringstream yaml;
+  write_calibration(yaml, gb200.name, fits, "narrow.csv");
+  const Calibration c = load_calibration(ConfigNode::load_string(yaml.str(), "fitted.yaml"));
+  const PerfModel pm(gb200, c.efficiency);
+  const double work = 2 * 8192.0 * 8192 * (8192 + 192);
+  for (int d = 0; d < 3; ++d) {
+    sim::Kernel k = gemm({8192, 8192, 8192}, d == 0 ? sim::DType::BF16 : d == 1 ? sim::DType::FP8 : sim::DType::FP4);
+    EXPECT_NEAR(pm.time_s(k) / (3e-6 + work / (peak[d] * share[d])), 1, 0.01) << names[d];
   }
 }
 
