@@ -60,14 +60,18 @@ sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, c
   sim::GemmShape product;
   const bool shaped = forward_product(op, m, plan, b, t, &product);
   // fp8/fp4: each GEMM's activation input cast forward, its output gradient backward (the
-  // weights' casts are the optimizer step's, once a step).
+  // weights' casts are the optimizer step's, once a step). Under sequence parallelism a
+  // column-parallel GEMM's input and a row-parallel one's output gradient are cast on the
+  // rank's sequence shard, before the all-gather that carries them quantized (stage_work.cc).
   const double cast =
       shaped && narrow ? product.batch * (sim::dtype_bytes(sim::storage_of(m.dtype)) + sim::dtype_bytes(m.dtype)) : 0;
+  const bool gathered = plan.sequence_parallel && in_layer && op.tp == workloads::TpMode::Split;
+  const double shard = gathered ? t : 1;
   if (pass == Pass::Forward || pass == Pass::Replay) {
     k.flops = op.fwd_flops * b / t;
     k.bytes = (op.fwd_bytes * b + weights) / t;
     if (shaped) k.products[k.product_count++] = product;
-    k.cast_bytes = cast * product.rows * product.depth;
+    k.cast_bytes = cast * product.rows * product.depth / (op.tp_sync_fwd ? 1 : shard);
     return k;
   }
   // A whole backward reads the weights for the input gradient and writes the weight
@@ -76,7 +80,7 @@ sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, c
   k.flops = op.bwd_flops * b / t / (half ? 2 : 1);
   k.bytes = (op.bwd_bytes * b / (half ? 2 : 1) + weights * (half ? 1 : 2)) / t;
   if (shaped) backward_products(product, pass, half, k);
-  if (pass != Pass::BackwardWeight) k.cast_bytes = cast * product.rows * product.cols;
+  if (pass != Pass::BackwardWeight) k.cast_bytes = cast * product.rows * product.cols / (op.tp_sync_fwd ? shard : 1);
   return k;
 }
 

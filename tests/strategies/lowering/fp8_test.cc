@@ -30,11 +30,13 @@ workloads::ModelGraph llama3_8b(const std::string& dtype) {
   return workloads::load_workload(ConfigNode::load_string(text, "llama3-8b-" + dtype + ".yaml"));
 }
 
-const workloads::Op& down_projection(const workloads::ModelGraph& m) {
+const workloads::Op& layer0_gemm(const workloads::ModelGraph& m, const std::string& suffix) {
   for (size_t v = 0; v < m.size(); ++v)
-    if (m.op(v).layer == 0 && m.op(v).op_class == sim::OpClass::Gemm && m.op(v).name.ends_with("down")) return m.op(v);
-  throw std::runtime_error("no down projection in layer 0");
+    if (m.op(v).layer == 0 && m.op(v).op_class == sim::OpClass::Gemm && m.op(v).name.ends_with(suffix)) return m.op(v);
+  throw std::runtime_error("no " + suffix + " GEMM in layer 0");
 }
+
+const workloads::Op& down_projection(const workloads::ModelGraph& m) { return layer0_gemm(m, "down"); }
 
 Plan one_gpu() {
   Plan p;
@@ -53,6 +55,28 @@ Plan eight_sequences() {
   Plan p = one_gpu();
   p.global_batch_size = 8;
   return p;
+}
+
+// Under sequence parallelism Transformer Engine casts a column-parallel GEMM's input (the
+// LayerNorm's output) and a row-parallel one's output gradient on the rank's 1/tp of the
+// sequence, then all-gathers them quantized; the other two casts are of local, whole-sequence
+// tensors. Llama 3 8B, 8,192 tokens, tp 4: gate_up (4,096 -> 2 x 14,336, column-parallel), down
+// (14,336 -> 4,096, row-parallel); 3 bytes an element (bf16 read, fp8 written).
+TEST(Fp8, SequenceParallelCastsRunOnTheSequenceShard) {
+  const workloads::ModelGraph fp8 = llama3_8b("fp8");
+  Plan plan = one_gpu();
+  plan.tp = 4;
+  plan.sequence_parallel = true;
+  const workloads::Op& up = layer0_gemm(fp8, "gate_up");
+  const workloads::Op& down = down_projection(fp8);
+  EXPECT_DOUBLE_EQ(lowering::kernel_of(up, fp8, plan, Pass::Forward).cast_bytes, 2048.0 * 4096 * 3);
+  EXPECT_DOUBLE_EQ(lowering::kernel_of(up, fp8, plan, Pass::BackwardInput).cast_bytes, 8192.0 * 7168 * 3);
+  EXPECT_DOUBLE_EQ(lowering::kernel_of(down, fp8, plan, Pass::Forward).cast_bytes, 8192.0 * 3584 * 3);
+  EXPECT_DOUBLE_EQ(lowering::kernel_of(down, fp8, plan, Pass::BackwardInput).cast_bytes, 2048.0 * 4096 * 3);
+  // Without sequence parallelism every rank casts the whole sequence's input and gradient.
+  plan.sequence_parallel = false;
+  EXPECT_DOUBLE_EQ(lowering::kernel_of(up, fp8, plan, Pass::Forward).cast_bytes, 8192.0 * 4096 * 3);
+  EXPECT_DOUBLE_EQ(lowering::kernel_of(down, fp8, plan, Pass::BackwardInput).cast_bytes, 8192.0 * 4096 * 3);
 }
 
 TEST(Fp8, AGemmRunsAtTheFp8PeakWithItsInputsCast) {
