@@ -94,9 +94,9 @@ TEST(NarrowPrecision, BlackwellQuantizationCostsWhatTransformerEngineMeasuredOnB
 }
 
 // NVFP4 GEMM kernels against bf16 on the same shapes, prequantized, ms: Fprop 4.250 / 1.254,
-// Dgrad 4.434 / 1.305 (fitted), Wgrad 4.418 / 1.205 (held out): 3.39x, 3.40x, 3.67x, where
-// the fp4 peak is 6x bf16's. The GB300 (fp4 also 6x bf16) prices them so; before, at the bf16
-// fit's share of the fp4 peak, they ran 6x bf16.
+// Dgrad 4.434 / 1.305 (fitted), Wgrad 4.418 / 1.205 (held out): 3.39x, 3.40x, 3.67x, on the
+// same Blackwell Ultra die as the GB300's. The GB300 (fp4 peak 6x bf16's) prices them so;
+// before, at the bf16 fit's share of the fp4 peak, they ran 6x bf16.
 TEST(NarrowPrecision, Gb300Fp4GemmsRunAtTheB300sMeasuredSpeedUpOverBf16) {
   const PerfModel pm(gpu_spec("GB300-288GB"));
   const double speedup[] = {4.250 / 1.254, 4.434 / 1.305, 4.418 / 1.205};
