@@ -63,9 +63,10 @@ sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, c
   // weights' casts are the optimizer step's, once a step). Under sequence parallelism a
   // column-parallel GEMM's input and a row-parallel one's output gradient are cast on the
   // rank's sequence shard, before the all-gather that carries them quantized (stage_work.cc).
+  // Routed experts take their tokens from the expert exchange, not that gather: cast whole.
   const double cast =
       shaped && narrow ? product.batch * (sim::dtype_bytes(sim::storage_of(m.dtype)) + sim::dtype_bytes(m.dtype)) : 0;
-  const bool gathered = plan.sequence_parallel && in_layer && op.tp == workloads::TpMode::Split;
+  const bool gathered = plan.sequence_parallel && in_layer && op.tp == workloads::TpMode::Split && !op.expert;
   const double shard = gathered ? t : 1;
   if (pass == Pass::Forward || pass == Pass::Replay) {
     k.flops = op.fwd_flops * b / t;

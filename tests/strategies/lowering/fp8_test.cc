@@ -77,6 +77,20 @@ TEST(Fp8, SequenceParallelCastsRunOnTheSequenceShard) {
   plan.sequence_parallel = false;
   EXPECT_DOUBLE_EQ(lowering::kernel_of(up, fp8, plan, Pass::Forward).cast_bytes, 8192.0 * 4096 * 3);
   EXPECT_DOUBLE_EQ(lowering::kernel_of(down, fp8, plan, Pass::BackwardInput).cast_bytes, 8192.0 * 4096 * 3);
+  // Routed experts take their tokens from the expert exchange, not the sequence gather: with
+  // sequence parallelism their casts stay whole. The same model with 8 experts, 2 a token:
+  // at ep 8 a GPU holds one expert, which the exchange brings the 16,384 slots of a micro-batch's
+  // worth (8,192 tokens x 2, as many as the GPU sends), cast at 4,096 features.
+  const workloads::ModelGraph moe = workloads::load_workload(ConfigNode::load_string(
+      "kind: llama\nname: moe\nlayers: 2\nhidden: 4096\nheads: 32\nkv_heads: 8\nffn_hidden: 14336\n"
+      "seq_len: 8192\nvocab: 128256\nattention: flash\ndtype: fp8\nexperts: 8\ntop_k: 2\n"
+      "capacity_factor: 1.0\n",
+      "moe-fp8.yaml"));
+  plan.sequence_parallel = true;
+  plan.ep = 8;
+  const workloads::Op& experts_up = layer0_gemm(moe, "gate_up");
+  ASSERT_TRUE(experts_up.expert);
+  EXPECT_DOUBLE_EQ(lowering::kernel_of(experts_up, moe, plan, Pass::Forward).cast_bytes, 16384.0 * 4096 * 3);
 }
 
 TEST(Fp8, AGemmRunsAtTheFp8PeakWithItsInputsCast) {
