@@ -78,7 +78,13 @@ const MeasuredKernel kBlackwellQuantizeFp4{
 // its bf16 fit with e_max 0.386 and k_fill 704, within 0.8% on the fitted passes and 3.1% on
 // Wgrad (tools/te_gemm_layer.py; 7.4% with bf16's fill). No public figure times fp4 GEMMs on a
 // B200 or GB200 (fp4 at twice fp8): they keep the bf16 fit.
-const MeasuredKernel kGB300GemmFp4{C::Gemm, 0.385936, 0, 0.784792, 5.99414e-06, 704.2, -1, sim::DType::FP4};
+const MeasuredKernel kGB300GemmFp4{.op_class = C::Gemm,
+                                   .compute_max = 0.385936,
+                                   .half_time_s = 0,
+                                   .memory = kGB200Gemm.memory,
+                                   .launch_s = kGB200Gemm.launch_s,
+                                   .k_fill = 704.2,
+                                   .narrow = sim::DType::FP4};
 // MI300X and MI325X: the ROCm fork of XLA's table for gfx942 (bf16, 375 shapes) and each
 // part's MAMF row. XLA's ROCm GEMMs reach 44% of peak at best and the fit is loose: 17.9%
 // on 75 held-out rows, for both (docs/HARDWARE.md).

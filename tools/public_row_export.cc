@@ -2,9 +2,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "sim/config_node.h"
 #include "sim/error.h"
 #include "strategies/search/space.h"
 #include "tools/public_row.h"
@@ -38,14 +38,6 @@ std::string workload_yaml(const public_rows::ModelConfig& config, const std::str
   return out.str();
 }
 
-std::string file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) throw Error(path + ": cannot be read");
-  return text.str();
-}
-
 }  // namespace
 
 RowExport export_public_row(const std::string& csv, const std::string& source, const std::string& platforms,
@@ -69,7 +61,7 @@ RowExport export_public_row(const std::string& csv, const std::string& source, c
   strategies::search::write_plan_yaml(plan, resolved.plan, label + ", as validate runs it");
   out.files.emplace_back("plan.yaml", plan.str());
   for (const public_rows::CalibrationFile& f : calibrations)
-    if (f.gpu == row->text("gpu")) out.files.emplace_back("calibration.yaml", file_text(f.file.loc().file));
+    if (f.gpu == row->text("gpu")) out.files.emplace_back("calibration.yaml", read_input_file(f.file.loc().file));
   return out;
 }
 
