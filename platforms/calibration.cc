@@ -356,27 +356,55 @@ void read_efficiency(const ConfigNode& n, bool fused, OpEfficiency& e) {
   if (fused) e.causal_extra = n.get_double("causal_extra", -1, 0, 100);
 }
 
-// gemm_fp8, gemm_fp4, quantize_fp8, quantize_fp4: each starts from the fit in place, else from
-// the class it stands beside (GEMMs, element-wise kernels).
+// One narrow fit from `key`: it starts from the fit in place, else from `beside`.
+void read_narrow_key(const ConfigNode& root, const std::string& key, const OpEfficiency& beside,
+                     std::optional<OpEfficiency>& fit) {
+  if (!root.has(key)) return;
+  OpEfficiency e = fit.value_or(beside);
+  read_efficiency(root.child(key), false, e);
+  fit = e;
+}
+
+// The keys of the narrow fits: gemm_fp8 (per-tensor scaled), gemm_fp4; quantize_fp8 (every
+// recipe's casts), quantize_fp8_<recipe> (one's), quantize_fp4. GEMMs start from the GEMM
+// class, casts from the element-wise one.
+std::vector<std::string> narrow_keys() {
+  std::vector<std::string> keys = {"gemm_fp8", "gemm_fp4", "quantize_fp8", "quantize_fp4", "mxfp8_gemm_time"};
+  for (const sim::Fp8RecipeEntry& r : sim::fp8_recipes()) keys.push_back(std::string("quantize_fp8_") + r.name);
+  return keys;
+}
+
 void read_narrow(const ConfigNode& root, Efficiency& eff) {
-  for (const sim::DType d : {sim::DType::FP8, sim::DType::FP4})
-    for (const bool cast : {false, true}) {
-      const std::string key = std::string(cast ? "quantize_" : "gemm_") + sim::to_string(d);
-      if (!root.has(key)) continue;
-      std::optional<OpEfficiency>& fit = eff.narrow(d, cast);
-      OpEfficiency e =
-          fit.value_or(eff.per_class[static_cast<size_t>(cast ? sim::OpClass::Elementwise : sim::OpClass::Gemm)]);
-      read_efficiency(root.child(key), false, e);
-      fit = e;
-    }
+  const OpEfficiency gemm = eff.per_class[static_cast<size_t>(sim::OpClass::Gemm)];
+  const OpEfficiency cast = eff.per_class[static_cast<size_t>(sim::OpClass::Elementwise)];
+  read_narrow_key(root, "gemm_fp8", gemm, eff.gemm_fp8);
+  // block-scaled kernels against per-tensor ones: from half to four times their time
+  eff.mxfp8_gemm_time = root.get_double("mxfp8_gemm_time", eff.mxfp8_gemm_time, 0.5, 4);
+  read_narrow_key(root, "gemm_fp4", gemm, eff.gemm_fp4);
+  read_narrow_key(root, "quantize_fp4", cast, eff.quantize_fp4);
+  for (const sim::Fp8RecipeEntry& r : sim::fp8_recipes()) {
+    std::optional<OpEfficiency>& fit = eff.narrow(sim::DType::FP8, true, r.recipe);
+    read_narrow_key(root, "quantize_fp8", cast, fit);
+    read_narrow_key(root, std::string("quantize_fp8_") + r.name, cast, fit);
+  }
 }
 
 }  // namespace
 
 Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
-  root.expect_map({"gpu", "gemm", "gemm_fp8", "gemm_fp4", "quantize_fp8", "quantize_fp4", "attention", "elementwise",
-                   "norm", "embedding", "optimizer", "flash_attention", "triton_attention", "step_efficiency",
-                   "attention_step_efficiency"});
+  std::vector<std::string> keys = {"gpu",
+                                   "attention",
+                                   "elementwise",
+                                   "norm",
+                                   "embedding",
+                                   "optimizer",
+                                   "flash_attention",
+                                   "triton_attention",
+                                   "gemm",
+                                   "step_efficiency",
+                                   "attention_step_efficiency"};
+  for (const std::string& k : narrow_keys()) keys.push_back(k);
+  root.expect_map(keys);
   Calibration c;
   const ConfigNode g = root.child("gpu");
   c.gpu = g.as_string();

@@ -33,7 +33,10 @@
 //   gemm: {compute_efficiency: 0.82, half_time: 4 us, memory_efficiency: 0.8, launch: 3 us}
 //   gemm_fp8: {compute_efficiency: 0.7, k_fill: 144}   # fp8 GEMMs (default: the gemm entry's)
 //   gemm_fp4: {compute_efficiency: 0.37}       # fp4 GEMMs (default: the gemm entry's)
-//   quantize_fp8: {memory_efficiency: 0.44}    # the casts feeding fp8 GEMMs (default: elementwise's)
+//   mxfp8_gemm_time: 1.06                      # MXFP8 GEMMs' time over gemm_fp8's (default 1)
+//   quantize_fp8: {memory_efficiency: 0.44}    # the casts feeding fp8 GEMMs, every recipe
+//                                              # (default: elementwise's)
+//   quantize_fp8_mxfp8: {memory_efficiency: 0.48}   # one recipe's (delayed, tensorwise, mxfp8)
 //   quantize_fp4: {memory_efficiency: 0.29}    # and fp4 GEMMs (Hadamard transforms, rounding)
 //   elementwise: {memory_efficiency: 0.83}     # what is not given keeps its default
 //   step_efficiency: 0.77   # a software stack's kernels in a step, against measured alone

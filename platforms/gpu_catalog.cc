@@ -59,18 +59,32 @@ const MeasuredKernel kGB200Gemm{C::Gemm, 0.631326, 0, 0.784792, 5.99414e-06, 192
 // 1.924e12 flops x (1 + 23.1/128) at 2250 TFLOP/s: 0.557 of peak. The GB200 runs the same
 // kernel at the same share of its own peak (no public figure times one).
 const MeasuredKernel kBlackwellFlash{C::FlashAttention, 0.556903, 0, 0.926871, 2e-6, 23.0985, 0.499342};
-// Transformer Engine's quantization of a narrow GEMM's inputs, timed on a B300 (platforms/
-// calibration/te_gemm_layer.csv: a layer's 12 GEMMs under autocast less the same kernels on
-// inputs quantized beforehand; tools/te_gemm_layer.py fits on Fprop and Dgrad, holds out
-// Wgrad): the casts' bytes (read 16-bit, write narrow) move at 0.419 of HBM in fp8 (current
-// scaling and MXFP8 pooled: 13.3% fit, 20.3% held out, MXFP8 the faster) and at 0.289 in NVFP4,
-// whose amax pass, 2D weight scales, Hadamard transforms and stochastic rounding cost more
-// (4.3% fit, 0.0% on the one held-out row); the element-wise class's 0.8 before. The kernels
-// are memory-bound, so every Blackwell type (8 TB/s of HBM3e, as the B300) takes them.
-const MeasuredKernel kBlackwellQuantizeFp8{
-    .op_class = C::Elementwise, .memory = 0.419, .narrow = sim::DType::FP8, .cast = true};
+// Transformer Engine's quantization of a narrow GEMM's inputs, timed on a B300 and an H200
+// (platforms/calibration/te_gemm_layer.csv: a layer's 12 GEMMs under autocast less the same
+// kernels on inputs quantized beforehand; tools/te_gemm_layer.py fits on Fprop and Dgrad, holds
+// out Wgrad): the casts' bytes (read 16-bit, write narrow) move, after a launch, at a share of
+// HBM that depends on the fp8 scaling recipe (sim/fp8_recipe.h). On the B300: delayed scaling
+// 0.896 (one pass; against current scaling's kernel-only time; Fprop -14%, Dgrad +16%, Wgrad held
+// out +20%), current scaling (tensorwise) 0.376 (an amax pass first; -8%, +8%, +19%), MXFP8 0.486
+// (+7%, -5%, +17%), NVFP4 0.292, whose amax pass, 2D weight scales, Hadamard transforms and
+// stochastic rounding cost more (+5%, -4%, -0.3%); the element-wise class's 0.8 before. The
+// kernels are memory-bound, so every Blackwell type (8 TB/s of HBM3e, as the B300) takes them.
+// On the H200 (the H100's GH100 die): delayed 0.727 (-6%, +6%, -4%), tensorwise 0.441 (+1%, -1%,
+// +3%).
+constexpr MeasuredKernel quantize_fp8(double memory, sim::Fp8Recipe recipe) {
+  return {.op_class = C::Elementwise, .memory = memory, .narrow = sim::DType::FP8, .cast = true, .recipe = recipe};
+}
+const MeasuredKernel kBlackwellQuantizeDelayed = quantize_fp8(0.8958, sim::Fp8Recipe::Delayed);
+const MeasuredKernel kBlackwellQuantizeTensorwise = quantize_fp8(0.3760, sim::Fp8Recipe::Tensorwise);
+const MeasuredKernel kBlackwellQuantizeMxfp8 = quantize_fp8(0.4857, sim::Fp8Recipe::Mxfp8);
+const MeasuredKernel kHopperQuantizeDelayed = quantize_fp8(0.7272, sim::Fp8Recipe::Delayed);
+const MeasuredKernel kHopperQuantizeTensorwise = quantize_fp8(0.4412, sim::Fp8Recipe::Tensorwise);
 const MeasuredKernel kBlackwellQuantizeFp4{
-    .op_class = C::Elementwise, .memory = 0.289, .narrow = sim::DType::FP4, .cast = true};
+    .op_class = C::Elementwise, .memory = 0.2916, .narrow = sim::DType::FP4, .cast = true};
+// MXFP8's block-scaled GEMM kernels on the B300 take 1.061x the per-tensor scaled fp8 kernels'
+// time on the same 8 shapes (Fprop and Dgrad, prequantized; 1.032x on the held-out Wgrad shapes,
+// +2.8%; tools/te_gemm_layer.py): every Blackwell type's (GpuSpec::mxfp8_gemm_time).
+constexpr double kBlackwellMxfp8GemmTime = 1.0613;
 // NVFP4 GEMM kernels on a B300 run 3.39x as fast as bf16 ones on the same 8 shapes (Fprop and
 // Dgrad, prequantized; 3.67x on the 4 held-out Wgrad shapes, which reduce over 15,872 tokens)
 // where the peaks differ 6x. A tile's fill and drain take the time they take in bf16, so in
@@ -95,7 +109,8 @@ void add_nvidia_ampere_hopper(std::vector<GpuSpec>& out) {
   const std::string a100 = "nvidia.com/en-us/data-center/a100 (via ml-engineering)";
   const std::string h100 = "nvidia.com/en-us/data-center/h100 (via ml-engineering)";
   const std::string h100_measured =
-      "XLA's sm_90 GEMM table, MAMF; Azure's fp8 cuBLASLt GEMMs; FlashAttention-2's H100 figure";
+      "XLA's sm_90 GEMM table, MAMF; Azure's fp8 cuBLASLt GEMMs; FlashAttention-2's H100 figure; "
+      "Transformer Engine's H200 quantization";
   out.push_back({.name = "A100-SXM-40GB",
                  .memory_bytes = 40 * GiB,
                  .memory_bandwidth_Bps = 1555 * GBps,
@@ -134,7 +149,8 @@ void add_nvidia_ampere_hopper(std::vector<GpuSpec>& out) {
                  .sms = 132,
                  .gpu_link = "NVLink 4",
                  .source = h100,
-                 .measured = {kH100Gemm, kH100GemmFp8, kH100Flash, kH100Triton},
+                 .measured = {kH100Gemm, kH100GemmFp8, kH100Flash, kH100Triton, kHopperQuantizeDelayed,
+                              kHopperQuantizeTensorwise},
                  .measured_from = h100_measured});
   // The H100's GH100 die at the same clocks with HBM3e: its GEMMs are the H100's measured ones.
   GpuSpec h200 = out.back();  // the H100 SXM
@@ -171,9 +187,12 @@ void add_nvidia_blackwell(std::vector<GpuSpec>& out) {
                  .peak_bf16 = 2250 * T,
                  .peak_fp8 = 4500 * T,
                  .peak_fp4 = 9000 * T,
+                 .mx_formats = true,
+                 .mxfp8_gemm_time = kBlackwellMxfp8GemmTime,
                  .gpu_link = "NVLink 5",
                  .source = "NVIDIA DGX B200 datasheet (via ml-engineering)",
-                 .measured = {kB200Gemm, kBlackwellFlash, kBlackwellQuantizeFp8, kBlackwellQuantizeFp4},
+                 .measured = {kB200Gemm, kBlackwellFlash, kBlackwellQuantizeDelayed, kBlackwellQuantizeTensorwise,
+                              kBlackwellQuantizeMxfp8, kBlackwellQuantizeFp4},
                  .measured_from = "XLA's sm_100 GEMM table, MAMF; FlashAttention-4 in a training step; Transformer "
                                   "Engine's B300 quantization"});
   // One Blackwell GPU of a GB200 superchip (two to a Grace CPU), clocked above the B200.
@@ -187,9 +206,12 @@ void add_nvidia_blackwell(std::vector<GpuSpec>& out) {
                  .peak_bf16 = 2500 * T,
                  .peak_fp8 = 5000 * T,
                  .peak_fp4 = 10000 * T,
+                 .mx_formats = true,
+                 .mxfp8_gemm_time = kBlackwellMxfp8GemmTime,
                  .gpu_link = "NVLink 5",
                  .source = "nvidia.com/en-us/data-center/gb200-nvl72, per GPU (via ml-engineering)",
-                 .measured = {kGB200Gemm, kBlackwellFlash, kBlackwellQuantizeFp8, kBlackwellQuantizeFp4},
+                 .measured = {kGB200Gemm, kBlackwellFlash, kBlackwellQuantizeDelayed, kBlackwellQuantizeTensorwise,
+                              kBlackwellQuantizeMxfp8, kBlackwellQuantizeFp4},
                  .measured_from = "the B200's XLA sm_100 GEMM table, the GB200's MAMF; the B200's FlashAttention-4; "
                                   "Transformer Engine's B300 quantization"});
   // One Blackwell Ultra GPU of a GB300 superchip: the GB200's rates but fp4 at three times fp8

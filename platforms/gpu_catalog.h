@@ -29,6 +29,8 @@ struct MeasuredKernel {
   // of the quantization feeding them (Efficiency::quantize_fp8, quantize_fp4). BF16: the class's.
   sim::DType narrow = sim::DType::BF16;
   bool cast = false;
+  // An fp8 cast fit's scaling recipe (Default: every recipe's).
+  sim::Fp8Recipe recipe = sim::Fp8Recipe::Default;
 };
 
 struct GpuSpec {
@@ -37,9 +39,11 @@ struct GpuSpec {
   double memory_bandwidth_Bps = 0;
   double gpu_link_bandwidth_Bps = 0;  // NVLink / xGMI per GPU, per direction; 0: PCIe only
   double peak_fp32 = 0, peak_tf32 = 0, peak_fp16 = 0, peak_bf16 = 0, peak_fp8 = 0, peak_fp4 = 0;  // FLOP/s
-  int sms = 0;             // streaming multiprocessors (CUs on AMD; 0: not published, occupancy not modelled)
-  std::string gpu_link{};  // "NVLink 4", "xGMI", "PCIe 4.0"
-  std::string source{};    // where the figures above come from
+  int sms = 0;                 // streaming multiprocessors (CUs on AMD; 0: not published, occupancy not modelled)
+  bool mx_formats = false;     // block-scaled MX formats (MXFP8, NVFP4) in its tensor cores: Blackwell
+  double mxfp8_gemm_time = 1;  // MXFP8 GEMM kernels' time over per-tensor fp8 ones' (where measured)
+  std::string gpu_link{};      // "NVLink 4", "xGMI", "PCIe 4.0"
+  std::string source{};        // where the figures above come from
   std::vector<MeasuredKernel> measured{};         // kernel classes fitted to measurements
   std::string measured_from{};                    // those measurements; empty when there are none
   double cuda_context_bytes = kCudaContextBytes;  // CUDA context and loaded kernels

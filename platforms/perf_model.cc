@@ -36,22 +36,29 @@ Efficiency Efficiency::defaults() {
 // replaces the defaults class by class.
 Efficiency Efficiency::defaults_for(const GpuSpec& gpu) {
   Efficiency e = defaults();
+  e.mxfp8_gemm_time = gpu.mxfp8_gemm_time;
   for (const MeasuredKernel& m : gpu.measured) {
     const OpEfficiency fitted{m.compute_max, m.half_time_s, m.memory, m.launch_s, m.k_fill, m.causal_extra};
-    (sim::narrow_gemm(m.narrow) ? e.narrow(m.narrow, m.cast).emplace() : e.per_class[static_cast<size_t>(m.op_class)]) =
-        fitted;
+    if (!sim::narrow_gemm(m.narrow)) {
+      e.per_class[static_cast<size_t>(m.op_class)] = fitted;
+    } else if (m.narrow == sim::DType::FP8 && m.cast && m.recipe == sim::Fp8Recipe::Default) {
+      for (const sim::Fp8RecipeEntry& r : sim::fp8_recipes()) e.narrow(m.narrow, true, r.recipe) = fitted;
+    } else {
+      e.narrow(m.narrow, m.cast, m.recipe == sim::Fp8Recipe::Default ? sim::Fp8Recipe::Delayed : m.recipe) = fitted;
+    }
   }
   return e;
 }
 
-std::optional<OpEfficiency>& Efficiency::narrow(sim::DType d, bool cast) {
-  if (d == sim::DType::FP8) return cast ? quantize_fp8 : gemm_fp8;
+std::optional<OpEfficiency>& Efficiency::narrow(sim::DType d, bool cast, sim::Fp8Recipe recipe) {
   if (d == sim::DType::FP4) return cast ? quantize_fp4 : gemm_fp4;
-  throw ModelError(std::string("no narrow-precision fit for ") + sim::to_string(d) + "; fp8 and fp4 have one");
+  if (d != sim::DType::FP8)
+    throw ModelError(std::string("no narrow-precision fit for ") + sim::to_string(d) + "; fp8 and fp4 have one");
+  return cast ? quantize_fp8.at(sim::fp8_recipe_index(recipe)) : gemm_fp8;
 }
 
-const std::optional<OpEfficiency>& Efficiency::narrow(sim::DType d, bool cast) const {
-  return const_cast<Efficiency*>(this)->narrow(d, cast);
+const std::optional<OpEfficiency>& Efficiency::narrow(sim::DType d, bool cast, sim::Fp8Recipe recipe) const {
+  return const_cast<Efficiency*>(this)->narrow(d, cast, recipe);
 }
 
 double gemm_work(const sim::GemmShape& p, const GpuSpec& gpu, double k_fill) {
@@ -102,16 +109,27 @@ double PerfModel::time_s(const sim::Kernel& k) const {
   return kernel_s(k) / (eff_.step * (attention_class(k.op_class) ? eff_.attention_step : 1));
 }
 
+sim::Fp8Recipe PerfModel::recipe_of(const sim::Kernel& k) const {
+  if (k.dtype == sim::DType::FP8 && k.fp8_recipe != sim::Fp8Recipe::Default && sim::block_scaled(k.fp8_recipe) &&
+      !gpu_.mx_formats)
+    throw ModelError("GPU " + gpu_.name + " has no MX formats for fp8_recipe mxfp8 (Blackwell's tensor cores have); " +
+                     "valid on it: delayed, tensorwise");
+  return sim::resolve_fp8_recipe(k.fp8_recipe, gpu_.mx_formats);
+}
+
 double PerfModel::cast_s(const sim::Kernel& k) const {
   if (k.cast_bytes <= 0) return 0;
-  const bool measured = sim::narrow_gemm(k.dtype) && eff_.narrow(k.dtype, true);
+  const std::optional<OpEfficiency>* measured =
+      sim::narrow_gemm(k.dtype) ? &eff_.narrow(k.dtype, true, recipe_of(k)) : nullptr;
   const OpEfficiency& cast =
-      measured ? *eff_.narrow(k.dtype, true) : eff_.per_class.at(static_cast<size_t>(sim::OpClass::Elementwise));
+      measured && *measured ? **measured : eff_.per_class.at(static_cast<size_t>(sim::OpClass::Elementwise));
   return cast.launch_s + k.cast_bytes / (gpu_.memory_bandwidth_Bps * cast.memory);
 }
 
 const OpEfficiency& PerfModel::efficiency_of(const sim::Kernel& k) const {
-  if (narrow_gemm(k.op_class, k.dtype) && eff_.narrow(k.dtype, false)) return *eff_.narrow(k.dtype, false);
+  if (narrow_gemm(k.op_class, k.dtype)) {
+    if (const auto& own = eff_.narrow(k.dtype, false, recipe_of(k))) return *own;
+  }
   return eff_.per_class.at(static_cast<size_t>(k.op_class));
 }
 
@@ -121,7 +139,8 @@ double PerfModel::kernel_s(const sim::Kernel& k) const {
     const double peak = peak_of(k.dtype);
     double t = 0;
     for (int i = 0; i < k.product_count; ++i) t += product_s(k.products[i], e, peak, k.dtype);
-    return t + cast_s(k);
+    const bool block_scaled = k.dtype == sim::DType::FP8 && sim::block_scaled(recipe_of(k));
+    return t * (block_scaled ? eff_.mxfp8_gemm_time : 1) + cast_s(k);
   }
   if (fused_attention(k.op_class) && k.head_dim > 0 && e.causal_extra >= 0) return attention_s(k, e);
   double compute = 0;

@@ -18,10 +18,12 @@
 // depth: a narrow reduction (a row-parallel layer's h / tp) runs below e_max. A product
 // with fewer 64 x 64 output tiles than the GPU has SMs leaves SMs idle. Per-GPU defaults
 // are fitted to public GEMM measurements (Efficiency::defaults_for); fp8 and fp4 GEMMs by their
-// own fit where one was measured apart (Efficiency::gemm_fp8: the H100's; gemm_fp4: the GB300's).
+// own fit where one was measured apart (Efficiency::gemm_fp8: the H100's; gemm_fp4: the GB300's);
+// MXFP8's block-scaled ones take Efficiency::mxfp8_gemm_time times the per-tensor ones' time.
 // An fp8 or fp4 GEMM's input casts (Kernel::cast_bytes) move at the quantization's memory share
-// where it was measured (Efficiency::quantize_fp8, quantize_fp4: Blackwell's), else the
-// element-wise class's.
+// where it was measured (Efficiency::quantize_fp8 per scaling recipe, quantize_fp4: Hopper's and
+// Blackwell's), else the element-wise class's. A kernel's default fp8 recipe is Transformer
+// Engine's for the GPU (sim::resolve_fp8_recipe).
 //
 // A fused attention kernel (FlashAttention, Triton) whose head size d is known is priced by
 // it when its class was fitted that way (causal_extra >= 0):
@@ -74,14 +76,20 @@ struct Efficiency {
   // GEMMs in a narrow precision by shape, where measured apart: an H100 runs fp8 GEMMs at a
   // smaller share of its fp8 peak than bf16 GEMMs reach of theirs, a Blackwell Ultra fp4 GEMMs at
   // a smaller share still. Without one they take the GEMM class at their precision's peak.
+  // gemm_fp8 is the per-tensor scaled kernels' (delayed, tensorwise); MXFP8's block-scaled
+  // kernels take mxfp8_gemm_time times as long (GpuSpec::mxfp8_gemm_time where measured).
   std::optional<OpEfficiency> gemm_fp8, gemm_fp4;
+  double mxfp8_gemm_time = 1;
   // Transformer Engine's quantization of a narrow GEMM's inputs (amax, scales; for fp4 also the
   // Hadamard transforms and stochastic rounding), where measured: the casts' bytes (read 16-bit,
   // write narrow) at its memory share, plus its launch. Without one, the element-wise class's.
-  std::optional<OpEfficiency> quantize_fp8, quantize_fp4;
-  // The fit of fp8 or fp4 (`d`): its GEMMs', or with `cast` its quantization's.
-  std::optional<OpEfficiency>& narrow(sim::DType d, bool cast);
-  const std::optional<OpEfficiency>& narrow(sim::DType d, bool cast) const;
+  // fp8's per scaling recipe, in sim::fp8_recipes() order.
+  std::array<std::optional<OpEfficiency>, sim::kFp8Recipes> quantize_fp8;
+  std::optional<OpEfficiency> quantize_fp4;
+  // The fit of fp8 or fp4 (`d`) under a named fp8 `recipe` (ignored for fp4): its GEMMs', or
+  // with `cast` its quantization's.
+  std::optional<OpEfficiency>& narrow(sim::DType d, bool cast, sim::Fp8Recipe recipe);
+  const std::optional<OpEfficiency>& narrow(sim::DType d, bool cast, sim::Fp8Recipe recipe) const;
   static Efficiency defaults();
   // The defaults with what was measured on this GPU type (its GEMMs) in place.
   static Efficiency defaults_for(const GpuSpec& gpu);
@@ -109,6 +117,9 @@ class PerfModel {
   double product_s(const sim::GemmShape& p, const OpEfficiency& e, double peak, sim::DType dtype) const;
   double attention_s(const sim::Kernel& k, const OpEfficiency& e) const;
   double cast_s(const sim::Kernel& k) const;  // a narrow GEMM's input casts
+  // An fp8 kernel's recipe on this GPU (its default resolved); throws ModelError for MXFP8 on a
+  // GPU without MX formats.
+  sim::Fp8Recipe recipe_of(const sim::Kernel& k) const;
   double peak_of(sim::DType dtype) const;
 
   GpuSpec gpu_;

@@ -106,6 +106,10 @@ SourceLoc ConfigNode::loc() const { return loc_of(node_.Mark(), file_); }
 void ConfigNode::fail(const std::string& problem) const { throw ConfigError(loc(), path_, problem); }
 
 void ConfigNode::expect_map(std::initializer_list<const char*> allowed) const {
+  expect_map(std::vector<std::string>(allowed.begin(), allowed.end()));
+}
+
+void ConfigNode::expect_map(const std::vector<std::string>& allowed) const {
   if (!node_.IsMap()) fail("expected a mapping of keys to values, got " + describe(node_));
   std::vector<std::string> seen;
   for (auto it = node_.begin(); it != node_.end(); ++it) {
@@ -115,11 +119,10 @@ void ConfigNode::expect_map(std::initializer_list<const char*> allowed) const {
                         "given twice; each key once");
     seen.push_back(key);
     bool ok = false;
-    for (const char* a : allowed) ok = ok || key == a;
+    for (const std::string& a : allowed) ok = ok || key == a;
     if (!ok) {
-      std::vector<std::string> names(allowed.begin(), allowed.end());
       std::string p = path_.empty() ? key : path_ + "." + key;
-      throw ConfigError(loc_of(it->first.Mark(), file_), p, "unknown key; valid keys here are: " + join(names, ", "));
+      throw ConfigError(loc_of(it->first.Mark(), file_), p, "unknown key; valid keys here are: " + join(allowed, ", "));
     }
   }
 }

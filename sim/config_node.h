@@ -36,6 +36,7 @@ class ConfigNode {
   // Throws unless this is a mapping whose keys are all in `allowed`; the error for an
   // unknown key points at the key and lists the valid ones.
   void expect_map(std::initializer_list<const char*> allowed) const;
+  void expect_map(const std::vector<std::string>& allowed) const;
   std::vector<ConfigNode> items() const;  // a sequence's elements; throws if not a list
 
   bool has(const std::string& key) const;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/fp8_recipe.h"
+
 namespace dejavu::sim {
 
 // Attention: unfused (batched matmuls, softmax over the stored score matrix);
@@ -43,6 +45,8 @@ struct Kernel {
   // An fp8 or fp4 GEMM's quantisation: bytes the casts of its inputs move (read 16-bit, write
   // narrow), priced as an element-wise kernel beside it.
   double cast_bytes = 0;
+  // An fp8 GEMM's scaling recipe: what its casts cost, and under MXFP8 its kernel.
+  Fp8Recipe fp8_recipe = Fp8Recipe::Default;
   // A fused attention kernel's head size and mask (0: unknown): with them it is priced by
   // head size (perf_model.h).
   double head_dim = 0;

@@ -107,6 +107,12 @@ void load_megatron_switches(const ConfigNode& root, Plan& p) {
   p.tp_comm_overlap = flag(root, "tp_comm_overlap", p);
   p.defer_embedding_wgrad_compute = flag(root, "defer_embedding_wgrad_compute", p);
   p.fp8_param_gather = flag(root, "fp8_param_gather", p);
+  if (root.has("fp8_recipe")) {
+    const ConfigNode r = root.child("fp8_recipe");
+    p.where["fp8_recipe"] = r.loc();
+    if (!sim::parse_fp8_recipe(r.as_string(), &p.fp8_recipe))
+      r.fail("expected one of " + sim::fp8_recipe_names() + ", got \"" + r.as_string() + "\"");
+  }
   if (root.has("wgrad_deferral_limit")) {
     p.where["wgrad_deferral_limit"] = root.child("wgrad_deferral_limit").loc();
     // without the switch it defers nothing, as Megatron-Core's ModelParallelConfig has it
@@ -388,49 +394,56 @@ void load_early_stop(const ConfigNode& root, Plan& p) {
     root.child("recompute_early_stop")
         .fail("stops a full recomputation early, and no stage recomputes fully; valid: recompute: full, or drop it");
 }
+
+// The keys a plan file may hold.
+const std::vector<std::string>& plan_keys() {
+  static const std::vector<std::string> keys = {"name",
+                                                "tp",
+                                                "pp",
+                                                "dp",
+                                                "micro_batch_size",
+                                                "global_batch_size",
+                                                "schedule",
+                                                "virtual_stages",
+                                                "stages",
+                                                "account_for_embedding_in_pipeline_split",
+                                                "account_for_loss_in_pipeline_split",
+                                                "pipeline_layout",
+                                                "stage_tp",
+                                                "recompute",
+                                                "recompute_early_stop",
+                                                "sequence_parallel",
+                                                "zero",
+                                                "zero_prefetch",
+                                                "zero_backward_prefetch",
+                                                "zero_reshard_after_forward",
+                                                "data_parallel",
+                                                "grad_dtype",
+                                                "optimizer_dtype",
+                                                "ep",
+                                                "cp",
+                                                "cp_comm",
+                                                "distributed_optimizer",
+                                                "overlap_grad_reduce",
+                                                "overlap_param_gather",
+                                                "tp_comm_overlap",
+                                                "defer_embedding_wgrad_compute",
+                                                "wgrad_deferral_limit",
+                                                "fp8_param_gather",
+                                                "fp8_recipe",
+                                                "offload",
+                                                "token_slices",
+                                                "gpu_order",
+                                                "gpus",
+                                                "embedding_sharding",
+                                                "replica_microbatches",
+                                                "comm_sms"};
+  return keys;
+}
 }  // namespace
 
 Plan load_plan(const ConfigNode& root) {
-  root.expect_map({"name",
-                   "tp",
-                   "pp",
-                   "dp",
-                   "micro_batch_size",
-                   "global_batch_size",
-                   "schedule",
-                   "virtual_stages",
-                   "stages",
-                   "account_for_embedding_in_pipeline_split",
-                   "account_for_loss_in_pipeline_split",
-                   "pipeline_layout",
-                   "stage_tp",
-                   "recompute",
-                   "recompute_early_stop",
-                   "sequence_parallel",
-                   "zero",
-                   "zero_prefetch",
-                   "zero_backward_prefetch",
-                   "zero_reshard_after_forward",
-                   "data_parallel",
-                   "grad_dtype",
-                   "optimizer_dtype",
-                   "ep",
-                   "cp",
-                   "cp_comm",
-                   "distributed_optimizer",
-                   "overlap_grad_reduce",
-                   "overlap_param_gather",
-                   "tp_comm_overlap",
-                   "defer_embedding_wgrad_compute",
-                   "wgrad_deferral_limit",
-                   "fp8_param_gather",
-                   "offload",
-                   "token_slices",
-                   "gpu_order",
-                   "gpus",
-                   "embedding_sharding",
-                   "replica_microbatches",
-                   "comm_sms"});
+  root.expect_map(plan_keys());
   Plan p;
   p.file = root.file();
   p.where[""] = root.loc();
@@ -634,6 +647,22 @@ void check_fp8_param_gather(const Plan& p, const workloads::ModelGraph& model) {
                 "; valid: a model of dtype fp8, or fp8_param_gather: false");
 }
 
+// A scaling recipe is the fp8 casts' (Megatron-Core's --fp8-recipe goes with --fp8); MXFP8 needs
+// the block-scaled MX formats of Blackwell's tensor cores on every GPU type the plan runs on.
+void check_fp8_recipe(const Plan& p, const workloads::ModelGraph& model, const platforms::Cluster& cluster) {
+  if (p.fp8_recipe == sim::Fp8Recipe::Default) return;
+  if (model.dtype != sim::DType::FP8)
+    fail_at(p, "fp8_recipe",
+            "scales the casts of fp8 GEMMs; model " + model.name + " is " + sim::to_string(model.dtype) +
+                "; valid: a model of dtype fp8, or no fp8_recipe");
+  if (!sim::block_scaled(p.fp8_recipe)) return;
+  for (const auto& slot : cluster.gpus)
+    if (!slot.spec->mx_formats)
+      fail_at(p, "fp8_recipe",
+              "mxfp8 needs MX formats in the tensor cores (Blackwell's); GPU " + slot.spec->name + " of platform " +
+                  cluster.name + " has none; valid on it: delayed, tensorwise");
+}
+
 // Uneven replicas run the synchronous schedules that flush once an iteration, each on its
 // own count (interleaving needs a multiple of pp on every replica).
 void check_replica_microbatches(const Plan& p) {
@@ -737,6 +766,7 @@ void validate(const Plan& p, const workloads::ModelGraph& model, const platforms
   check_chimera(p);
   check_wgrad_deferral(p);
   check_fp8_param_gather(p, model);
+  check_fp8_recipe(p, model, cluster);
   if (p.schedule == "interleaved-1f1b" && p.microbatches() % p.pp != 0)
     fail_at(p, "global_batch_size",
             std::to_string(p.microbatches()) + " microbatches per replica; interleaved-1f1b needs a multiple of pp (" +

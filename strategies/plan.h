@@ -53,6 +53,9 @@
 //   fp8_param_gather: true       # (fp8 models) weights kept in fp8 only, with their transpose
 //                                # (Transformer Engine's fp8 primary weights, no 16-bit copy: the
 //                                # optimizer's fp32 master is the precise one), gathered in fp8
+//   fp8_recipe: tensorwise       # (fp8 models) how the casts scale: delayed | tensorwise | mxfp8
+//                                # (sim/fp8_recipe.h; default: Transformer Engine's for the GPU,
+//                                # mxfp8 on Blackwell, delayed before it)
 #pragma once
 
 #include <algorithm>
@@ -62,6 +65,7 @@
 
 #include "platforms/cluster.h"
 #include "sim/config_node.h"
+#include "sim/fp8_recipe.h"
 #include "workloads/model_graph.h"
 
 namespace dejavu::strategies {
@@ -171,8 +175,9 @@ struct Plan {
   bool overlap_param_gather = false;
   bool tp_comm_overlap = false;
   bool defer_embedding_wgrad_compute = false;
-  int wgrad_deferral_limit = 0;   // microbatches deferred; 0: every one (Megatron-Core's default)
-  bool fp8_param_gather = false;  // fp8 primary weights (Megatron-Core's --fp8-param-gather)
+  int wgrad_deferral_limit = 0;                         // microbatches deferred; 0: every one (Megatron-Core's default)
+  bool fp8_param_gather = false;                        // fp8 primary weights (Megatron-Core's --fp8-param-gather)
+  sim::Fp8Recipe fp8_recipe = sim::Fp8Recipe::Default;  // Megatron-Core's --fp8-recipe
   // Whether microbatch j's output-layer weight gradient runs in the pipeline flush.
   bool defers_wgrad_of(int j) const {
     return defer_embedding_wgrad_compute && (wgrad_deferral_limit == 0 || j < wgrad_deferral_limit);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/json_text.h"
+#include "platforms/gpu_order.h"
 #include "sim/device_time.h"
 #include "sim/memory.h"
 #include "sim/units.h"
@@ -156,6 +157,20 @@ void add_links(Report& r, const platforms::Cluster& cluster, const sim::Result& 
   for (size_t i = 0; i < by_bytes.size() && i < 15; ++i)
     r.links.push_back(link_report(cluster, result, T, by_bytes[i].second));
 }
+
+// The recipe each GPU type runs the plan's fp8 casts with: the plan's, or Transformer Engine's
+// default for the type.
+std::string fp8_recipe_text(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan) {
+  if (model.dtype != sim::DType::FP8) return "";
+  if (plan.fp8_recipe != sim::Fp8Recipe::Default) return sim::to_string(plan.fp8_recipe);
+  std::string out;
+  for (const std::string& type : platforms::gpu_types(cluster)) {
+    const sim::Fp8Recipe r = sim::resolve_fp8_recipe(plan.fp8_recipe, platforms::gpu_spec(type).mx_formats);
+    out +=
+        (out.empty() ? "" : "; ") + std::string(sim::to_string(r)) + " (Transformer Engine's default on " + type + ")";
+  }
+  return out;
+}
 }  // namespace
 
 Report make_report(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,
@@ -171,6 +186,7 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
   r.offload = job.offload;
   r.token_slices = job.token_slices;
   r.token_slices_chosen = job.token_slices_chosen;
+  r.fp8_recipe = fp8_recipe_text(model, cluster, plan);
   return r;
 }
 

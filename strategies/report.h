@@ -126,6 +126,9 @@ struct Report {
   std::vector<int> weight_versions;
   double mean_staleness = 0;
   ValidationBand validation;  // filled by the command line (simulate), not by make_report
+  // An fp8 model's scaling recipe as run, per GPU type where the default resolves apart
+  // ("mxfp8 (Transformer Engine's default on B200-SXM-180GB)"); empty for other dtypes.
+  std::string fp8_recipe;
 };
 
 Report make_report(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,

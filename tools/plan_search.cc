@@ -340,6 +340,7 @@ nlohmann::json plan_json(const strategies::Plan& p) {
     j["wgrad_deferral_limit"] = p.wgrad_deferral_limit;
   }
   if (p.fp8_param_gather) j["fp8_param_gather"] = true;
+  if (p.fp8_recipe != sim::Fp8Recipe::Default) j["fp8_recipe"] = sim::to_string(p.fp8_recipe);
   if (p.comm_sms != strategies::Plan::kAutoCommSms) j["comm_sms"] = p.comm_sms;
   return j;
 }

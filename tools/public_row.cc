@@ -160,6 +160,12 @@ strategies::Plan plan_of(const CsvRow& r) {
   p.optimizer_dtype = choice(r, "optimizer_dtype", {"", "fp32", "bf16"});  // bf16 where the run's config says
   p.account_for_embedding = p.account_for_loss = choice(r, "pipeline_split", {"", "embedding+loss"}) != "";
   p.fp8_param_gather = r.has("fp8_param_gather") && choice(r, "fp8_param_gather", {"", "on"}) == "on";
+  // the scaling recipe the source's configs name (tools/public_training.py), else Transformer Engine's default
+  if (r.has("fp8_recipe") && !r.text("fp8_recipe").empty()) {
+    std::vector<std::string> recipes = {""};
+    for (const sim::Fp8RecipeEntry& e : sim::fp8_recipes()) recipes.emplace_back(e.name);
+    sim::parse_fp8_recipe(choice(r, "fp8_recipe", recipes), &p.fp8_recipe);
+  }
   set_overlaps(r, p);
   return p;
 }

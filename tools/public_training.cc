@@ -28,7 +28,8 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, const Calibrati
               (plan.zero == 3 ? " bwd-" + plan.zero_backward_prefetch : "") +
               (plan.zero_reshard_after_forward ? "" : " kept") + " " + plan.recompute +
               (r.text("recompute") == "unknown" ? "?" : "") + public_rows::overlaps_of(plan) +
-              (plan.fp8_param_gather ? " fp8-weights" : "");
+              (plan.fp8_param_gather ? " fp8-weights" : "") +
+              (plan.fp8_recipe != sim::Fp8Recipe::Default ? std::string(" ") + sim::to_string(plan.fp8_recipe) : "");
   run.held_out = r.text("held_out") == "1";
   run.measured_s = r.as_double("measured_step_s", 1e-6, 1e6);
   run.predicted_s = row.simulation.report.iteration_time_s;

@@ -28,6 +28,8 @@
   held_out   1 for every third row (row_id % 3 == 0), fixed here before anything is fitted
   fp8_param_gather  on where the run's configuration keeps fp8 primary weights (Megatron-Core's
              fp8_param_gather, NeMo's fp8_params), else empty
+  fp8_recipe delayed | tensorwise | mxfp8: the fp8 scaling recipe the run's configuration names
+             (Megatron-Core's --fp8-recipe names), empty elsewhere
 
 Hand-entered tables in the same form (public/nemo_megatron_launcher_a100_2207.csv) may add a
 last column, sequence_parallel: off where the run's config turns it off with tp > 1 (a NeMo row
@@ -377,12 +379,33 @@ def fp8_param_gather(r):
     return "on" if on else ""
 
 
+# The fp8 scaling recipe of a run (sim/fp8_recipe.h). Megatron-Bridge's performance scripts
+# (scripts/performance/argument_parser.py@067f987, --compute_dtype) offer bf16, fp8_cs (current
+# scaling: tensorwise), fp8_mx (MXFP8), fp8_sc (sub-channel) and nvfp4; its summaries label rows
+# FP8-CS and FP8-MX, or FP8 and MXFP8 (FP8 being the per-tensor one, fp8_cs: the scripts have no
+# other). NeMo's fp8 configs (NeMo 1's fp8_amax_history_len and fp8_amax_compute_algo; NeMo 2's
+# bf16_with_fp8_mixed(): amax history 1024, "max", nemo/collections/llm/recipes/precision/
+# mixed_precision.py) and llm-foundry's 2023 runs (Transformer Engine 1.x, whose only recipe was
+# DelayedScaling) scale from the amax history: delayed. Other sources: empty (no Transformer
+# Engine recipe stated).
+def fp8_recipe(r):
+    if precision(r["precision"]) != "fp8":
+        return ""
+    if r["source_id"] == "megatron_bridge_perf_summary":
+        return "mxfp8" if "MX" in r["precision"].upper() else "tensorwise"
+    if r["source_id"] in ("dgxc_benchmarking", "nemo_perf_summary_2407", "llmfoundry_mpt_bench",
+                          "nemo_long_sequence_perf") and not r["framework"].startswith(("MaxText", "Paxml")):
+        return "delayed"
+    return ""
+
+
 def main(path):
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(["row_id", "source", "model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
                   "seq_len", "gpu", "gpus", "framework", "precision", "tp", "pp", "vp", "cp", "dp", "sharding",
                   "micro_batch", "global_batch", "recompute", "measured_step_s", "attention", "grad_dtype",
-                  "pipeline_split", "overlaps", "optimizer_dtype", "server", "held_out", "fp8_param_gather"])
+                  "pipeline_split", "overlaps", "optimizer_dtype", "server", "held_out", "fp8_param_gather",
+                  "fp8_recipe"])
     for r in csv.DictReader(open(path)):
         config = launcher_config(r)
         if config:
@@ -408,7 +431,7 @@ def main(path):
                       step, "unfused" if config else ATTENTION_OF_FRAMEWORK.get(framework, "flash"),
                       grad_dtype(r),
                       pipeline_split(r), overlaps(r), optimizer_dtype(r), server(r),
-                      1 if int(r["row_id"]) % 3 == 0 else 0, fp8_param_gather(r)])
+                      1 if int(r["row_id"]) % 3 == 0 else 0, fp8_param_gather(r), fp8_recipe(r)])
 
 
 if __name__ == "__main__":

@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """Derives, from Transformer Engine's published per-layer GEMM times
-(platforms/calibration/te_gemm_layer.csv, which cites them), the two figures dejavu takes for
-Blackwell's narrow GEMMs (platforms/gpu_catalog.cc):
+(platforms/calibration/te_gemm_layer.csv, which cites them), the figures dejavu takes for
+narrow GEMMs on Hopper and Blackwell (platforms/gpu_catalog.cc):
 
-- quantize_fp8, quantize_fp4: what Transformer Engine's quantization of a GEMM's inputs costs,
-  as the share of HBM bandwidth at which the casts' bytes (read 16-bit, write narrow: 3 bytes
-  an element in fp8, 2.5 in fp4) would move. Each row's cost is its autocast time less its
-  prequantized time; each benchmarked call quantizes its input (m x k) and its weight (k x n).
-  fp8 pools FP8 current scaling and MXFP8 (dejavu's fp8 is either); FP8 delayed scaling has no
-  prequantized time.
-  FP8 delayed scaling on the H200 is shown against current scaling's kernel-only times (not
-  fitted: dejavu prices Hopper's casts at the element-wise class's share).
+- quantize_fp8 per scaling recipe, quantize_fp4: what Transformer Engine's quantization of a
+  GEMM's inputs costs, as the share of HBM bandwidth at which the casts' bytes (read 16-bit,
+  write narrow: 3 bytes an element in fp8, 2.5 in fp4) would move. Each row's cost is its
+  autocast time less its prequantized time; each benchmarked call quantizes its input (m x k)
+  and its weight (k x n). FP8 delayed scaling has no prequantized time: its cost is taken
+  against current scaling's (tensorwise) kernel-only time, the same per-tensor scaled GEMM.
+  Hopper (the H200's, HBM 4.8 TB/s) has tensorwise and delayed; Blackwell (the B300's) has
+  those and MXFP8.
+- gemm_mxfp8: MXFP8's block-scaled GEMM kernels against the per-tensor scaled fp8 ones on the
+  same shapes (prequantized): their time ratio, which divides the fp8 GEMMs' e_max.
 - gemm_fp4 (GB300): NVFP4 GEMM kernels against bf16 ones on the same shapes, prequantized,
   priced by dejavu's shaped GEMM model (fp4_fit says how). The speed ratio measured on the
   B300 is taken for the GB300, the same Blackwell Ultra die (quoted peaks: bf16 2250 and NVFP4
@@ -24,6 +26,7 @@ import sys
 
 PATH = sys.argv[1] if len(sys.argv) > 1 else "platforms/calibration/te_gemm_layer.csv"
 HBM = {"B300": 8.0e12, "H200": 4.8e12}  # bytes/s: ml-engineering@744d01e's memory table
+LAUNCH = 2e-6  # s, a kernel launch as dejavu prices one (platforms/gpu_catalog.h's MeasuredKernel)
 TOKENS, HIDDEN, MLP = 15872, 4096, 16384
 # Each pass's four te.Linear calls, (m, k, n): the tutorial's Fprop, Dgrad and Wgrad shapes.
 CALLS = {
@@ -32,7 +35,7 @@ CALLS = {
     "wgrad": [(HIDDEN, TOKENS, 3 * HIDDEN), (HIDDEN, TOKENS, HIDDEN), (HIDDEN, TOKENS, MLP), (MLP, TOKENS, HIDDEN)],
 }
 FIT, HELD = ("fprop", "dgrad"), ("wgrad",)
-NARROW_BYTES = {"fp8_current": 1.0, "mxfp8": 1.0, "nvfp4": 0.5}
+NARROW_BYTES = {"fp8_current": 1.0, "fp8_delayed": 1.0, "mxfp8": 1.0, "nvfp4": 0.5}
 GB300_PEAK = {"bf16": 2500e12, "fp4": 15000e12}  # FLOP/s, dense (platforms/gpu_catalog.cc)
 BF16_FIT = (0.631326, 192)  # the GB200's (and GB300's) bf16 GEMM fit: e_max, k_fill
 
@@ -49,29 +52,37 @@ def load():
     return ms
 
 
-def quantize_share(ms, gpu, precisions):
-    """The share of `gpu`'s HBM bandwidth the casts' bytes move at: fitted on FIT, checked on HELD."""
+def kernel_only(ms, gpu, p, prec):
+    """The GEMM kernels' time alone; delayed scaling's is current scaling's (the same kernel)."""
+    return ms[(gpu, "prequantized", p, "fp8_current" if prec == "fp8_delayed" else prec)]
+
+
+def quantize_share(ms, gpu, prec):
+    """The share of `gpu`'s HBM bandwidth the casts' bytes move at: fitted on FIT, checked on HELD.
+    dejavu adds a launch (LAUNCH) to each GEMM's casts: the bytes move in the cost less those."""
     def rows(passes):
         for p in passes:
-            for prec in precisions:
-                cost = ms[(gpu, "autocast", p, prec)] - ms[(gpu, "prequantized", p, prec)]
-                yield p, prec, elements(p) * (2 + NARROW_BYTES[prec]), cost
+            cost = ms[(gpu, "autocast", p, prec)] - kernel_only(ms, gpu, p, prec) - LAUNCH * len(CALLS[p])
+            yield p, elements(p) * (2 + NARROW_BYTES[prec]), cost
     fit = list(rows(FIT))
-    share = sum(b for _, _, b, _ in fit) / (HBM[gpu] * sum(c for _, _, _, c in fit))
-    err = lambda rs: sum(abs(b / (HBM[gpu] * share) / c - 1) for _, _, b, c in rs) / len(rs)
-    print(f"{gpu} quantize {'+'.join(precisions)}: {share:.3f} of HBM; mean |error| fit {100 * err(fit):.1f}% "
-          f"({len(fit)} rows), held out {100 * err(list(rows(HELD))):.1f}% ({len(list(rows(HELD)))} rows)")
-    for p, prec, b, c in rows(FIT + HELD):
-        print(f"  {p} {prec}: {c * 1e3:.3f} ms for {elements(p) / 1e6:.0f}M elements, {b / c / 1e12:.2f} TB/s")
+    share = sum(b for _, b, _ in fit) / (HBM[gpu] * sum(c for _, _, c in fit))
+    err = lambda rs: [b / (HBM[gpu] * share) / c - 1 for _, b, c in rs]
+    held = err(list(rows(HELD)))
+    print(f"{gpu} quantize {prec}: {share:.4f} of HBM; fit " + " ".join(f"{100 * e:+.1f}%" for e in err(fit)) +
+          f", held out {' '.join(f'{100 * e:+.1f}%' for e in held)}")
+    for p, b, c in rows(FIT + HELD):
+        print(f"  {p}: {c * 1e3:.3f} ms for {elements(p) / 1e6:.0f}M elements, {b / c / 1e12:.2f} TB/s")
     return share
 
 
-def delayed_share(ms, gpu):
-    """FP8 delayed scaling has no kernel-only time; taken against current scaling's (the same
-    per-tensor fp8 GEMM kernel), its casts' share of HBM, per pass. Not fitted: a check."""
-    for p in FIT + HELD:
-        cost = ms[(gpu, "autocast", p, "fp8_delayed")] - ms[(gpu, "prequantized", p, "fp8_current")]
-        print(f"  {gpu} {p} fp8_delayed: {cost * 1e3:.3f} ms, {elements(p) * 3 / cost / HBM[gpu]:.2f} of HBM")
+def mxfp8_gemm(ms):
+    """MXFP8's block-scaled GEMM kernels against the per-tensor scaled ones (prequantized)."""
+    ratio = lambda passes: sum(ms[("B300", "prequantized", p, "mxfp8")] for p in passes) / sum(
+        ms[("B300", "prequantized", p, "fp8_current")] for p in passes)
+    r = ratio(FIT)
+    print(f"B300 mxfp8 GEMM kernels {r:.4f}x the per-tensor fp8 ones' time (fit); held out: dejavu "
+          f"{r:.4f}x, measured {ratio(HELD):.4f}x ({100 * (r / ratio(HELD) - 1):+.1f}%)")
+    return r
 
 
 def fp4_fit(ms):
@@ -106,10 +117,11 @@ def fp4_fit(ms):
 
 def main():
     ms = load()
-    quantize_share(ms, "B300", ("fp8_current", "mxfp8"))
-    quantize_share(ms, "B300", ("nvfp4",))
-    quantize_share(ms, "H200", ("fp8_current",))
-    delayed_share(ms, "H200")
+    for prec in ("fp8_delayed", "fp8_current", "mxfp8", "nvfp4"):
+        quantize_share(ms, "B300", prec)
+    for prec in ("fp8_delayed", "fp8_current"):
+        quantize_share(ms, "H200", prec)
+    mxfp8_gemm(ms)
     fp4_fit(ms)
 
 

@@ -68,6 +68,7 @@ sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, c
       shaped && narrow ? product.batch * (sim::dtype_bytes(sim::storage_of(m.dtype)) + sim::dtype_bytes(m.dtype)) : 0;
   const bool gathered = plan.sequence_parallel && in_layer && op.tp == workloads::TpMode::Split && !op.expert;
   const double shard = gathered ? t : 1;
+  if (k.dtype == sim::DType::FP8) k.fp8_recipe = plan.fp8_recipe;
   if (pass == Pass::Forward || pass == Pass::Replay) {
     k.flops = op.fwd_flops * b / t;
     k.bytes = (op.fwd_bytes * b + weights) / t;

@@ -240,6 +240,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   if (p.defer_embedding_wgrad_compute)
     out << "defer_embedding_wgrad_compute: true\nwgrad_deferral_limit: " << p.wgrad_deferral_limit << "\n";
   if (p.fp8_param_gather) out << "fp8_param_gather: true\n";
+  if (p.fp8_recipe != sim::Fp8Recipe::Default) out << "fp8_recipe: " << sim::to_string(p.fp8_recipe) << "\n";
   if (p.comm_sms != Plan::kAutoCommSms) out << "comm_sms: " << p.comm_sms << "\n";
   const auto& d = p.data_parallel;  // refined syncs and buckets, and the update-rule variants
   if (d.sync != "all-reduce" || d.compression != "none" || d.delay > 0 || d.bucket_bytes > 0) {

@@ -297,6 +297,7 @@ double mean_error_fp8(const PerfModel& pm, const std::vector<Measurement>& rows,
     k.products[0] = rows[i].shape;
     k.product_count = 1;
     k.dtype = sim::DType::FP8;
+    k.fp8_recipe = sim::Fp8Recipe::Tensorwise;  // cuBLASLt's per-tensor scaled fp8 GEMMs, not MXFP8's
     sum += std::fabs(pm.time_s(k) / rows[i].seconds - 1);
   }
   return sum / n;

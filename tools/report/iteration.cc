@@ -177,6 +177,7 @@ void write_json(std::ostream& out, const strategies::Report& r, const strategies
   j["mfu"] = unless_stopped(r.mfu);
   j["hfu"] = unless_stopped(r.hfu);
   j["model_flops"] = r.model_flops;
+  if (!r.fp8_recipe.empty()) j["fp8_recipe"] = r.fp8_recipe;
   j["bubble_fraction"] = r.bubble_fraction;
   auto& comm = j["communication"] = nlohmann::ordered_json::object();
   for (const auto& c : r.communication) comm[c.stream] = {{"busy_s", c.busy_s}, {"hidden_s", c.hidden_s}};
@@ -259,6 +260,7 @@ void write_summary(std::ostream& out, const strategies::Report& r) {
     std::snprintf(buf, sizeof buf, "  iteration time     %s\n", units::format_time(r.iteration_time_s).c_str());
     out << buf;
     write_validation_lines(out, r.validation);
+    if (!r.fp8_recipe.empty()) out << "  fp8 recipe         " << r.fp8_recipe << "\n";
     std::snprintf(buf, sizeof buf, "  model TFLOP/s/GPU  %.1f   MFU %.1f%%   (hardware %.1f TFLOP/s/GPU, HFU %.1f%%)\n",
                   r.tflops_per_gpu, 100 * r.mfu, r.hardware_tflops_per_gpu, 100 * r.hfu);
     out << buf;
