@@ -38,7 +38,7 @@ int index_of(const Node& node, const std::string& name) {
 class OpPricer {
  public:
   OpPricer(const LayerMesh& mesh, const Resharding& r)
-      : m_(*mesh.model), b_(mesh.micro_batch), n_(static_cast<int>(mesh.gpus.size())), r_(r) {
+      : m_(*mesh.model), b_(mesh.micro_batch), n_(static_cast<int>(mesh.gpus.size())), r_(r), recipe_(mesh.fp8_recipe) {
     std::set<std::string> seen;
     for (int gpu : mesh.gpus) {
       const platforms::GpuSpec& spec = *mesh.cluster->gpus.at(gpu).spec;
@@ -104,6 +104,7 @@ class OpPricer {
     if (cut == Cut::Depth) f.depth /= n_;
     sim::Kernel fwd, bwd;
     fwd.dtype = bwd.dtype = m_.dtype;
+    fwd.fp8_recipe = bwd.fp8_recipe = recipe_;
     const sim::GemmShape input{f.rows, f.depth, f.cols, 1}, weight{f.depth, f.cols, f.rows, 1};
     fwd.products = {f, sim::GemmShape{}};
     fwd.product_count = 1;
@@ -159,6 +160,7 @@ class OpPricer {
   int n_;
   const Resharding& r_;
   std::vector<platforms::PerfModel> perf_;
+  sim::Fp8Recipe recipe_;
   double e_ = 2, state_ = 0;
 };
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "platforms/cluster.h"
+#include "sim/fp8_recipe.h"
 #include "strategies/intra_op/sharding.h"
 #include "workloads/model_graph.h"
 
@@ -30,6 +31,8 @@ struct LayerMesh {
   std::vector<int> gpus;  // indices into cluster->gpus
   int micro_batch = 1;    // samples
   std::string collective_algorithm = "auto";
+  // An fp8 model's scaling recipe (sim/fp8_recipe.h; Default: Transformer Engine's for each GPU).
+  sim::Fp8Recipe fp8_recipe = sim::Fp8Recipe::Default;
 };
 
 // Throws ModelError for a model without repeated layers, or with experts.

@@ -29,6 +29,8 @@ class ShardCommand : public Command {
     cmd.add_option("--micro-batch", micro_batch_, "samples per micro-batch")->check(whole_in(1, 65536));
     cmd.add_option("--memory-budget", budget_, "per GPU and layer, e.g. \"2 GiB\" (default: none)");
     cmd.add_option("--collective-algorithm", algorithm_, "how re-layouts run (default auto)");
+    cmd.add_option("--fp8-recipe", recipe_,
+                   "fp8 models: delayed | tensorwise | mxfp8 (default: Transformer Engine's for the GPU)");
     cmd.add_flag("--check", check_, "also try every assignment and compare with the ILP");
     cmd.add_option("--json", json_, "write the assignment as JSON");
     add_calibrations(cmd, calibrations_);
@@ -53,13 +55,32 @@ class ShardCommand : public Command {
   }
 
  private:
+  // The --fp8-recipe asked for: an fp8 model's, and MXFP8 only where the mesh's first `n` GPUs
+  // have MX formats.
+  sim::Fp8Recipe fp8_recipe(const platforms::Cluster& cluster, const workloads::ModelGraph& model, int n) const {
+    sim::Fp8Recipe r = sim::Fp8Recipe::Default;
+    if (recipe_.empty()) return r;
+    const SourceLoc at{"--fp8-recipe", 0, 0};
+    if (!sim::parse_fp8_recipe(recipe_, &r))
+      throw ConfigError(at, "", "unknown recipe \"" + recipe_ + "\"; valid: " + sim::fp8_recipe_names());
+    if (model.dtype != sim::DType::FP8)
+      throw ConfigError(at, "",
+                        "scales the casts of fp8 GEMMs; model " + model.name + " is " + sim::to_string(model.dtype));
+    for (int i = 0; i < n && sim::block_scaled(r); ++i)
+      if (!cluster.gpus.at(i).spec->mx_formats)
+        throw ConfigError(at, "",
+                          recipe_ + " needs MX formats (Blackwell's tensor cores); GPU " +
+                              cluster.gpus.at(i).spec->name + " has none; valid on it: delayed, tensorwise");
+    return r;
+  }
+
   ShardingRun solve(const platforms::Cluster& cluster, const workloads::ModelGraph& model) const {
     const int n = gpus_ > 0 ? gpus_ : cluster.groups.at(0).gpus_per_server;
     if (n > cluster.gpu_count())
       throw ConfigError(
           SourceLoc{"--gpus", 0, 0}, "",
           std::to_string(n) + " GPUs asked for; " + platform_ + " has " + std::to_string(cluster.gpu_count()));
-    strategies::intra_op::LayerMesh mesh{&model, &cluster, {}, micro_batch_, algorithm_};
+    strategies::intra_op::LayerMesh mesh{&model, &cluster, {}, micro_batch_, algorithm_, fp8_recipe(cluster, model, n)};
     for (int i = 0; i < n; ++i) mesh.gpus.push_back(i);
     ShardingRun run;
     run.model = model.name;
@@ -80,7 +101,7 @@ class ShardCommand : public Command {
     return run;
   }
 
-  std::string platform_, workload_, budget_, json_, algorithm_ = "auto";
+  std::string platform_, workload_, budget_, json_, algorithm_ = "auto", recipe_;
   std::vector<std::string> calibrations_;
   int gpus_ = 0, micro_batch_ = 1;
   bool check_ = false;
