@@ -44,7 +44,7 @@ Efficiency Efficiency::defaults_for(const GpuSpec& gpu) {
     } else if (m.narrow == sim::DType::FP8 && m.cast && m.recipe == sim::Fp8Recipe::Default) {
       for (const sim::Fp8RecipeEntry& r : sim::fp8_recipes()) e.narrow(m.narrow, true, r.recipe) = fitted;
     } else {
-      e.narrow(m.narrow, m.cast, m.recipe == sim::Fp8Recipe::Default ? sim::Fp8Recipe::Delayed : m.recipe) = fitted;
+      e.narrow(m.narrow, m.cast, m.recipe) = fitted;  // a GEMM fit, or one recipe's casts
     }
   }
   return e;
@@ -110,25 +110,24 @@ double PerfModel::time_s(const sim::Kernel& k) const {
 }
 
 sim::Fp8Recipe PerfModel::recipe_of(const sim::Kernel& k) const {
-  if (k.dtype == sim::DType::FP8 && k.fp8_recipe != sim::Fp8Recipe::Default && sim::block_scaled(k.fp8_recipe) &&
-      !gpu_.mx_formats)
-    throw ModelError("GPU " + gpu_.name + " has no MX formats for fp8_recipe mxfp8 (Blackwell's tensor cores have); " +
-                     "valid on it: delayed, tensorwise");
+  if (k.dtype == sim::DType::FP8 && !sim::runs_on(k.fp8_recipe, gpu_.mx_formats))
+    throw ModelError("GPU " + gpu_.name + " has no MX formats for fp8_recipe " + sim::to_string(k.fp8_recipe) +
+                     " (Blackwell's tensor cores have); valid on it: " + sim::fp8_recipe_names_on(false));
   return sim::resolve_fp8_recipe(k.fp8_recipe, gpu_.mx_formats);
 }
 
-double PerfModel::cast_s(const sim::Kernel& k) const {
+double PerfModel::cast_s(const sim::Kernel& k, sim::Fp8Recipe recipe) const {
   if (k.cast_bytes <= 0) return 0;
   const std::optional<OpEfficiency>* measured =
-      sim::narrow_gemm(k.dtype) ? &eff_.narrow(k.dtype, true, recipe_of(k)) : nullptr;
+      sim::narrow_gemm(k.dtype) ? &eff_.narrow(k.dtype, true, recipe) : nullptr;
   const OpEfficiency& cast =
       measured && *measured ? **measured : eff_.per_class.at(static_cast<size_t>(sim::OpClass::Elementwise));
   return cast.launch_s + k.cast_bytes / (gpu_.memory_bandwidth_Bps * cast.memory);
 }
 
 const OpEfficiency& PerfModel::efficiency_of(const sim::Kernel& k) const {
-  if (narrow_gemm(k.op_class, k.dtype)) {
-    if (const auto& own = eff_.narrow(k.dtype, false, recipe_of(k))) return *own;
+  if (narrow_gemm(k.op_class, k.dtype)) {  // fp8's GEMM fit is every recipe's (MXFP8 scaled after)
+    if (const auto& own = eff_.narrow(k.dtype, false, k.fp8_recipe)) return *own;
   }
   return eff_.per_class.at(static_cast<size_t>(k.op_class));
 }
@@ -139,8 +138,9 @@ double PerfModel::kernel_s(const sim::Kernel& k) const {
     const double peak = peak_of(k.dtype);
     double t = 0;
     for (int i = 0; i < k.product_count; ++i) t += product_s(k.products[i], e, peak, k.dtype);
-    const bool block_scaled = k.dtype == sim::DType::FP8 && sim::block_scaled(recipe_of(k));
-    return t * (block_scaled ? eff_.mxfp8_gemm_time : 1) + cast_s(k);
+    const sim::Fp8Recipe recipe = recipe_of(k);
+    const bool block_scaled = k.dtype == sim::DType::FP8 && sim::block_scaled(recipe);
+    return t * (block_scaled ? eff_.mxfp8_gemm_time : 1) + cast_s(k, recipe);
   }
   if (fused_attention(k.op_class) && k.head_dim > 0 && e.causal_extra >= 0) return attention_s(k, e);
   double compute = 0;

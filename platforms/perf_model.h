@@ -116,7 +116,7 @@ class PerfModel {
   const OpEfficiency& efficiency_of(const sim::Kernel& k) const;
   double product_s(const sim::GemmShape& p, const OpEfficiency& e, double peak, sim::DType dtype) const;
   double attention_s(const sim::Kernel& k, const OpEfficiency& e) const;
-  double cast_s(const sim::Kernel& k) const;  // a narrow GEMM's input casts
+  double cast_s(const sim::Kernel& k, sim::Fp8Recipe recipe) const;  // a narrow GEMM's input casts
   // An fp8 kernel's recipe on this GPU (its default resolved); throws ModelError for MXFP8 on a
   // GPU without MX formats.
   sim::Fp8Recipe recipe_of(const sim::Kernel& k) const;

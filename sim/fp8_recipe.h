@@ -21,8 +21,7 @@ enum class Fp8Recipe { Default, Delayed, Tensorwise, Mxfp8 };
 struct Fp8RecipeEntry {
   const char* name;  // the plan key's value, Megatron-Core's --fp8-recipe name
   Fp8Recipe recipe;
-  const char* engine_name;  // Transformer Engine's recipe class
-  bool block_scaled;        // runs block-scaled GEMM kernels (MX formats)
+  bool block_scaled;  // runs block-scaled GEMM kernels (MX formats)
 };
 
 // The named recipes (Default is not one: it is the absence of a name).
@@ -34,6 +33,9 @@ const char* to_string(Fp8Recipe r);  // "default" for Default
 bool parse_fp8_recipe(const std::string& name, Fp8Recipe* out);
 std::string fp8_recipe_names();  // "delayed, tensorwise, mxfp8"
 bool block_scaled(Fp8Recipe r);  // runs block-scaled GEMM kernels (a named recipe)
+// Whether a GPU with or without MX formats runs `r` (Default runs everywhere), and the names it runs.
+bool runs_on(Fp8Recipe r, bool gpu_has_mx_formats);
+std::string fp8_recipe_names_on(bool gpu_has_mx_formats);  // without MX: "delayed, tensorwise"
 // The recipe a GPU runs: `r` when named, else Transformer Engine's default for it.
 Fp8Recipe resolve_fp8_recipe(Fp8Recipe r, bool gpu_has_mx_formats);
 

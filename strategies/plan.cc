@@ -655,12 +655,12 @@ void check_fp8_recipe(const Plan& p, const workloads::ModelGraph& model, const p
     fail_at(p, "fp8_recipe",
             "scales the casts of fp8 GEMMs; model " + model.name + " is " + sim::to_string(model.dtype) +
                 "; valid: a model of dtype fp8, or no fp8_recipe");
-  if (!sim::block_scaled(p.fp8_recipe)) return;
   for (const auto& slot : cluster.gpus)
-    if (!slot.spec->mx_formats)
+    if (!sim::runs_on(p.fp8_recipe, slot.spec->mx_formats))
       fail_at(p, "fp8_recipe",
-              "mxfp8 needs MX formats in the tensor cores (Blackwell's); GPU " + slot.spec->name + " of platform " +
-                  cluster.name + " has none; valid on it: delayed, tensorwise");
+              std::string(sim::to_string(p.fp8_recipe)) + " needs MX formats in the tensor cores (Blackwell's); GPU " +
+                  slot.spec->name + " of platform " + cluster.name +
+                  " has none; valid on it: " + sim::fp8_recipe_names_on(false));
 }
 
 // Uneven replicas run the synchronous schedules that flush once an iteration, each on its

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/json_text.h"
 #include "platforms/gpu_order.h"
 #include "sim/device_time.h"
+#include "sim/json_text.h"
 #include "sim/memory.h"
 #include "sim/units.h"
 

@@ -66,11 +66,12 @@ class ShardCommand : public Command {
     if (model.dtype != sim::DType::FP8)
       throw ConfigError(at, "",
                         "scales the casts of fp8 GEMMs; model " + model.name + " is " + sim::to_string(model.dtype));
-    for (int i = 0; i < n && sim::block_scaled(r); ++i)
-      if (!cluster.gpus.at(i).spec->mx_formats)
+    for (int i = 0; i < n; ++i)
+      if (!sim::runs_on(r, cluster.gpus.at(i).spec->mx_formats))
         throw ConfigError(at, "",
                           recipe_ + " needs MX formats (Blackwell's tensor cores); GPU " +
-                              cluster.gpus.at(i).spec->name + " has none; valid on it: delayed, tensorwise");
+                              cluster.gpus.at(i).spec->name +
+                              " has none; valid on it: " + sim::fp8_recipe_names_on(false));
     return r;
   }
 
