@@ -280,6 +280,25 @@ LAUNCHER_CONFIG = {  # model: tp, pp, micro batch, global batch, recompute
     "GPT-3 5B": ("1", "1", "2", "2048", "none"), "GPT-3 175B": ("8", "8", "2", "2048", "selective")}
 
 
+# Megatron-Bridge's 26.02.01 summary (performance-summary-archive.md, added in cfeddcd94) lists
+# its GB300 Llama 3 70B NVFP4 and MXFP8 rows with MBS 2 and VP n/a (NVFP4 with PP 1 as well):
+# the cells of the FP8 Megatron-FSDP row beside them. The presets of that container's release
+# (v0.3.1, as at v0.3.0 and at cfeddcd94 itself: scripts/performance/configs/llama/
+# llama3_workload_base_configs.py, LLAMA3_70B_PRETRAIN_CONFIG_GB300_{NVFP4,FP8_MX}_V2) run both
+# at pp 4, vp 5 and WorkloadBaseConfig's micro batch 1, as the 26.02 and 26.04 tables list them,
+# and the two rows' throughput (7002 and 4798 tokens/s/GPU) sits among those tables' rows of
+# that layout (6798-7397 and 4596-4864). The converter takes the presets' layout.
+BRIDGE_PRESET_LAYOUT = {  # (software_version, gpu, model, precision): tp, pp, vp, micro batch
+    ("NeMo container 26.02.01", "GB300-288GB", "LLAMA3_70B", "NVFP4"): ("1", "4", "5", "1"),
+    ("NeMo container 26.02.01", "GB300-288GB", "LLAMA3_70B", "MXFP8"): ("1", "4", "5", "1")}
+
+
+def bridge_preset_layout(r):
+    if r["source_id"] != "megatron_bridge_perf_summary":
+        return None
+    return BRIDGE_PRESET_LAYOUT.get((r["software_version"], gpu(r["gpu_type"]), r["model"], r["precision"]))
+
+
 def launcher_config(r):
     if r["source_id"] != "nemo_megatron_launcher_a100" or "@" + LAUNCHER_COMMIT not in r["source"]:
         return None
@@ -412,6 +431,10 @@ def main(path):
             r["tp"], r["pp"], r["micro_batch_size"], r["global_batch_size_seqs"], r["activation_recompute"] = config
             r["dp"] = str(int(r["num_gpus"]) // (int(config[0]) * int(config[1])))
             r["sharding"] = "distributed optimizer (distributed_fused_adam)"
+        layout = bridge_preset_layout(r)
+        if layout:
+            r["tp"], r["pp"], r["vp_chunks"], r["micro_batch_size"] = layout
+            r["dp"] = str(int(r["num_gpus"]) // (int(layout[0]) * int(layout[1]) * int(r["cp"] or 1)))
         step = r["step_time_s"]
         if not step and r["tokens_per_s_total"] and r["global_batch_tokens"]:
             step = "%.6g" % (float(r["global_batch_tokens"]) / float(r["tokens_per_s_total"]))

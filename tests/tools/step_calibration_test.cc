@@ -287,17 +287,18 @@ TEST(StepCalibration, MegatronBridgeMxfp8StepsSlowerThanCurrentScalingAsMeasured
 
 // Megatron-Bridge's GB300 rows (Llama 3 8B to 405B in FP8, MXFP8 and NVFP4 on GB300 NVL72
 // racks), held out from the fit of Megatron-Bridge's GB300 step efficiency on the suite's 21
-// GB300 fit rows (make step-calibrations): measured 4.1% over the 10 rows, 5.7% uncalibrated
-// (5.0% and 6.1% before the casts cost what each fp8 recipe's cost)
+// GB300 fit rows (make step-calibrations): measured 3.6% over the 10 rows, 4.8% uncalibrated
+// (4.1% and 5.7% before the 26.02.01 table's two Llama 3 70B NVFP4 and MXFP8 rows took their
+// release's preset layout, pp 4 vp 5 micro batch 1, tools/public_training.py)
 // (the GB300s ran 1.2x faster than the GB200s at the same datasheet fp8 rate: Llama 3 8B
 // FP8-CS 3.49 s against 4.16 s, so the GB200's factor does not carry over). Since fp4 GEMMs
 // and Transformer Engine's quantization are priced as measured on a B300 (docs/HARDWARE.md),
-// its NVFP4 rows are -6% to +14% where they were 10-28% fast at the fp4 peak's bf16 share. Three
-// rows' stated layouts do not fit in dejavu's memory model (OOM: Llama 3 70B MXFP8 at tp1 pp4,
-// +34%, and two Megatron-FSDP rows); the 26.02.01 table's Llama 3 70B NVFP4 rows at tp1 pp4,
-// micro batch 2, a layout no GB300 preset has, are 12-14% slow. Bounds: 6% (measured 4.1%, the
-// issue's 5%), and every row that fits within 20% (the 15% was missed by 0.1% on one
-// of those rows before the recipes; one fp4 row was 21.7% fast before that).
+// its NVFP4 rows are +3% to +13% where they were 10-28% fast at the fp4 peak's bf16 share. Two
+// Megatron-FSDP rows' layouts do not fit in dejavu's memory model (OOM: their runs offload 20
+// layers' activations to the host, which dejavu does not); the Llama 3 70B NVFP4 rows at tp1
+// pp4 vp5 are 11-13% slow. Bounds: 6% (measured 3.6%, the 5%), and every row that fits
+// within 20% (the 15% was missed by 0.1% on one of those rows before the recipes; one
+// fp4 row was 21.7% fast before that).
 TEST(StepCalibration, MegatronBridgeGb300RowsHeldOut) {
   PublicOptions o = fp8(true);
   o.gpu = "GB300-288GB";
@@ -311,7 +312,7 @@ TEST(StepCalibration, MegatronBridgeGb300RowsHeldOut) {
     ++fits;
     EXPECT_LT(std::fabs(r.predicted_s / r.measured_s - 1), 0.20) << r.label;
   }
-  EXPECT_EQ(fits, 7);
+  EXPECT_EQ(fits, 8);
   EXPECT_EQ(fp4_rows, 3);
 }
 
