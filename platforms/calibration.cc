@@ -35,7 +35,8 @@ bool parse_class(const std::string& name, sim::OpClass* out) {
                                                             {"embedding", sim::OpClass::Embedding},
                                                             {"optimizer", sim::OpClass::Optimizer},
                                                             {"flash_attention", sim::OpClass::FlashAttention},
-                                                            {"triton_attention", sim::OpClass::TritonAttention}};
+                                                            {"triton_attention", sim::OpClass::TritonAttention},
+                                                            {"cudnn_attention", sim::OpClass::CudnnAttention}};
   auto it = names.find(name);
   if (it == names.end()) return false;
   *out = it->second;
@@ -96,10 +97,10 @@ void read_shape(const CsvRow& c, Measurement& m) {
 // The optional head_dim and causal columns of a fused attention row.
 void read_head(const CsvRow& c, Measurement& m) {
   if (!c.has("head_dim") && !c.has("causal")) return;
-  if (!fused_attention(m.op_class))
+  if (!sim::fused_attention(m.op_class))
     c.fail(c.has("head_dim") ? "head_dim" : "causal",
-           "a head size and mask are for flash_attention and "
-           "triton_attention rows only");
+           "a head size and mask are for fused attention rows only (flash_attention, triton_attention, "
+           "cudnn_attention)");
   for (const char* col : {"head_dim", "causal"})
     if (!c.has(col)) c.fail(col, "fused attention by head size needs both head_dim and causal");
   m.shaped = true;
@@ -202,6 +203,50 @@ double attention_error(const Eigen::VectorXd& u, double launch, const std::vecto
   return rows.empty() ? 0 : sum / rows.size();
 }
 
+// The kept terms' least squares with the `fixed` ones (>= 0) held at their value.
+Eigen::VectorXd solve_attention(const std::vector<Measurement>& train, double launch, const bool keep[4],
+                                const double fixed[4]) {
+  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(train.size()), 4);
+  Eigen::VectorXd y(static_cast<Eigen::Index>(train.size()));
+  for (size_t i = 0; i < train.size(); ++i) {
+    const Eigen::VectorXd x = attention_terms(train[i]);
+    double rest = train[i].seconds - launch;
+    for (int j = 0; j < 4; ++j) {
+      if (fixed[j] >= 0)
+        rest -= fixed[j] * x(j);
+      else
+        a(static_cast<Eigen::Index>(i), j) = keep[j] ? x(j) / train[i].seconds : 0;
+    }
+    y(static_cast<Eigen::Index>(i)) = rest / train[i].seconds;
+  }
+  Eigen::VectorXd u = a.colPivHouseholderQr().solve(y).cwiseMax(0.0);
+  for (int j = 0; j < 4; ++j)
+    if (fixed[j] >= 0) u(j) = fixed[j];
+  return u;
+}
+
+// No kernel beats its datasheet: a fit past the peak (or past HBM's bandwidth for the passes)
+// holds that term at the datasheet's rate and refits the others, rather than clamping after,
+// which would price every row slower than the fit the error is reported for.
+Eigen::VectorXd constrained_attention(const std::vector<Measurement>& train, double launch, const bool keep[4],
+                                      double peak, double hbm, std::vector<std::string>& warnings) {
+  double fixed[4] = {-1, -1, -1, -1};
+  Eigen::VectorXd u = solve_attention(train, launch, keep, fixed);
+  const double floor[2] = {1 / peak, 1 / hbm};
+  const char* what[2] = {"compute efficiency", "memory efficiency"};
+  for (int t = 0; t < 2; ++t) {
+    const int j = t == 0 ? 0 : 2;
+    if (u(j) <= 0 || u(j) >= floor[t]) continue;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "the fitted %s ran past 1 (%.3g); held at 1 and the other terms refitted", what[t],
+                  floor[t] / u(j));
+    warnings.push_back(buf);
+    fixed[j] = floor[t];
+    u = solve_attention(train, launch, keep, fixed);
+  }
+  return u;
+}
+
 void fit_attention(const std::vector<Measurement>& train, const std::vector<Measurement>& held, double peak,
                    const GpuSpec& gpu, ClassFit& fit) {
   OpEfficiency& e = fit.efficiency;
@@ -211,23 +256,17 @@ void fit_attention(const std::vector<Measurement>& train, const std::vector<Meas
     one_size = one_size && m.head_dim == train[0].head_dim;
   }
   const bool keep[4] = {true, !one_size, true, causal && plain};
-  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(train.size()), 4);
-  Eigen::VectorXd y(static_cast<Eigen::Index>(train.size()));
-  for (size_t i = 0; i < train.size(); ++i) {
-    const Eigen::VectorXd x = attention_terms(train[i]);
-    for (int j = 0; j < 4; ++j) a(static_cast<Eigen::Index>(i), j) = keep[j] ? x(j) / train[i].seconds : 0;
-    y(static_cast<Eigen::Index>(i)) = (train[i].seconds - e.launch_s) / train[i].seconds;
-  }
-  const Eigen::VectorXd u = a.colPivHouseholderQr().solve(y).cwiseMax(0.0);
+  const Eigen::VectorXd u =
+      constrained_attention(train, e.launch_s, keep, peak, gpu.memory_bandwidth_Bps, fit.warnings);
   fit.train_mean_abs_error = attention_error(u, e.launch_s, train);
   fit.heldout_mean_abs_error = attention_error(u, e.launch_s, held);
   fit.compute_rows = static_cast<int>(train.size());
   fit.s_per_flop = u(0);
   fit.s_per_byte = u(2);
   e.half_time_s = 0;
-  if (u(0) > 0) e.compute_max = 1 / (u(0) * peak);
+  if (u(0) > 0) e.compute_max = std::min(1.0, 1 / (u(0) * peak));
   e.k_fill = u(0) > 0 ? u(1) / u(0) : 0;
-  if (u(2) > 0) e.memory = 1 / (u(2) * gpu.memory_bandwidth_Bps);
+  if (u(2) > 0) e.memory = std::min(1.0, 1 / (u(2) * gpu.memory_bandwidth_Bps));
   e = within_model_ranges(e, fit.warnings);
   e.causal_extra = u(3) * gpu.memory_bandwidth_Bps * e.memory;  // of the passes as kept
 }
@@ -250,9 +289,9 @@ ClassFit fit_class(sim::OpClass c, const std::vector<Measurement>& rows, const G
   std::vector<Measurement> train, held;
   for (size_t i = 0; i < rows.size(); ++i) (rows.size() >= 5 && i % 5 == 4 ? held : train).push_back(rows[i]);
   const double peak = gpu.peak_flops(train[0].dtype) > 0 ? gpu.peak_flops(train[0].dtype) : gpu.peak_fp32;
-  bool shaped = c == sim::OpClass::Gemm || fused_attention(c);
+  bool shaped = c == sim::OpClass::Gemm || sim::fused_attention(c);
   for (const Measurement& m : rows) shaped = shaped && m.shaped;
-  if (shaped && fused_attention(c)) return fit_attention_class(c, train, held, peak, gpu);
+  if (shaped && sim::fused_attention(c)) return fit_attention_class(c, train, held, peak, gpu);
   // fp8 and fp4 GEMMs read and write memory as the GPU's other GEMMs do: their memory line and
   // launch are the 16-bit GEMM class's, only their tensor-core throughput is fitted.
   const bool narrow = narrow_gemm(c, train[0].dtype);
@@ -295,7 +334,8 @@ std::vector<Measurement> load_measurements(const std::string& path) {
     if (!parse_class(c.text("op_class"), &m.op_class))
       c.fail("op_class", "unknown op class \"" + c.text("op_class") +
                              "\"; valid: gemm (matmul, conv), attention, elementwise (softmax, dropout, gelu), norm "
-                             "(layernorm, rmsnorm), embedding, optimizer, flash_attention, triton_attention");
+                             "(layernorm, rmsnorm), embedding, optimizer, flash_attention, triton_attention, "
+                             "cudnn_attention");
     if (!sim::parse_dtype(c.text("dtype"), &m.dtype))
       c.fail("dtype", "unknown dtype \"" + c.text("dtype") + "\"; valid: " + sim::dtype_names());
     m.flops = c.as_double("flops", 0, 1e21);
@@ -352,7 +392,10 @@ void read_efficiency(const ConfigNode& n, bool fused, OpEfficiency& e) {
   // Fused attention by head size: a causal mask's diagonal tiles, a share of the passes.
   // An entry without it was fitted as a roofline (calibrate without head sizes): priced so.
   if (n.has("causal_extra") && !fused)
-    n.child("causal_extra").fail("causal_extra is for flash_attention and triton_attention only");
+    n.child("causal_extra")
+        .fail(
+            "causal_extra is for fused attention only (flash_attention, triton_attention, "
+            "cudnn_attention)");
   if (fused) e.causal_extra = n.get_double("causal_extra", -1, 0, 100);
 }
 
@@ -400,6 +443,7 @@ Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
                                    "optimizer",
                                    "flash_attention",
                                    "triton_attention",
+                                   "cudnn_attention",
                                    "gemm",
                                    "step_efficiency",
                                    "attention_step_efficiency"};
@@ -420,7 +464,7 @@ Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
   for (int k = 0; k < sim::kOpClasses; ++k) {
     const char* name = sim::to_string(static_cast<sim::OpClass>(k));
     if (root.has(name))
-      read_efficiency(root.child(name), fused_attention(static_cast<sim::OpClass>(k)), c.efficiency.per_class[k]);
+      read_efficiency(root.child(name), sim::fused_attention(static_cast<sim::OpClass>(k)), c.efficiency.per_class[k]);
   }
   read_narrow(root, c.efficiency);
   return c;

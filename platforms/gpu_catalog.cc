@@ -41,6 +41,15 @@ const MeasuredKernel kH100Flash{C::FlashAttention, 0.418146, 0, 0.913756, 2e-6, 
 // "Triton" is a later, Hopper-aware kernel): priced as FlashAttention-2, which like it issues
 // Ampere's tensor-core instructions there.
 const MeasuredKernel kH100Triton{C::TritonAttention, 0.418146, 0, 0.913756, 2e-6, 26.3937, 0.580341};
+// cuDNN's fused attention (Transformer Engine's FusedAttention) runs 1.6x FlashAttention-2's
+// forward on the H100 at heads of 128 and 1.3x at 64 (the FlashAttention-3 README's figure):
+// fitted by head size to that forward carried to forward + backward by FlashAttention-2's
+// measured ratio (platforms/calibration/cudnn_attention_h100.csv). Unconstrained, the tile
+// products would run at 1.37 of the peak, so they are held at the peak and the rest refitted: a
+// score's softmax 102.4 head-size terms (FlashAttention-2's 26.4: cuDNN's 64-wide heads gain
+// least), passes at HBM's full rate, x1.14 under a causal mask; 4.6% mean |error| on the 17
+// fitted rows, 1.9% on the 4 held out.
+const MeasuredKernel kH100Cudnn{C::CudnnAttention, 1.0, 0, 1.0, 2e-6, 102.426, 0.144813};
 // A100: platforms/calibration/gemm_a100.csv, Azure's cuBLASLt fp16 sizes and MAMF's best bf16
 // shape (`--k-fill 144`, the H100's: its 9 rows all reduce over k >= 768, too few to tell the
 // pipeline fill from e_max); 9.0% on the eight fitted rows, 3.5% on the held-out one.
@@ -59,6 +68,9 @@ const MeasuredKernel kGB200Gemm{C::Gemm, 0.631326, 0, 0.784792, 5.99414e-06, 192
 // 1.924e12 flops x (1 + 23.1/128) at 2250 TFLOP/s: 0.557 of peak. The GB200 runs the same
 // kernel at the same share of its own peak (no public figure times one).
 const MeasuredKernel kBlackwellFlash{C::FlashAttention, 0.556903, 0, 0.926871, 2e-6, 23.0985, 0.499342};
+// No public figure times cuDNN's attention on Blackwell: it takes FlashAttention-4's in-step
+// figure above, the one Blackwell attention kernel timed.
+const MeasuredKernel kBlackwellCudnn{C::CudnnAttention, 0.556903, 0, 0.926871, 2e-6, 23.0985, 0.499342};
 // Transformer Engine's quantization of a narrow GEMM's inputs, timed on a B300 and an H200
 // (platforms/calibration/te_gemm_layer.csv: a layer's 12 GEMMs under autocast less the same
 // kernels on inputs quantized beforehand; tools/te_gemm_layer.py fits on Fprop and Dgrad, holds
@@ -109,7 +121,8 @@ void add_nvidia_ampere_hopper(std::vector<GpuSpec>& out) {
   const std::string a100 = "nvidia.com/en-us/data-center/a100 (via ml-engineering)";
   const std::string h100 = "nvidia.com/en-us/data-center/h100 (via ml-engineering)";
   const std::string h100_measured =
-      "XLA's sm_90 GEMM table, MAMF; Azure's fp8 cuBLASLt GEMMs; FlashAttention-2's H100 figure; "
+      "XLA's sm_90 GEMM table, MAMF; Azure's fp8 cuBLASLt GEMMs; FlashAttention-2's H100 figure, FlashAttention-3's "
+      "(cuDNN); "
       "Transformer Engine's H200 quantization";
   out.push_back({.name = "A100-SXM-40GB",
                  .memory_bytes = 40 * GiB,
@@ -149,7 +162,7 @@ void add_nvidia_ampere_hopper(std::vector<GpuSpec>& out) {
                  .sms = 132,
                  .gpu_link = "NVLink 4",
                  .source = h100,
-                 .measured = {kH100Gemm, kH100GemmFp8, kH100Flash, kH100Triton, kHopperQuantizeDelayed,
+                 .measured = {kH100Gemm, kH100GemmFp8, kH100Flash, kH100Triton, kH100Cudnn, kHopperQuantizeDelayed,
                               kHopperQuantizeTensorwise},
                  .measured_from = h100_measured});
   // The H100's GH100 die at the same clocks with HBM3e: its GEMMs are the H100's measured ones.
@@ -191,8 +204,8 @@ void add_nvidia_blackwell(std::vector<GpuSpec>& out) {
                  .mxfp8_gemm_time = kBlackwellMxfp8GemmTime,
                  .gpu_link = "NVLink 5",
                  .source = "NVIDIA DGX B200 datasheet (via ml-engineering)",
-                 .measured = {kB200Gemm, kBlackwellFlash, kBlackwellQuantizeDelayed, kBlackwellQuantizeTensorwise,
-                              kBlackwellQuantizeMxfp8, kBlackwellQuantizeFp4},
+                 .measured = {kB200Gemm, kBlackwellFlash, kBlackwellCudnn, kBlackwellQuantizeDelayed,
+                              kBlackwellQuantizeTensorwise, kBlackwellQuantizeMxfp8, kBlackwellQuantizeFp4},
                  .measured_from = "XLA's sm_100 GEMM table, MAMF; FlashAttention-4 in a training step; Transformer "
                                   "Engine's B300 quantization"});
   // One Blackwell GPU of a GB200 superchip (two to a Grace CPU), clocked above the B200.
@@ -210,8 +223,8 @@ void add_nvidia_blackwell(std::vector<GpuSpec>& out) {
                  .mxfp8_gemm_time = kBlackwellMxfp8GemmTime,
                  .gpu_link = "NVLink 5",
                  .source = "nvidia.com/en-us/data-center/gb200-nvl72, per GPU (via ml-engineering)",
-                 .measured = {kGB200Gemm, kBlackwellFlash, kBlackwellQuantizeDelayed, kBlackwellQuantizeTensorwise,
-                              kBlackwellQuantizeMxfp8, kBlackwellQuantizeFp4},
+                 .measured = {kGB200Gemm, kBlackwellFlash, kBlackwellCudnn, kBlackwellQuantizeDelayed,
+                              kBlackwellQuantizeTensorwise, kBlackwellQuantizeMxfp8, kBlackwellQuantizeFp4},
                  .measured_from = "the B200's XLA sm_100 GEMM table, the GB200's MAMF; the B200's FlashAttention-4; "
                                   "Transformer Engine's B300 quantization"});
   // One Blackwell Ultra GPU of a GB300 superchip: the GB200's rates but fp4 at three times fp8

@@ -29,6 +29,10 @@ Efficiency Efficiency::defaults() {
   // A100-SXM-80GB --measurements platforms/calibration/triton_attention_a100.csv`: e_max
   // 0.262, 2.3% error on held-out rows): well under half FlashAttention-2's speed.
   at(C::TritonAttention) = {0.262, 87.5e-6, 0.80, 2e-6};
+  // cuDNN's fused attention where no figure times it: FlashAttention-2's (Transformer Engine
+  // runs FlashAttention-2 rather than cuDNN before Hopper, and no public figure times cuDNN's
+  // kernel on an A100).
+  at(C::CudnnAttention) = at(C::FlashAttention);
   return e;
 }
 
@@ -101,9 +105,7 @@ double PerfModel::attention_s(const sim::Kernel& k, const OpEfficiency& e) const
 
 bool narrow_gemm(sim::OpClass c, sim::DType d) { return c == sim::OpClass::Gemm && sim::narrow_gemm(d); }
 
-bool fused_attention(sim::OpClass c) { return c == sim::OpClass::FlashAttention || c == sim::OpClass::TritonAttention; }
-
-bool attention_class(sim::OpClass c) { return c == sim::OpClass::Attention || fused_attention(c); }
+bool attention_class(sim::OpClass c) { return c == sim::OpClass::Attention || sim::fused_attention(c); }
 
 double PerfModel::time_s(const sim::Kernel& k) const {
   return kernel_s(k) / (eff_.step * (attention_class(k.op_class) ? eff_.attention_step : 1));
@@ -142,7 +144,7 @@ double PerfModel::kernel_s(const sim::Kernel& k) const {
     const bool block_scaled = k.dtype == sim::DType::FP8 && sim::block_scaled(recipe);
     return t * (block_scaled ? eff_.mxfp8_gemm_time : 1) + cast_s(k, recipe);
   }
-  if (fused_attention(k.op_class) && k.head_dim > 0 && e.causal_extra >= 0) return attention_s(k, e);
+  if (sim::fused_attention(k.op_class) && k.head_dim > 0 && e.causal_extra >= 0) return attention_s(k, e);
   double compute = 0;
   if (k.flops > 0) {
     const double peak = peak_of(k.dtype);

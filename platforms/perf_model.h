@@ -98,9 +98,7 @@ struct Efficiency {
 // A GEMM in fp8 or fp4: priced by Efficiency::gemm_fp8 or gemm_fp4 where there is one, fitted
 // apart by calibrate.
 bool narrow_gemm(sim::OpClass c, sim::DType d);
-// FlashAttention or Triton attention: one fused kernel.
-bool fused_attention(sim::OpClass c);
-// Any attention kernel: unfused, FlashAttention or Triton.
+// Any attention kernel: unfused or fused (sim::fused_attention: FlashAttention, Triton, cuDNN).
 bool attention_class(sim::OpClass c);
 
 class PerfModel {

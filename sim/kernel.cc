@@ -20,6 +20,8 @@ const char* to_string(OpClass c) {
       return "flash_attention";
     case OpClass::TritonAttention:
       return "triton_attention";
+    case OpClass::CudnnAttention:
+      return "cudnn_attention";
   }
   return "?";
 }

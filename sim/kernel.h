@@ -13,9 +13,26 @@ namespace dejavu::sim {
 // Attention: unfused (batched matmuls, softmax over the stored score matrix);
 // FlashAttention: one fused, compute-bound kernel that keeps no score matrix (CUDA,
 // FlashAttention-2 and its kin); TritonAttention: the same algorithm in Triton (HazyResearch's
-// flash_attn_triton, MosaicML llm-foundry's `attn_impl: triton`), under half as fast on A100.
-enum class OpClass { Gemm, Attention, Elementwise, Norm, Embedding, Optimizer, FlashAttention, TritonAttention };
-constexpr int kOpClasses = 8;
+// flash_attn_triton, MosaicML llm-foundry's `attn_impl: triton`), under half as fast on A100;
+// CudnnAttention: cuDNN's fused kernel of the same algorithm (Transformer Engine's
+// FusedAttention, which it picks over FlashAttention on Hopper and later), 1.6x
+// FlashAttention-2's forward on an H100 at heads of 128.
+enum class OpClass {
+  Gemm,
+  Attention,
+  Elementwise,
+  Norm,
+  Embedding,
+  Optimizer,
+  FlashAttention,
+  TritonAttention,
+  CudnnAttention
+};
+constexpr int kOpClasses = 9;
+// A fused attention kernel's class (FlashAttention's algorithm, in any of its implementations).
+constexpr bool fused_attention(OpClass c) {
+  return c == OpClass::FlashAttention || c == OpClass::TritonAttention || c == OpClass::CudnnAttention;
+}
 enum class DType { FP32, TF32, FP16, BF16, FP8, FP4 };
 
 const char* to_string(OpClass c);

@@ -275,7 +275,7 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& who
         // under recompute_granularity: selective) though it stores no scores.
         std::vector<int> attention;
         for (int v : ops)
-          if (model.op(v).selective_recompute_bytes > 0 || platforms::fused_attention(model.op(v).op_class))
+          if (model.op(v).selective_recompute_bytes > 0 || sim::fused_attention(model.op(v).op_class))
             attention.push_back(v);
         if (!attention.empty()) blk.recompute = cut(model, plan, rc, attention, Pass::Replay);
       }

@@ -12,7 +12,7 @@
              NeMo row's dp means its recipes' distributed optimizer
   recompute  none | full | selective | unknown ("not stated")
   measured_step_s  the reported step time, else global batch tokens / tokens per second
-  attention  flash | triton | unfused: the attention kernel the source's framework ran
+  attention  flash | cudnn | triton | unfused: the attention kernel the source's framework ran
   grad_dtype fp32 where the source or its recipe says gradients were reduced in fp32, else empty (the
              model's 16-bit dtype)
   pipeline_split  embedding+loss where the run's recipe splits layers over pipeline stages
@@ -198,9 +198,21 @@ def recipe_recompute(r):
 # October 2023 and January 2024) were made by scripts/train/benchmarking/submit_benchmarks.py,
 # whose `--attn_impl` defaults to `triton` at each of those commits (9fa3ceb9a, b2a43a147,
 # 5e85bd62d), with no other value in the README's commands: llm-foundry's flash_attn_triton, the
-# HazyResearch Triton kernel. The rest ran FlashAttention-class CUDA kernels (NeMo's cuDNN
-# fused attention, torchtitan's SDPA).
+# HazyResearch Triton kernel. NeMo and Megatron-Bridge run attention through Transformer
+# Engine's DotProductAttention, which picks cuDNN's fused kernel (FusedAttention) over
+# FlashAttention on Hopper and later "for performance" (NVIDIA/TransformerEngine 32db39288,
+# v1.2, December 2023: on sm90; transformer_engine/pytorch/attention/dot_product_attention/
+# utils.py at d0067d0da: compute capability 9.0 and up): their rows on H100, H200 and Blackwell
+# ran cuDNN's kernel. The rest ran FlashAttention-class CUDA kernels (torchtitan's SDPA, the
+# HF rows' named kernels).
 ATTENTION_OF_FRAMEWORK = {"Megatron-DeepSpeed": "unfused", "DeepSpeed": "unfused", "Composer/llm-foundry": "triton"}
+TRANSFORMER_ENGINE_FRAMEWORKS = ("NeMo", "Megatron-Bridge")
+
+
+def attention(r, framework):
+    if framework in TRANSFORMER_ENGINE_FRAMEWORKS and not gpu(r["gpu_type"]).startswith(("A100", "unsupported")):
+        return "cudnn"
+    return ATTENTION_OF_FRAMEWORK.get(framework, "flash")
 
 
 # The dtype gradients were reduced in, where the row says. llm-foundry's rows name Composer's
@@ -451,7 +463,7 @@ def main(path):
                       r["tp"], r["pp"], vp, r["cp"], r["dp"], sharding(r["sharding"]),
                       r["micro_batch_size"], r["global_batch_size_seqs"],
                       recipe_recompute(r) or recompute(r["activation_recompute"]),
-                      step, "unfused" if config else ATTENTION_OF_FRAMEWORK.get(framework, "flash"),
+                      step, "unfused" if config else attention(r, framework),
                       grad_dtype(r),
                       pipeline_split(r), overlaps(r), optimizer_dtype(r), server(r),
                       1 if int(r["row_id"]) % 3 == 0 else 0, fp8_param_gather(r), fp8_recipe(r)])

@@ -29,6 +29,7 @@ void write_inspection(std::ostream& out, const ModelGraph& m, double batch) {
   char buf[256];
   const char* attention = by_class.count("flash_attention")    ? ", flash attention"
                           : by_class.count("triton_attention") ? ", triton attention"
+                          : by_class.count("cudnn_attention")  ? ", cudnn attention"
                           : by_class.count("attention")        ? ", unfused attention"
                                                                : "";
   out << m.name << ": " << m.size() << " ops, " << m.layers << " layers, " << sim::to_string(sim::storage_of(m.dtype))

@@ -17,7 +17,7 @@
 //   top_k: 2                  # experts per token
 //   capacity_factor: 1.0      # token slots per expert over the balanced share
 //   shared_experts: 1         # optional: experts every token takes, beside the routed ones
-//   attention: flash          # flash (default) | triton | unfused
+//   attention: flash          # flash (default) | cudnn | triton | unfused
 //   mlp: swiglu               # swiglu (default) | squared_relu (Nemotron-4: one up projection)
 //
 // Tensor parallelism must divide kv_heads (each rank keeps whole key/value heads).

@@ -87,8 +87,10 @@ sim::DType dtype_key(const ConfigNode& n, sim::DType fallback) {
 }
 
 namespace {
-const std::array<std::pair<const char*, AttentionKind>, 3> kAttentionKinds = {
-    {{"flash", AttentionKind::Flash}, {"triton", AttentionKind::Triton}, {"unfused", AttentionKind::Unfused}}};
+const std::array<std::pair<const char*, AttentionKind>, 4> kAttentionKinds = {{{"flash", AttentionKind::Flash},
+                                                                               {"cudnn", AttentionKind::Cudnn},
+                                                                               {"triton", AttentionKind::Triton},
+                                                                               {"unfused", AttentionKind::Unfused}}};
 }  // namespace
 
 const std::vector<std::string>& attention_names() {
@@ -156,6 +158,7 @@ Op attention_op(std::string name, int layer, double s, double h, double a, doubl
   if (kind == AttentionKind::Unfused) return attn;
   attn = flash_attention(attn, s, h, a, kv, e, causal);
   if (kind == AttentionKind::Triton) attn.op_class = sim::OpClass::TritonAttention;
+  if (kind == AttentionKind::Cudnn) attn.op_class = sim::OpClass::CudnnAttention;
   return attn;
 }
 

@@ -40,12 +40,14 @@ Op gemm(std::string name, int layer, double s, double k, double n, double e, boo
 // FlashAttention (one fused kernel, compute-bound, tiles never leave the chip, the scores
 // recomputed in the backward and none stored; causal masks skip half the tiles), or the
 // same algorithm written in Triton (MosaicML llm-foundry's default `attn_impl: triton`
-// through 2023): FlashAttention's work and memory, priced at its own measured speed.
-enum class AttentionKind { Unfused, Flash, Triton };
-// Reads `attention: flash | triton | unfused` (the fallback when absent).
+// through 2023) or in cuDNN (Transformer Engine's FusedAttention, what it runs on Hopper and
+// later: Megatron-Core, NeMo, Megatron-Bridge): FlashAttention's work and memory, priced at
+// each implementation's own measured speed.
+enum class AttentionKind { Unfused, Flash, Triton, Cudnn };
+// Reads `attention: flash | cudnn | triton | unfused` (the fallback when absent).
 AttentionKind attention_key(const ConfigNode& n, AttentionKind fallback);
 const char* to_string(AttentionKind k);
-const std::vector<std::string>& attention_names();  // flash, triton, unfused
+const std::vector<std::string>& attention_names();  // flash, cudnn, triton, unfused
 // The kind a name in attention_names() stands for.
 AttentionKind attention_of(const std::string& name);
 

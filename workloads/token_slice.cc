@@ -3,10 +3,7 @@
 namespace dejavu::workloads {
 
 namespace {
-bool is_attention(const Op& op) {
-  return op.op_class == sim::OpClass::Attention || op.op_class == sim::OpClass::FlashAttention ||
-         op.op_class == sim::OpClass::TritonAttention;
-}
+bool is_attention(const Op& op) { return op.op_class == sim::OpClass::Attention || sim::fused_attention(op.op_class); }
 
 // Every per-sample figure of `op` that grows with the tokens, times `f`.
 void scale_linear(Op& op, double f) {

@@ -21,7 +21,7 @@ using workloads::Op;
 
 enum class Cut { None, Rows, Cols, Depth };  // the GEMM dimension a GPU's share cuts
 
-bool is_attention(OpClass c) { return c == OpClass::Attention || platforms::fused_attention(c); }
+bool is_attention(OpClass c) { return c == OpClass::Attention || sim::fused_attention(c); }
 bool split(Layout l) { return l == Layout::SplitTokens || l == Layout::SplitFeatures; }
 bool shaped_gemm(const Op& op) {
   return op.op_class == OpClass::Gemm && op.weight_rows > 0 && op.weight_cols > 0 && op.fwd_flops > 0;

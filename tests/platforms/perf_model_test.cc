@@ -186,6 +186,7 @@ TEST(PerfModel, StepFactorsDivideKernelsAndAttentionApart) {
   // Unfused attention is an attention kernel too; a GEMM is not.
   EXPECT_TRUE(attention_class(sim::OpClass::Attention));
   EXPECT_TRUE(attention_class(sim::OpClass::TritonAttention));
+  EXPECT_TRUE(attention_class(sim::OpClass::CudnnAttention));
   EXPECT_FALSE(attention_class(sim::OpClass::Gemm));
 }
 

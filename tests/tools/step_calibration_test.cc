@@ -183,7 +183,10 @@ PublicOptions fp8(bool held_out_only) {
 // fp8 GEMM fit (0.714 of the fp8 peak, not bf16's 0.845: 18.9% and 5.6% before). Since the casts
 // cost delayed scaling's share of HBM as timed on an H200 (0.727, not the element-wise 0.8),
 // make validate's held-out table went 13.1% to 12.9% uncalibrated, 2.8% calibrated unchanged
-// (max 16.2% to 16.0%). Bound: the 5%.
+// (max 16.2% to 16.0%); since NeMo's rows run cuDNN's attention as Transformer Engine does on
+// Hopper (1.6x FlashAttention-2's speed) and the 16-bit factors were refitted (0.744 with
+// attention at 2.55 to 0.742 at 1.68), 19.3% uncalibrated, 2.8% calibrated (max 15.9%).
+// Bound: the 5%.
 TEST(StepCalibration, NemoFp8RowsOutOfSample) {
   const PublicSuite suite = shipped_suite("dgxc_benchmarking", "nemo_h100-sxm-80gb.yaml", fp8(true));
   ASSERT_GE(suite.runs.size(), 20u);
@@ -206,7 +209,8 @@ TEST(StepCalibration, NemoFp8RowsOutOfSample) {
 // 3.3% (max 11.2%) since sequence parallelism's all-gathers move the fp8 inputs Transformer Engine gathers,
 // 3.4% (max 11.3%) since the LM head's backward all-reduce
 // (the rows with tensor-parallel overlap and without alike); make validate's held-out table 4.0%
-// (max 9.5%) to 3.6% (max 9.7%) since the casts cost delayed scaling's measured share.
+// (max 9.5%) to 3.6% (max 9.7%) since the casts cost delayed scaling's measured share; 3.6%
+// (max 9.9%) since attention runs cuDNN's kernel as Transformer Engine does on Hopper.
 // Bounds: the 5% and 15%, the 340B row within 15%.
 TEST(StepCalibration, NemoJuly2024Fp8RowsOutOfSample) {
   const PublicSuite suite = shipped_suite("nemo_perf_summary_2407", "nemo_h100-sxm-80gb.yaml", fp8(true));

@@ -91,6 +91,36 @@ TEST(Attention, TritonPricedNearItsPublishedA100Throughput) {
   EXPECT_NEAR(flash_benchmark_tflops("A100-SXM-80GB", AttentionKind::Triton), 74, 0.10 * 74);
 }
 
+// cuDNN's fused attention (Transformer Engine's FusedAttention) on an H100, on the FlashAttention
+// READMEs' benchmark (hidden 2048, 4 x 4096 tokens, bf16). Published: its forward, 518 TFLOP/s at
+// heads of 128 causal, 609 not causal, 363 at heads of 64 causal (the FlashAttention-3 README's
+// figure, beside FlashAttention-2's forward at 319, 368 and 284); no figure times its backward,
+// which is taken to keep the forward's speed-up over FlashAttention-2, whose forward + backward
+// the FlashAttention-2 README times at 294, 326 and 257: so 518 x 294 / 319 = 477, 539 and 329
+// forward + backward. dejavu's kernels of that op within 7% of each; on an A100, where no figure
+// times cuDNN's kernel and Transformer Engine runs FlashAttention-2, FlashAttention-2's price.
+double fwd_bwd_tflops(const char* gpu, AttentionKind kind, double head_dim, bool causal) {
+  const double s = 4096, h = 2048, b = 4;
+  const Op op = attention_op("attention", 0, s, h, h / head_dim, h, 2, kind, causal);
+  const platforms::PerfModel pm(platforms::gpu_spec(gpu));
+  auto kernel = [&](double flops, double bytes) {
+    sim::Kernel k{op.op_class, flops * b, bytes * b, sim::DType::BF16};
+    k.head_dim = op.head_dim;
+    k.causal = op.causal;
+    return k;
+  };
+  const double t = pm.time_s(kernel(op.fwd_flops, op.fwd_bytes)) + pm.time_s(kernel(op.bwd_flops, op.bwd_bytes));
+  return 3.5 * op.fwd_flops * b / t / 1e12;
+}
+
+TEST(Attention, CudnnPricedNearItsPublishedH100Throughput) {
+  EXPECT_NEAR(fwd_bwd_tflops("H100-SXM-80GB", AttentionKind::Cudnn, 128, true), 518.0 * 294 / 319, 0.07 * 477);
+  EXPECT_NEAR(fwd_bwd_tflops("H100-SXM-80GB", AttentionKind::Cudnn, 128, false), 609.0 * 326 / 368, 0.07 * 539);
+  EXPECT_NEAR(fwd_bwd_tflops("H100-SXM-80GB", AttentionKind::Cudnn, 64, true), 363.0 * 257 / 284, 0.07 * 329);
+  EXPECT_DOUBLE_EQ(fwd_bwd_tflops("A100-SXM-80GB", AttentionKind::Cudnn, 128, true),
+                   fwd_bwd_tflops("A100-SXM-80GB", AttentionKind::Flash, 128, true));
+}
+
 // Triton runs FlashAttention's algorithm: the same work, traffic and stored bytes, only its
 // kernel class (and so its speed) differs.
 TEST(Attention, TritonIsFlashAttentionsWorkInItsOwnKernelClass) {
@@ -139,12 +169,13 @@ TEST(Attention, TheWorkloadKeyChoosesAndIsChecked) {
   EXPECT_EQ(load("").op(3).op_class, sim::OpClass::Attention);
   EXPECT_EQ(load("attention: flash\n").op(3).op_class, sim::OpClass::FlashAttention);
   EXPECT_EQ(load("attention: triton\n").op(3).op_class, sim::OpClass::TritonAttention);
+  EXPECT_EQ(load("attention: cudnn\n").op(3).op_class, sim::OpClass::CudnnAttention);
   EXPECT_THROW(load("attention: sparse\n"), ConfigError);
 }
 
 // `inspect` names the kernel on its first line, as the user chose it.
 TEST(Attention, InspectSaysWhichKernel) {
-  for (const char* kind : {"flash", "triton", "unfused"}) {
+  for (const char* kind : {"flash", "cudnn", "triton", "unfused"}) {
     const ModelGraph g = load_workload(ConfigNode::load_string(
         std::string("kind: transformer\nlayers: 1\nhidden: 64\nheads: 4\nseq_len: 16\nvocab: 10\nattention: ") + kind +
             "\n",
