@@ -94,13 +94,21 @@ void read_shape(const CsvRow& c, Measurement& m) {
   m.shape.batch = c.has("batch") ? static_cast<double>(c.as_int("batch", 1, 1LL << 30)) : 1.0;
 }
 
+// The fused attention classes' names, as calibration files and measurement rows spell them.
+std::string fused_attention_names() {
+  std::string out;
+  for (int k = 0; k < sim::kOpClasses; ++k)
+    if (sim::fused_attention(static_cast<sim::OpClass>(k)))
+      out += (out.empty() ? "" : ", ") + std::string(sim::to_string(static_cast<sim::OpClass>(k)));
+  return out;
+}
+
 // The optional head_dim and causal columns of a fused attention row.
 void read_head(const CsvRow& c, Measurement& m) {
   if (!c.has("head_dim") && !c.has("causal")) return;
   if (!sim::fused_attention(m.op_class))
     c.fail(c.has("head_dim") ? "head_dim" : "causal",
-           "a head size and mask are for fused attention rows only (flash_attention, triton_attention, "
-           "cudnn_attention)");
+           "a head size and mask are for fused attention rows only (" + fused_attention_names() + ")");
   for (const char* col : {"head_dim", "causal"})
     if (!c.has(col)) c.fail(col, "fused attention by head size needs both head_dim and causal");
   m.shaped = true;
@@ -334,8 +342,8 @@ std::vector<Measurement> load_measurements(const std::string& path) {
     if (!parse_class(c.text("op_class"), &m.op_class))
       c.fail("op_class", "unknown op class \"" + c.text("op_class") +
                              "\"; valid: gemm (matmul, conv), attention, elementwise (softmax, dropout, gelu), norm "
-                             "(layernorm, rmsnorm), embedding, optimizer, flash_attention, triton_attention, "
-                             "cudnn_attention");
+                             "(layernorm, rmsnorm), embedding, optimizer, " +
+                             fused_attention_names());
     if (!sim::parse_dtype(c.text("dtype"), &m.dtype))
       c.fail("dtype", "unknown dtype \"" + c.text("dtype") + "\"; valid: " + sim::dtype_names());
     m.flops = c.as_double("flops", 0, 1e21);
@@ -392,10 +400,7 @@ void read_efficiency(const ConfigNode& n, bool fused, OpEfficiency& e) {
   // Fused attention by head size: a causal mask's diagonal tiles, a share of the passes.
   // An entry without it was fitted as a roofline (calibrate without head sizes): priced so.
   if (n.has("causal_extra") && !fused)
-    n.child("causal_extra")
-        .fail(
-            "causal_extra is for fused attention only (flash_attention, triton_attention, "
-            "cudnn_attention)");
+    n.child("causal_extra").fail("causal_extra is for fused attention only (" + fused_attention_names() + ")");
   if (fused) e.causal_extra = n.get_double("causal_extra", -1, 0, 100);
 }
 
@@ -435,18 +440,8 @@ void read_narrow(const ConfigNode& root, Efficiency& eff) {
 }  // namespace
 
 Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
-  std::vector<std::string> keys = {"gpu",
-                                   "attention",
-                                   "elementwise",
-                                   "norm",
-                                   "embedding",
-                                   "optimizer",
-                                   "flash_attention",
-                                   "triton_attention",
-                                   "cudnn_attention",
-                                   "gemm",
-                                   "step_efficiency",
-                                   "attention_step_efficiency"};
+  std::vector<std::string> keys = {"gpu", "step_efficiency", "attention_step_efficiency"};
+  for (int k = 0; k < sim::kOpClasses; ++k) keys.emplace_back(sim::to_string(static_cast<sim::OpClass>(k)));
   for (const std::string& k : narrow_keys()) keys.push_back(k);
   root.expect_map(keys);
   Calibration c;
