@@ -60,6 +60,8 @@ struct ResolvedRow {
 // `platforms`: the folder of the server presets. Throws Error when dejavu refuses the plan.
 ResolvedRow resolve_row(const CsvRow& r, const std::string& platforms, const Calibrations& calibrations,
                         const PublicOptions& o);
+// What validate reports of a resolved row: its label, set, measured and predicted step, and shape.
+PublicRun run_of(const CsvRow& r, const ResolvedRow& row);
 
 // " overlap=grad,param,tp,wgrad22" as the plan has them, for a row's label.
 std::string overlaps_of(const strategies::Plan& p);

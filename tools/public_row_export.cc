@@ -54,7 +54,7 @@ RowExport export_public_row(const std::string& csv, const std::string& source, c
   const std::string label = "row " + options.row + " of " + source + " (" +
                             std::filesystem::path(table.file()).lexically_normal().string() + ")";
   RowExport out;
-  out.predicted_s = resolved.simulation.report.iteration_time_s;
+  out.run = public_rows::run_of(*row, resolved);
   out.files.emplace_back("platform.yaml", platform_yaml(resolved, label));
   out.files.emplace_back("workload.yaml", workload_yaml(resolved.config, label));
   std::ostringstream plan;

@@ -12,14 +12,7 @@
 
 namespace dejavu::tools {
 
-namespace {
-
-using public_rows::CalibrationFile;
-using public_rows::Calibrations;
-
-PublicRun run_row(const CsvRow& r, const std::string& platforms, const Calibrations& calibrations,
-                  const PublicOptions& o) {
-  const public_rows::ResolvedRow row = public_rows::resolve_row(r, platforms, calibrations, o);
+PublicRun public_rows::run_of(const CsvRow& r, const public_rows::ResolvedRow& row) {
   const strategies::Plan& plan = row.plan;
   PublicRun run;
   run.label = r.text("row_id") + " " + r.text("model") + " " + r.text("gpu") + " x" + r.text("gpus") + " tp" +
@@ -37,6 +30,16 @@ PublicRun run_row(const CsvRow& r, const std::string& platforms, const Calibrati
   run.run = shape_of(plan, row.model, {r.text("gpu")});
   run.run.step_calibrated = platforms::step_calibrated(row.cluster, r.text("gpu"));
   return run;
+}
+
+namespace {
+
+using public_rows::CalibrationFile;
+using public_rows::Calibrations;
+
+PublicRun run_row(const CsvRow& r, const std::string& platforms, const Calibrations& calibrations,
+                  const PublicOptions& o) {
+  return public_rows::run_of(r, public_rows::resolve_row(r, platforms, calibrations, o));
 }
 
 // A row's outcome as a forked child writes it to its parent: "run" and the PublicRun's fields

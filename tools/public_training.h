@@ -53,7 +53,7 @@ PublicSuite run_public_training(const std::string& csv, const std::string& sourc
 struct RowExport {
   // file name -> its text: platform.yaml, workload.yaml, plan.yaml, and calibration.yaml if any
   std::vector<std::pair<std::string, std::string>> files;
-  double predicted_s = 0;  // what validate predicts for the row
+  PublicRun run;  // the row as validate reports it (its simulation, run once for both)
 };
 RowExport export_public_row(const std::string& csv, const std::string& source, const std::string& platforms,
                             const PublicOptions& options);

@@ -62,7 +62,8 @@ RowExport export_validation_row(const std::string& path, const std::string& row)
   return export_public_row(f.measurements, f.source, f.platforms, options);
 }
 
-ValidationReport run_validation_suite(const std::string& path, int jobs, const std::string& row) {
+ValidationReport run_validation_suite(const std::string& path, int jobs, const std::string& row,
+                                      const PublicRun* simulated) {
   const ConfigNode root = ConfigNode::load_file(path);
   root.expect_map(kSuiteKeys);
   ValidationReport r;
@@ -79,8 +80,12 @@ ValidationReport run_validation_suite(const std::string& path, int jobs, const s
     options.precision = r.precision = precision_of(root);
     options.jobs = jobs;
     options.row = row;
-    const PublicSuite suite =
-        run_public_training(measurements, root.get_string("source"), beside(path, root.child("platforms")), options);
+    PublicSuite suite;
+    if (simulated)
+      suite.runs = {*simulated};
+    else
+      suite =
+          run_public_training(measurements, root.get_string("source"), beside(path, root.child("platforms")), options);
     for (const PublicRun& run : suite.runs)
       r.rows.push_back({run.label, run.measured_s, run.predicted_s, run.held_out, run.oom ? "OOM" : "", true, run.run});
     r.skipped = suite.skipped;

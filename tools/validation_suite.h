@@ -49,8 +49,10 @@ struct ValidationReport {
 
 // Throws ConfigError for a malformed suite (unknown kind or key, missing file, ...). A public
 // suite's rows run `jobs` at a time, each in a forked process (the same report as one); `row`
-// (a row_id of a public suite) runs that row alone.
-ValidationReport run_validation_suite(const std::string& path, int jobs = 1, const std::string& row = "");
+// (a row_id of a public suite) runs that row alone, or reports `simulated` (that row, already
+// run: export_validation_row's) without running it again.
+ValidationReport run_validation_suite(const std::string& path, int jobs = 1, const std::string& row = "",
+                                      const PublicRun* simulated = nullptr);
 
 // What a public suite names, its paths resolved (a ConfigError for another kind).
 struct PublicSuiteFiles {

@@ -46,7 +46,8 @@ TEST(PublicRowExport, TheFilesRerunTheRowAsValidateRunsIt) {
     const ValidationReport report = run_validation_suite(src(kSuites + suite), 1, row);
     ASSERT_EQ(report.rows.size(), 1u);
     const RowExport e = export_validation_row(src(kSuites + suite), row);
-    EXPECT_EQ(e.predicted_s, report.rows[0].predicted);
+    EXPECT_EQ(e.run.predicted_s, report.rows[0].predicted);
+    EXPECT_EQ(e.run.label, report.rows[0].label);
     const fs::path dir = fs::path(::testing::TempDir()) / ("export-" + row);
     fs::create_directories(dir);
     std::vector<std::string> calibrations;

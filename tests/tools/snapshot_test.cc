@@ -118,8 +118,9 @@ TEST(Presets, EveryShippedFileRunsOnEveryEngineItRunsOn) {
       EXPECT_NE(all.find(rel), std::string::npos) << rel << " is run by no case of tests/snapshots/cases.txt";
       const bool simulated = rel.rfind("strategies/presets/", 0) == 0 && rel.find('/', 19) == std::string::npos;
       if (simulated || rel.find("/faults/straggler") != std::string::npos ||
-          rel.find("/faults/link-and") != std::string::npos)
+          rel.find("/faults/link-and") != std::string::npos) {
         EXPECT_EQ(engines_of(rel), (std::set<std::string>{"analytic", "simgrid"})) << rel;
+      }
     }
   EXPECT_GT(files, 45);
 }

@@ -42,7 +42,8 @@ class ValidateCommand : public Command {
     out.add_folder("--export", export_, {"platform.yaml", "workload.yaml", "plan.yaml", "calibration.yaml"});
     const RowExport exported = export_.empty() ? RowExport{} : export_validation_row(suites_[0], row_);
     std::vector<ValidationReport> reports;
-    for (const std::string& suite : suites_) reports.push_back(run_validation_suite(suite, jobs_, row_));
+    for (const std::string& suite : suites_)
+      reports.push_back(run_validation_suite(suite, jobs_, row_, export_.empty() ? nullptr : &exported.run));
     if (!residuals_.empty()) out.write(residuals_, [&](std::ostream& o) { write_residuals(o, residuals_of(reports)); });
     for (const auto& [name, text] : exported.files)
       out.write(export_ + "/" + name, [&, &text = text](std::ostream& o) { o << text; });
@@ -73,7 +74,7 @@ class ValidateCommand : public Command {
   void write_export_note(const RowExport& e) const {
     std::cout << "wrote " << export_ << "/:";
     for (const auto& [name, text] : e.files) std::cout << " " << name;
-    std::cout << "\nrerun it (" << e.predicted_s << " s predicted): dejavu simulate --platform " << export_
+    std::cout << "\nrerun it (" << e.run.predicted_s << " s predicted): dejavu simulate --platform " << export_
               << "/platform.yaml --workload " << export_ << "/workload.yaml --plan " << export_ << "/plan.yaml";
     for (const auto& [name, text] : e.files)
       if (name == "calibration.yaml") std::cout << " --calibration " << export_ << "/calibration.yaml";
