@@ -158,7 +158,9 @@ TEST(SearchCli, CostWithPricesRanksByDollars) {
   for (const auto& part : j["parts"]) {
     if (part["best"].is_null()) continue;
     const int n = part["gpus"].get<int>();
-    if (n == 16) EXPECT_EQ(part["best"]["plan"]["gpu_order"].size(), 2u);
+    if (n == 16) {
+      EXPECT_EQ(part["best"]["plan"]["gpu_order"].size(), 2u);
+    }
     const auto& plan = part["best"]["plan"];
     ASSERT_TRUE(plan.contains("gpu_order")) << plan.dump();
     const double hourly = n == 16 ? 20 : n * price.at(plan["gpu_order"][0].get<std::string>());
