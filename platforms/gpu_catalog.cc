@@ -17,6 +17,12 @@ namespace {
 constexpr double GiB = 1073741824.0, GBps = 1e9, T = 1e12;
 using C = sim::OpClass;
 
+// Another attention implementation priced as `m` was measured, where no figure times it.
+constexpr MeasuredKernel priced_as(MeasuredKernel m, sim::OpClass c) {
+  m.op_class = c;
+  return m;
+}
+
 // GEMMs by shape and FlashAttention-2, fitted by `dejavu calibrate` to public measurements
 // (tools/public_gemms.py and tools/public_attention.py write the CSVs; docs/CALIBRATION.md
 // gives each fit's rows and held-out error).
@@ -40,7 +46,7 @@ const MeasuredKernel kH100Flash{C::FlashAttention, 0.418146, 0, 0.913756, 2e-6, 
 // No public figure times the Triton kernel of 2023 on an H100 (the FlashAttention-3 README's
 // "Triton" is a later, Hopper-aware kernel): priced as FlashAttention-2, which like it issues
 // Ampere's tensor-core instructions there.
-const MeasuredKernel kH100Triton{C::TritonAttention, 0.418146, 0, 0.913756, 2e-6, 26.3937, 0.580341};
+const MeasuredKernel kH100Triton = priced_as(kH100Flash, C::TritonAttention);
 // cuDNN's fused attention (Transformer Engine's FusedAttention) runs 1.6x FlashAttention-2's
 // forward on the H100 at heads of 128 and 1.3x at 64 (the FlashAttention-3 README's figure):
 // fitted by head size to that forward carried to forward + backward by FlashAttention-2's
@@ -70,7 +76,7 @@ const MeasuredKernel kGB200Gemm{C::Gemm, 0.631326, 0, 0.784792, 5.99414e-06, 192
 const MeasuredKernel kBlackwellFlash{C::FlashAttention, 0.556903, 0, 0.926871, 2e-6, 23.0985, 0.499342};
 // No public figure times cuDNN's attention on Blackwell: it takes FlashAttention-4's in-step
 // figure above, the one Blackwell attention kernel timed.
-const MeasuredKernel kBlackwellCudnn{C::CudnnAttention, 0.556903, 0, 0.926871, 2e-6, 23.0985, 0.499342};
+const MeasuredKernel kBlackwellCudnn = priced_as(kBlackwellFlash, C::CudnnAttention);
 // Transformer Engine's quantization of a narrow GEMM's inputs, timed on a B300 and an H200
 // (platforms/calibration/te_gemm_layer.csv: a layer's 12 GEMMs under autocast less the same
 // kernels on inputs quantized beforehand; tools/te_gemm_layer.py fits on Fprop and Dgrad, holds
