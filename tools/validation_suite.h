@@ -66,8 +66,8 @@ PublicSuiteFiles public_suite_files(const std::string& path, const std::string& 
 RowExport export_validation_row(const std::string& path, const std::string& row);
 void write_validation_report(std::ostream& out, const ValidationReport& r);
 // One line per suite and set (fit, held-out): whether its framework's step efficiency was
-// fitted (a step calibration), rows, geometric mean and largest |error|, mean signed error,
-// rows slower and faster than measured.
+// fitted (a step calibration), rows, geometric mean, mean and largest |error|, mean signed
+// error, rows slower and faster than measured.
 void write_validation_summary(std::ostream& out, const std::vector<ValidationReport>& reports);
 // The step-time rows of the reports as residuals (fit, held-out, or all for a suite with no
 // fit set), each with its precision (16-bit, fp8, fp4): a run's band is from its precision's.
