@@ -440,7 +440,7 @@ void read_narrow(const ConfigNode& root, Efficiency& eff) {
 }  // namespace
 
 Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
-  std::vector<std::string> keys = {"gpu", "step_efficiency", "attention_step_efficiency"};
+  std::vector<std::string> keys = {"gpu", "step_efficiency", "attention_step_efficiency", "step_overhead"};
   for (int k = 0; k < sim::kOpClasses; ++k) keys.emplace_back(sim::to_string(static_cast<sim::OpClass>(k)));
   for (const std::string& k : narrow_keys()) keys.push_back(k);
   root.expect_map(keys);
@@ -456,6 +456,9 @@ Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
   c.efficiency.step = root.get_double("step_efficiency", c.efficiency.step, 0.05, 1.5);
   // Its attention kernels beside that (a Triton kernel in a step against the one timed alone).
   c.efficiency.attention_step = root.get_double("attention_step_efficiency", c.efficiency.attention_step, 0.05, 3);
+  // Seconds of host time an iteration, past its kernels (a minute would be no training step).
+  c.efficiency.step_overhead_s =
+      root.get_quantity("step_overhead", units::Dimension::Time, c.efficiency.step_overhead_s, 0, 60);
   for (int k = 0; k < sim::kOpClasses; ++k) {
     const char* name = sim::to_string(static_cast<sim::OpClass>(k));
     if (root.has(name))
@@ -504,7 +507,8 @@ void apply_calibration(Cluster& cluster, const Calibration& c, const std::string
 
 bool step_calibrated(const Cluster& cluster, const std::string& gpu) {
   const auto it = cluster.efficiency.find(gpu);
-  return it != cluster.efficiency.end() && (it->second.step != 1 || it->second.attention_step != 1);
+  return it != cluster.efficiency.end() &&
+         (it->second.step != 1 || it->second.attention_step != 1 || it->second.step_overhead_s > 0);
 }
 
 PerfModel perf_model(const Cluster& cluster, const GpuSpec& gpu) {

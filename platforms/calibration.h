@@ -41,6 +41,7 @@
 //   elementwise: {memory_efficiency: 0.83}     # what is not given keeps its default
 //   step_efficiency: 0.77   # a software stack's kernels in a step, against measured alone
 //   attention_step_efficiency: 1.2   # its attention kernels beside that (default 1)
+//   step_overhead: 30 ms    # host time an iteration past its kernels (default 0 s)
 //                           # (`dejavu calibrate --suite`, fitted to its measured steps)
 #pragma once
 

@@ -73,6 +73,11 @@ struct Efficiency {
   // The attention kernels' own share beside it (unfused, FlashAttention, Triton): their time
   // is divided by step * attention_step. 1 unless a step calibration fitted the two apart.
   double attention_step = 1;
+  // Host time a software stack spends once an iteration outside its kernels (the loss read
+  // back for logging, gradient clipping's norm, callbacks, the next batch), seconds: run on
+  // each GPU after its optimizer step. 0 unless a step calibration fitted it to a
+  // framework's measured steps, where short steps tell it apart from the step efficiency.
+  double step_overhead_s = 0;
   // GEMMs in a narrow precision by shape, where measured apart: an H100 runs fp8 GEMMs at a
   // smaller share of its fp8 peak than bf16 GEMMs reach of theirs, a Blackwell Ultra fp4 GEMMs at
   // a smaller share still. Without one they take the GEMM class at their precision's peak.
@@ -108,6 +113,7 @@ class PerfModel {
   // Throws ModelError if the GPU has no support for the kernel's data type.
   double time_s(const sim::Kernel& k) const;
   const GpuSpec& gpu() const { return gpu_; }
+  double step_overhead_s() const { return eff_.step_overhead_s; }
 
  private:
   double kernel_s(const sim::Kernel& k) const;

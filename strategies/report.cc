@@ -187,6 +187,8 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
   r.token_slices = job.token_slices;
   r.token_slices_chosen = job.token_slices_chosen;
   r.fp8_recipe = fp8_recipe_text(model, cluster, plan);
+  for (const auto& [gpu, eff] : cluster.efficiency)
+    r.host_overhead_s = std::max(r.host_overhead_s, eff.step_overhead_s);
   return r;
 }
 

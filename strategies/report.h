@@ -98,6 +98,9 @@ struct Report {
   // The GPUs' mean: compute beyond its kernels' own time, beside communication kernels that
   // hold SMs (the plan's comm_sms) or on a straggler.
   double compute_slowed_s = 0;
+  // A step calibration's host time an iteration (platforms::Efficiency::step_overhead_s; the
+  // largest of the platform's GPU types'), run after the optimizer step: in compute above.
+  double host_overhead_s = 0;
   double peak_flops_total = 0;
   std::vector<SimulatedDeviceReport> simulated;
   std::vector<DeviceReport> devices;

@@ -41,11 +41,14 @@ std::string backward_prefetch_of(const CsvRow& r) {
   return r.text("framework") == "Composer/llm-foundry" ? "post" : strategies::Plan{}.zero_backward_prefetch;
 }
 
-// The row's model as a generator's config; its attention kernel is the row's
-// (tools/public_training.py says which each framework ran).
+// The row's model as a generator's config; its attention kernel and loss are the row's
+// (tools/public_training.py says which each framework ran; no cross_entropy cell: unfused).
 ModelConfig model_config_of(const CsvRow& r, sim::DType dtype) {
   const int heads = whole(r, "heads"), kv = whole(r, "kv_heads", heads);
   const auto attention = workloads::attention_of(r.as_choice("attention", workloads::attention_names()));
+  const auto loss = r.has("cross_entropy")
+                        ? workloads::cross_entropy_of(r.as_choice("cross_entropy", workloads::cross_entropy_names()))
+                        : workloads::CrossEntropyKind::Unfused;
   std::string name = r.text("model");
   std::transform(name.begin(), name.end(), name.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
@@ -59,6 +62,7 @@ ModelConfig model_config_of(const CsvRow& r, sim::DType dtype) {
     c.vocab = whole(r, "vocab");
     c.dtype = dtype;
     c.attention = attention;
+    c.cross_entropy = loss;
   };
   if (kv < heads || name.find("llama") != std::string::npos) {
     workloads::LlamaConfig c;
@@ -205,10 +209,11 @@ platforms::Cluster cluster_of(const CsvRow& r, const std::string& preset, const 
     if (f.gpu == gpu) {
       platforms::apply_calibration(c, platforms::load_calibration(f.file, &c), f.file.loc().file);
     }
-  if (o.step_efficiency > 0 || o.attention_step_efficiency > 0) {
+  if (o.step_efficiency > 0 || o.attention_step_efficiency > 0 || o.step_overhead_s >= 0) {
     auto it = c.efficiency.emplace(gpu, platforms::Efficiency::defaults_for(platforms::gpu_spec(gpu))).first;
     if (o.step_efficiency > 0) it->second.step = o.step_efficiency;
     if (o.attention_step_efficiency > 0) it->second.attention_step = o.attention_step_efficiency;
+    if (o.step_overhead_s >= 0) it->second.step_overhead_s = o.step_overhead_s;
   }
   return c;
 }

@@ -35,6 +35,7 @@ struct PublicOptions {
   bool held_out_only = false;            // only the held-out set's rows
   double step_efficiency = 0;            // > 0: this step efficiency on every row, over the calibrations
   double attention_step_efficiency = 0;  // > 0: and this attention share beside it (perf_model.h)
+  double step_overhead_s = -1;           // >= 0: and this host time an iteration (perf_model.h)
   // Which rows by training precision: "16-bit" (bf16 and fp16, each as its row says) or "fp8"
   // (8 bits or fewer: Transformer Engine fp8 or fp4 GEMMs, bf16 tensors: sim::storage_of).
   std::string precision = "16-bit";

@@ -215,6 +215,17 @@ def attention(r, framework):
     return ATTENTION_OF_FRAMEWORK.get(framework, "flash")
 
 
+# The loss each framework ran. Megatron-Bridge's performance scripts set
+# cross_entropy_fusion_impl "te" (scripts/performance/utils/helpers.py at v0.2.0, 25.11's
+# container, and utils/overrides.py from v0.3.0 on) beside GPTModelProvider's
+# cross_entropy_loss_fusion True: Transformer Engine's fused Triton kernel. llm-foundry's models
+# default to loss_fn fused_crossentropy, FlashAttention's xentropy kernel (mosaic_gpt.py at
+# 9fa3ceb9a, modeling_mpt.py at b2a43a147 and 5e85bd62d), which no benchmark YAML overrides (only
+# mpt-small-cpu.yaml names torch_crossentropy). The rest ran Megatron's unfused fp32 loss (NeMo 2's
+# native fusion makes the same passes over the logits).
+CROSS_ENTROPY_OF_FRAMEWORK = {"Megatron-Bridge": "te", "Composer/llm-foundry": "flash"}
+
+
 # The dtype gradients were reduced in, where the row says. llm-foundry's rows name Composer's
 # FSDP mixed-precision mode: DEFAULT reduces in fp32 (composer/distributed/mosaic_fsdp.py,
 # get_mixed_precision: param_dtype the autocast dtype, reduce_dtype torch.float32), PURE in
@@ -436,7 +447,7 @@ def main(path):
                   "seq_len", "gpu", "gpus", "framework", "precision", "tp", "pp", "vp", "cp", "dp", "sharding",
                   "micro_batch", "global_batch", "recompute", "measured_step_s", "attention", "grad_dtype",
                   "pipeline_split", "overlaps", "optimizer_dtype", "server", "held_out", "fp8_param_gather",
-                  "fp8_recipe"])
+                  "fp8_recipe", "cross_entropy"])
     for r in csv.DictReader(open(path)):
         config = launcher_config(r)
         if config:
@@ -466,7 +477,8 @@ def main(path):
                       step, "unfused" if config else attention(r, framework),
                       grad_dtype(r),
                       pipeline_split(r), overlaps(r), optimizer_dtype(r), server(r),
-                      1 if int(r["row_id"]) % 3 == 0 else 0, fp8_param_gather(r), fp8_recipe(r)])
+                      1 if int(r["row_id"]) % 3 == 0 else 0, fp8_param_gather(r), fp8_recipe(r),
+                      CROSS_ENTROPY_OF_FRAMEWORK.get(framework, "unfused")])
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ Rows run_set(const PublicSuiteFiles& f, const std::string& gpu, bool held_out, c
   o.gpu = gpu;
   o.fit_only = !held_out;
   o.held_out_only = held_out;
-  if (x) o.step_efficiency = x->step, o.attention_step_efficiency = x->attention;
+  if (x) o.step_efficiency = x->step, o.attention_step_efficiency = x->attention, o.step_overhead_s = x->overhead_s;
   o.precision = f.precision;
   Rows rows;
   for (const PublicRun& r : run_public_training(f.measurements, f.source, f.platforms, o).runs) {
@@ -123,6 +123,55 @@ void minimise(double x[2], const Errors& errors, const std::vector<double>& use,
   }
 }
 
+// The rows' log errors with `overhead` seconds added to each predicted step (e = log(p / m)).
+std::vector<double> with_overhead(const std::vector<double>& e, const std::vector<double>& measured, double overhead) {
+  std::vector<double> out(e.size());
+  for (size_t i = 0; i < e.size(); ++i) out[i] = std::log(std::exp(e[i]) + overhead / measured[i]);
+  return out;
+}
+
+// The overhead (0 to kMaxStepOverhead s) minimising the L1 cost of the rows `use` weighs 1: the
+// cost's kinks are where a row's error crosses 0, at its shortfall m - p, so the minimum is 0
+// or one of them.
+double best_overhead(const std::vector<double>& e, const std::vector<double>& measured,
+                     const std::vector<double>& use) {
+  double best = 0, best_cost = masked_abs(e, use);
+  for (size_t i = 0; i < e.size(); ++i) {
+    const double x = measured[i] * (1 - std::exp(e[i]));
+    if (use[i] == 0 || x <= 0 || x > kMaxStepOverhead) continue;
+    const double cost = masked_abs(with_overhead(e, measured, x), use);
+    if (cost < best_cost) best = x, best_cost = cost;
+  }
+  return best;
+}
+
+// The rows' errors at the factors y with the overhead fitted to the rows `use` weighs 1 for
+// them (profiled out: the Gauss-Newton steps see the factors alone).
+Errors profiled(const Errors& raw, const std::vector<double>& measured, const std::vector<double>& use) {
+  return [&raw, &measured, use](const double y[2]) {
+    const std::vector<double> e = raw(y);
+    return with_overhead(e, measured, best_overhead(e, measured, use));
+  };
+}
+
+// Two-fold cross-validation of the overhead, as of the attention share below: fitted on one
+// half beside the factors (attention share as settled), judged on the other.
+bool overhead_predicts(const Errors& raw, const std::vector<double>& measured, bool attention, double guess) {
+  const size_t rows = measured.size();
+  double cost[2] = {0, 0};  // without, with
+  for (int fold = 0; fold < 2; ++fold) {
+    std::vector<double> train(rows), test(rows);
+    for (size_t i = 0; i < rows; ++i) train[i] = (i % 2 != static_cast<size_t>(fold)), test[i] = 1 - train[i];
+    for (int with = 0; with < 2; ++with) {
+      double x[2];
+      minimise(x, with == 1 ? profiled(raw, measured, train) : raw, train, attention, guess);
+      const std::vector<double> e = raw(x);
+      cost[with] += masked_abs(with == 1 ? with_overhead(e, measured, best_overhead(e, measured, train)) : e, test);
+    }
+  }
+  return cost[1] < 0.98 * cost[0];
+}
+
 // Two-fold cross-validation on the fit rows alone (even and odd rows, each fitted on the
 // other): true when the attention share beside the step efficiency predicts the unseen half
 // better than the step efficiency alone, by 2% of its error at least. The held-out set plays
@@ -169,15 +218,25 @@ StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gp
   const size_t n = base.measured.size();
   const double guess = whole_step_guess(base);
   fit.attention_fitted = static_cast<int>(n) >= kMinAttentionFitRows && attention_share_predicts(errors, n, guess);
+  fit.overhead_fitted = static_cast<int>(n) >= kMinAttentionFitRows &&
+                        overhead_predicts(errors, base.measured, fit.attention_fitted, guess);
+  const std::vector<double> all(n, 1.0);
   double x[2];
-  minimise(x, errors, std::vector<double>(n, 1.0), fit.attention_fitted, guess);
+  minimise(x, fit.overhead_fitted ? profiled(errors, base.measured, all) : errors, all, fit.attention_fitted, guess);
   fit.factors = factors_at(x);
+  if (fit.overhead_fitted) fit.factors.overhead_s = best_overhead(errors(x), base.measured, all);
   const Rows held = run_set(f, gpu, true, nullptr, jobs);
   fit.fit = {static_cast<int>(base.measured.size()), geomean_abs_error(base),
              geomean_abs_error(run_set(f, gpu, false, &fit.factors, jobs))};
   fit.held_out = {static_cast<int>(held.measured.size()), geomean_abs_error(held),
                   held.measured.empty() ? 0 : geomean_abs_error(run_set(f, gpu, true, &fit.factors, jobs))};
   return fit;
+}
+
+std::string overhead_verdict(const StepFit& fit) {
+  if (fit.overhead_fitted) return "fitted beside them";
+  return fit.fit.rows < kMinAttentionFitRows ? "kept at 0: too few fit rows"
+                                             : "kept at 0: cross-validation on the fit rows says it does not predict";
 }
 
 std::string attention_verdict(const StepFit& fit) {
@@ -192,14 +251,17 @@ void write_step_calibration(std::ostream& out, const StepFit& fit, const std::st
                 "# Step calibration fitted by `dejavu calibrate --suite %s --gpu %s`:\n"
                 "# the %d fit rows of %s on %s, geometric mean |error| %.1f%% -> %.1f%%;\n"
                 "# its %d held-out rows, never read by the fit: %.1f%% -> %.1f%%.\n"
-                "# The attention share is %s.\n"
+                "# The attention share is %s; the host overhead is %s.\n"
                 "# Use it with --calibration (after any kernel calibration of the same GPU type).\n",
                 suite_yaml.c_str(), fit.gpu.c_str(), fit.fit.rows, fit.suite.c_str(), fit.gpu.c_str(),
                 100 * fit.fit.before, 100 * fit.fit.after, fit.held_out.rows, 100 * fit.held_out.before,
-                100 * fit.held_out.after, attention_verdict(fit).c_str());
+                100 * fit.held_out.after, attention_verdict(fit).c_str(), overhead_verdict(fit).c_str());
   out << buf;
   std::snprintf(buf, sizeof buf, "gpu: %s\nstep_efficiency: %.4f\nattention_step_efficiency: %.4f\n", fit.gpu.c_str(),
                 fit.factors.step, fit.factors.attention);
+  out << buf;
+  if (!fit.overhead_fitted) return;
+  std::snprintf(buf, sizeof buf, "step_overhead: %.4g s\n", fit.factors.overhead_s);
   out << buf;
 }
 

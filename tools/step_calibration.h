@@ -25,16 +25,19 @@ struct SetFit {
   double before = 0, after = 0;
 };
 
-// The two factors a step calibration fits (platforms::Efficiency::step and attention_step).
+// What a step calibration fits (platforms::Efficiency::step, attention_step and
+// step_overhead_s).
 struct StepFactors {
-  double step = 1;       // every kernel's time divided by it
-  double attention = 1;  // attention kernels' (unfused, FlashAttention, Triton) by it as well
+  double step = 1;        // every kernel's time divided by it
+  double attention = 1;   // attention kernels' (unfused, FlashAttention, Triton) by it as well
+  double overhead_s = 0;  // host seconds an iteration, after the optimizer step
 };
 
 struct StepFit {
   std::string suite, gpu;
   StepFactors factors;
   bool attention_fitted = false;  // false: the attention share kept at 1
+  bool overhead_fitted = false;   // false: no host overhead (0 s)
   int evaluations = 0;            // simulations of the fit set
   SetFit fit, held_out;
 };
@@ -45,6 +48,12 @@ constexpr int kMinStepFitRows = 2;
 // anything); with more, the attention share is fitted too only if two-fold cross-validation
 // on the fit rows says it predicts rows it was not fitted to better than the step alone.
 constexpr int kMinAttentionFitRows = 8;
+// The host overhead an iteration (seconds added to each row's step, so it tells short steps
+// from long ones, which a factor on kernels cannot) is fitted with as many fit rows, after the
+// attention share is settled, and kept only if the same cross-validation says it predicts.
+// It costs no simulation: for given factors the best overhead is the one of the rows'
+// shortfalls (measured less predicted) that minimises the L1 cost.
+constexpr double kMaxStepOverhead = 60;  // seconds, the bound calibrations accept
 // Each evaluation runs the fit rows `jobs` at a time, each in a forked process (the same fit
 // as one at a time).
 StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gpu, int jobs = 1);
@@ -52,9 +61,11 @@ StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gp
 // Whether the attention share was fitted, and why not: "fitted beside the step efficiency",
 // or "kept at 1: " and the reason (too few fit rows, or cross-validation).
 std::string attention_verdict(const StepFit& fit);
+// The same for the host overhead: "fitted beside them" or "kept at 0: " and the reason.
+std::string overhead_verdict(const StepFit& fit);
 
-// The calibration YAML `--calibration` reads: the GPU type and its step efficiency, with how
-// it was fitted in comments.
+// The calibration YAML `--calibration` reads: the GPU type, its step efficiency, attention share
+// and host overhead, with how they were fitted in comments.
 void write_step_calibration(std::ostream& out, const StepFit& fit, const std::string& suite_yaml);
 
 }  // namespace dejavu::tools

@@ -148,14 +148,14 @@ ModelGraph make_llama(const LlamaConfig& c) {
   Op head = lm_head_op(after, s, h, V, e);
   if (!c.tie_embeddings) head.params = h * V;
   chain.add(head);
-  chain.add(cross_entropy_op("loss", after, s, V, e));
+  chain.add(cross_entropy_op("loss", after, s, V, e, c.cross_entropy));
   return g;
 }
 
 ModelGraph LlamaGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "dtype",
                 "global_batch_size", "tie_embeddings", "experts", "top_k", "capacity_factor", "shared_experts",
-                "attention", "mlp"});
+                "attention", "mlp", "cross_entropy"});
   LlamaConfig c;
   c.name = n.get_string("name", n.file_stem());
   c.layers = positive_key(n, "layers", 0, true, limits::kMaxLayers);
@@ -168,6 +168,7 @@ ModelGraph LlamaGenerator::generate(const ConfigNode& n) const {
   c.tie_embeddings = n.get_bool("tie_embeddings", false);
   c.dtype = dtype_key(n, c.dtype);
   c.attention = attention_key(n, c.attention);
+  c.cross_entropy = cross_entropy_key(n, c.cross_entropy);
   if (n.has("mlp")) c.gated_mlp = n.child("mlp").as_choice({"swiglu", "squared_relu"}) == "swiglu";
   if (n.has("experts")) {
     c.experts = positive_key(n, "experts", 0, true, limits::kMaxCount);

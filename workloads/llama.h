@@ -18,6 +18,7 @@
 //   capacity_factor: 1.0      # token slots per expert over the balanced share
 //   shared_experts: 1         # optional: experts every token takes, beside the routed ones
 //   attention: flash          # flash (default) | cudnn | triton | unfused
+//   cross_entropy: unfused    # unfused (default) | te | flash: how the loss runs
 //   mlp: swiglu               # swiglu (default) | squared_relu (Nemotron-4: one up projection)
 //
 // Tensor parallelism must divide kv_heads (each rank keeps whole key/value heads).
@@ -38,7 +39,8 @@ struct LlamaConfig {
   double capacity_factor = 1.0;
   int shared_experts = 0;                          // each ffn_hidden wide, one SwiGLU beside the routed experts
   AttentionKind attention = AttentionKind::Flash;  // Llama is trained with FlashAttention
-  bool gated_mlp = true;                           // SwiGLU; false: squared ReLU (Nemotron-4)
+  CrossEntropyKind cross_entropy = CrossEntropyKind::Unfused;  // `cross_entropy:` (op_builders.h)
+  bool gated_mlp = true;                                       // SwiGLU; false: squared ReLU (Nemotron-4)
 };
 
 ModelGraph make_llama(const LlamaConfig& c);

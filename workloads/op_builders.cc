@@ -25,12 +25,26 @@ Op memory_op(std::string name, OpClass cls, int layer, double elems, double e, T
   return op;
 }
 
-Op cross_entropy_op(std::string name, int layer, double tokens, double vocab, double e) {
+Op cross_entropy_op(std::string name, int layer, double tokens, double vocab, double e, CrossEntropyKind kind) {
   const double logits = tokens * vocab;
   Op op = memory_op(std::move(name), OpClass::Elementwise, layer, logits, e, TpMode::Split);
-  op.fwd_bytes = logits * (e + 20);
-  op.bwd_bytes = logits * (4 + e);
-  op.activation_bytes = logits * 4;
+  switch (kind) {
+    case CrossEntropyKind::Unfused:
+      op.fwd_bytes = logits * (e + 20);
+      op.bwd_bytes = logits * (4 + e);
+      op.activation_bytes = logits * 4;
+      break;
+    case CrossEntropyKind::TransformerEngine:
+      op.fwd_bytes = logits * 3 * e;
+      op.bwd_bytes = logits * 2 * e;
+      op.activation_bytes = logits * e;
+      break;
+    case CrossEntropyKind::Flash:
+      op.fwd_bytes = logits * 2 * e;
+      op.bwd_bytes = logits * 2 * e;
+      op.activation_bytes = logits * e;
+      break;
+  }
   return op;
 }
 
@@ -87,37 +101,70 @@ sim::DType dtype_key(const ConfigNode& n, sim::DType fallback) {
 }
 
 namespace {
-const std::array<std::pair<const char*, AttentionKind>, 4> kAttentionKinds = {{{"flash", AttentionKind::Flash},
-                                                                               {"cudnn", AttentionKind::Cudnn},
-                                                                               {"triton", AttentionKind::Triton},
-                                                                               {"unfused", AttentionKind::Unfused}}};
+// A YAML key's named kinds (attention, cross_entropy): the names in order, a name's kind, a
+// kind's name.
+template <typename Kind, size_t N>
+using KindTable = std::array<std::pair<const char*, Kind>, N>;
+
+template <typename Kind, size_t N>
+std::vector<std::string> names_in(const KindTable<Kind, N>& table) {
+  std::vector<std::string> out;
+  for (const auto& entry : table) out.emplace_back(entry.first);
+  return out;
+}
+
+template <typename Kind, size_t N>
+Kind kind_named(const KindTable<Kind, N>& table, const std::string& name, const char* what) {
+  for (const auto& [k, kind] : table)
+    if (name == k) return kind;
+  throw std::invalid_argument(std::string("unknown ") + what + " kind " + name);  // callers pass a checked name
+}
+
+template <typename Kind, size_t N>
+const char* name_of(const KindTable<Kind, N>& table, Kind k) {
+  for (const auto& [name, kind] : table)
+    if (kind == k) return name;
+  return "?";
+}
+
+const KindTable<AttentionKind, 4> kAttentionKinds = {{{"flash", AttentionKind::Flash},
+                                                      {"cudnn", AttentionKind::Cudnn},
+                                                      {"triton", AttentionKind::Triton},
+                                                      {"unfused", AttentionKind::Unfused}}};
+const KindTable<CrossEntropyKind, 3> kCrossEntropyKinds = {{{"unfused", CrossEntropyKind::Unfused},
+                                                            {"te", CrossEntropyKind::TransformerEngine},
+                                                            {"flash", CrossEntropyKind::Flash}}};
 }  // namespace
 
 const std::vector<std::string>& attention_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (const auto& entry : kAttentionKinds) out.emplace_back(entry.first);
-    return out;
-  }();
+  static const std::vector<std::string> names = names_in(kAttentionKinds);
   return names;
 }
 
-AttentionKind attention_of(const std::string& name) {
-  for (const auto& [k, kind] : kAttentionKinds)
-    if (name == k) return kind;
-  throw std::invalid_argument("unknown attention kind " + name);  // callers pass a checked name
-}
+AttentionKind attention_of(const std::string& name) { return kind_named(kAttentionKinds, name, "attention"); }
 
 AttentionKind attention_key(const ConfigNode& n, AttentionKind fallback) {
   if (!n.has("attention")) return fallback;
   return attention_of(n.child("attention").as_choice(attention_names()));
 }
 
-const char* to_string(AttentionKind k) {
-  for (const auto& [name, kind] : kAttentionKinds)
-    if (kind == k) return name;
-  return "?";
+const char* to_string(AttentionKind k) { return name_of(kAttentionKinds, k); }
+
+const std::vector<std::string>& cross_entropy_names() {
+  static const std::vector<std::string> names = names_in(kCrossEntropyKinds);
+  return names;
 }
+
+CrossEntropyKind cross_entropy_of(const std::string& name) {
+  return kind_named(kCrossEntropyKinds, name, "cross-entropy");
+}
+
+CrossEntropyKind cross_entropy_key(const ConfigNode& n, CrossEntropyKind fallback) {
+  if (!n.has("cross_entropy")) return fallback;
+  return cross_entropy_of(n.child("cross_entropy").as_choice(cross_entropy_names()));
+}
+
+const char* to_string(CrossEntropyKind k) { return name_of(kCrossEntropyKinds, k); }
 
 namespace {
 // FlashAttention (Dao 2022, 2023): forward 4·s²·h FLOPs, halved under a causal mask; the

@@ -15,13 +15,35 @@ namespace dejavu::workloads {
 // input and writes its output; backward moves about twice as much.
 Op memory_op(std::string name, sim::OpClass cls, int layer, double elems, double e, TpMode tp);
 
-// A language model's loss: cross-entropy over the vocabulary (vocabulary-parallel under
-// tensor parallelism, as Megatron's), in fp32 whatever the model's dtype. Per logit, the
-// forward reads the 16-bit logits and writes them as fp32 (e + 4 bytes), reads them for the
-// maximum (4), subtracts it and exponentiates in place (8), reads them for the sum (4): e + 20
-// bytes; it keeps the fp32 softmax for the backward (4 bytes), which reads it and writes the
-// 16-bit gradient of the logits (4 + e).
-Op cross_entropy_op(std::string name, int layer, double tokens, double vocab, double e);
+// How a language model's loss runs (`cross_entropy:`), each vocabulary-parallel under tensor
+// parallelism:
+// - unfused: Megatron's VocabParallelCrossEntropy, in fp32 whatever the model's dtype (and
+//   Megatron-Core's `native` fusion, which makes the same passes). Per logit, the forward reads
+//   the 16-bit logits and writes them as fp32 (e + 4 bytes), reads them for the maximum (4),
+//   subtracts it and exponentiates in place (8), reads them for the sum (4): e + 20 bytes; it
+//   keeps the fp32 softmax for the backward (4 bytes), which reads it and writes the 16-bit
+//   gradient of the logits (4 + e).
+// - te: Transformer Engine's Triton parallel_cross_entropy (Megatron-Core's
+//   cross_entropy_fusion_impl "te", Megatron-Bridge's performance recipes): an online-softmax
+//   kernel reads the logits (e), a second reads them again and writes the gradient in place
+//   (2e): 3e; it keeps that gradient in the logits' buffer (e), and the backward scales it by
+//   the per-token loss gradient in place (2e). (Transformer Engine 2.18, July 2026, keeps the
+//   gradient in fp32 instead; the runs dejavu validates predate it.)
+// - flash: FlashAttention's xentropy CUDA kernel, Apex's made to take bf16 (llm-foundry's
+//   `loss_fn: fused_crossentropy`, its default through 2024; csrc/xentropy/xentropy_kernel.cu):
+//   one block a row reads it for the maximum and sum, again for the sum of exponentials (2e,
+//   each pass counted from HBM as every kernel's are), and writes the loss; the backward reads
+//   the logits and writes the gradient (2e); it keeps the logits (e).
+enum class CrossEntropyKind { Unfused, TransformerEngine, Flash };
+// Reads `cross_entropy: unfused | te | flash` (the fallback when absent).
+CrossEntropyKind cross_entropy_key(const ConfigNode& n, CrossEntropyKind fallback);
+const char* to_string(CrossEntropyKind k);
+const std::vector<std::string>& cross_entropy_names();  // unfused, te, flash
+CrossEntropyKind cross_entropy_of(const std::string& name);
+
+// A language model's loss: cross-entropy over the vocabulary as `kind` runs it (above).
+Op cross_entropy_op(std::string name, int layer, double tokens, double vocab, double e,
+                    CrossEntropyKind kind = CrossEntropyKind::Unfused);
 
 // A language model's vocabulary-parallel head, y[s, V] = x[s, h] · W[h, V], after the layers
 // (`layer`): it keeps its whole input s·h (the logits are the loss's), runs in the storage

@@ -136,8 +136,7 @@ void add_lm_head(Chain& chain, const TransformerConfig& c, const Dims& d) {
   Op head = lm_head_op(after, s, h, V, e);
   if (c.ends == TransformerConfig::Ends::Bert) head.params = V;  // BERT's decoder keeps a bias
   chain.add(head);
-  // The loss keeps its fp32 softmax (vocabulary-parallel) for the backward.
-  chain.add(cross_entropy_op("loss", after, s, V, e));
+  chain.add(cross_entropy_op("loss", after, s, V, e, c.cross_entropy));
 }
 }  // namespace
 
@@ -176,6 +175,7 @@ TransformerConfig read_layers(const ConfigNode& n, TransformerConfig::Ends ends)
   c.dtype = dtype_key(n, c.dtype);
   c.attention = attention_key(n, c.attention);
   c.dropout = n.get_bool("dropout", true);
+  c.cross_entropy = cross_entropy_key(n, c.cross_entropy);
   if (c.hidden % c.heads != 0)
     n.child("heads").fail("must divide hidden (" + std::to_string(c.hidden) + "), got " + std::to_string(c.heads));
   return c;
@@ -184,7 +184,7 @@ TransformerConfig read_layers(const ConfigNode& n, TransformerConfig::Ends ends)
 
 ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "dtype",
-                "global_batch_size", "attention", "dropout"});
+                "global_batch_size", "attention", "dropout", "cross_entropy"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Gpt);
   c.seq_len = positive_key(n, "seq_len", 0, true, limits::kMaxSequence);
   c.vocab = positive_key(n, "vocab", 0, true, 1 << 30);
@@ -193,7 +193,7 @@ ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
 
 ModelGraph BertGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "max_position", "dtype",
-                "global_batch_size", "attention", "dropout"});
+                "global_batch_size", "attention", "dropout", "cross_entropy"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Bert);
   c.seq_len = positive_key(n, "seq_len", 0, true, limits::kMaxSequence);
   c.vocab = positive_key(n, "vocab", 0, true, 1 << 30);

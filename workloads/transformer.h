@@ -29,6 +29,8 @@ struct TransformerConfig {
   // Dropout on the attention scores and the two residual branches, as Megatron trains GPT
   // (`dropout: false`: none, as MPT and Llama train; the residual adds stay, storing nothing).
   bool dropout = true;
+  // How the loss runs (`cross_entropy:`; op_builders.h): Megatron's unfused fp32 passes by default.
+  CrossEntropyKind cross_entropy = CrossEntropyKind::Unfused;
 };
 
 ModelGraph make_transformer(const TransformerConfig& c);

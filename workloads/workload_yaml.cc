@@ -26,6 +26,7 @@ void write_workload_yaml(std::ostream& out, const TransformerConfig& c, const st
   out << "ffn_hidden: " << (c.ffn_hidden > 0 ? c.ffn_hidden : 4 * c.hidden) << "\n";
   out << "seq_len: " << c.seq_len << "\nvocab: " << c.vocab << "\n";
   out << "dtype: " << sim::to_string(c.dtype) << "\nattention: " << to_string(c.attention) << "\n";
+  out << "cross_entropy: " << to_string(c.cross_entropy) << "\n";
   out << "dropout: " << (c.dropout ? "true" : "false") << "\n";
 }
 
@@ -34,6 +35,7 @@ void write_workload_yaml(std::ostream& out, const LlamaConfig& c, const std::str
   out << "kv_heads: " << c.kv_heads << "\nffn_hidden: " << c.ffn_hidden << "\n";
   out << "seq_len: " << c.seq_len << "\nvocab: " << c.vocab << "\n";
   out << "dtype: " << sim::to_string(c.dtype) << "\nattention: " << to_string(c.attention) << "\n";
+  out << "cross_entropy: " << to_string(c.cross_entropy) << "\n";
   out << "mlp: " << (c.gated_mlp ? "swiglu" : "squared_relu") << "\n";
   if (c.tie_embeddings) out << "tie_embeddings: true\n";
   if (c.experts > 0) {

@@ -30,6 +30,16 @@ void GradientPass::emit() {
   for (int s = 0; s < L_.p; ++s) emit_stage(s);
 }
 
+// A step calibration's host time an iteration (Efficiency::step_overhead_s), after the step.
+void GradientPass::host_overhead(int s, int c, sim::TaskId step) {
+  const platforms::GpuSpec& spec = *L_.cluster.gpus[L_.gpu(s, L_.classes[c][0], 0)].spec;
+  const double seconds = platforms::perf_model(L_.cluster, spec).step_overhead_s();
+  if (seconds <= 0) return;
+  const sim::TaskId host =
+      g_.add_compute(L_.dev[s][c], L_.streams.compute, seconds, g_.label("host overhead (step calibration)"), -1);
+  g_.depend(step, host);
+}
+
 double GradientPass::time_s(int s, int c, const sim::Kernel& k) const {
   const platforms::GpuSpec& spec = *L_.cluster.gpus[L_.gpu(s, L_.classes[c][0], 0)].spec;
   return platforms::perf_model(L_.cluster, spec).time_s(k);
@@ -200,6 +210,7 @@ void GradientPass::emit_stage(int s) {
   for (int c = 0; c < L_.classes_count(); ++c) {
     if (!plan.offload_optimizer.empty()) {
       steps.push_back(offloaded_step(s, c, stepped, synced, shares));
+      host_overhead(s, c, steps.back());
       continue;
     }
     const sim::Kernel k{sim::OpClass::Optimizer, 0, stepped * optimizer_bytes_per_param(L_.model.dtype, L_.plan),
@@ -207,6 +218,7 @@ void GradientPass::emit_stage(int s) {
     const sim::TaskId step = g_.add_compute(L_.dev[s][c], L_.streams.compute, time_s(s, c, k), opt_label_, -1);
     if (compressed > 0) g_.add_memory(step, 0, compressed);
     for (sim::TaskId id : synced) g_.depend(id, step);
+    host_overhead(s, c, step);
     steps.push_back(step);
   }
   if (plan.overlap_param_gather)

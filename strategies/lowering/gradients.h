@@ -41,6 +41,7 @@ class GradientPass {
   std::vector<sim::TaskId> sync_topology(int s, double& compressed);
   void pair_syncs();
   double time_s(int s, int c, const sim::Kernel& k) const;
+  void host_overhead(int s, int c, sim::TaskId step);
 
   sim::TaskGraph& g_;
   const JobLayout& L_;

@@ -394,5 +394,22 @@ TEST(Calibration, AStepCalibrationComposesWithAKernelCalibration) {
     EXPECT_THROW(load_calibration(ConfigNode::load_string(bad, "bad.yaml")), ConfigError) << bad;
 }
 
+// A host overhead reads as a time and is a step calibration's like its factors; a negative
+// one, a NaN or more than a minute is refused at the key.
+TEST(Calibration, AStepOverheadIsATimeInRange) {
+  const Calibration c =
+      load_calibration(ConfigNode::load_string("gpu: A100-SXM-80GB\nstep_overhead: 25 ms\n", "o.yaml"));
+  EXPECT_DOUBLE_EQ(c.efficiency.step_overhead_s, 0.025);
+  EXPECT_EQ(c.efficiency.step, 1);
+  Cluster cluster = load_cluster_file(std::string(DEJAVU_SOURCE_DIR) + "/platforms/presets/dgx-a100-1x8.yaml");
+  EXPECT_FALSE(step_calibrated(cluster, "A100-SXM-80GB"));
+  apply_calibration(cluster, c, "o.yaml");
+  EXPECT_TRUE(step_calibrated(cluster, "A100-SXM-80GB"));
+  EXPECT_DOUBLE_EQ(perf_model(cluster, *cluster.gpus[0].spec).step_overhead_s(), 0.025);
+  for (const char* bad : {"gpu: A100-SXM-80GB\nstep_overhead: -1 ms\n", "gpu: A100-SXM-80GB\nstep_overhead: 2 min\n",
+                          "gpu: A100-SXM-80GB\nstep_overhead: .nan\n", "gpu: A100-SXM-80GB\nstep_overhead: 61 s\n"})
+    EXPECT_THROW(load_calibration(ConfigNode::load_string(bad, "bad.yaml")), ConfigError) << bad;
+}
+
 }  // namespace
 }  // namespace dejavu::platforms

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "sim/error.h"
 #include "tests/tools/cli_run.h"
@@ -53,6 +54,7 @@ std::vector<double> measured_with(const std::string& probe_csv, StepFactors trut
   PublicOptions o;
   o.step_efficiency = truth.step;
   o.attention_step_efficiency = truth.attention;
+  o.step_overhead_s = truth.overhead_s;
   std::vector<double> measured;
   for (const PublicRun& r : run_public_training(probe_csv, "s", src("platforms/presets"), o).runs)
     measured.push_back(r.predicted_s);
@@ -83,7 +85,25 @@ TEST(StepCalibration, RecoversBothFactorsOfKernelOnlySteps) {
     }
     EXPECT_LT(fit.fit.after, 2e-3);
     EXPECT_LT(fit.held_out.after, 2e-3);
+    EXPECT_LT(fit.factors.overhead_s, 1e-3);  // none in these steps, none found
   }
+}
+
+// A stack that spends host time once an iteration beside its kernels' share: twelve steps
+// measured as the simulation at step efficiency 0.9 plus 40 ms. The short steps show the 40 ms,
+// the long ones the 0.9; the fit gives both back, the held-out rows with no error left.
+TEST(StepCalibration, RecoversTheHostOverheadOfShortSteps) {
+  write_suite("probe_oh", one_gpu_rows(std::vector<double>(12, 1.0)));
+  const std::string probe_csv = (scratch() / "probe_oh.csv").string();
+  const std::vector<double> measured = measured_with(probe_csv, {0.9, 1, 0.04});
+  const StepFit fit = fit_step_efficiency(write_suite("overhead", one_gpu_rows(measured)), "A100-SXM-80GB");
+  EXPECT_TRUE(fit.overhead_fitted);
+  EXPECT_NEAR(fit.factors.overhead_s, 0.04, 0.04 * 0.02);
+  EXPECT_NEAR(fit.factors.step, 0.9, 0.9 * 5e-3);
+  EXPECT_LT(fit.held_out.after, 5e-3);
+  std::ostringstream yaml;
+  write_step_calibration(yaml, fit, "overhead.yaml");
+  EXPECT_NE(yaml.str().find("step_overhead: 0.04"), std::string::npos) << yaml.str();
 }
 
 // Under kMinAttentionFitRows fit rows the attention share is not fitted: it stays 1, and the

@@ -79,6 +79,10 @@ class CalibrateCommand : public Command {
                   fit.factors.attention, 100 * fit.factors.attention);
     else
       std::printf("  attention_step_efficiency %s\n", attention_verdict(fit).c_str());
+    if (fit.overhead_fitted)
+      std::printf("  step_overhead %.4g s: host time an iteration past its kernels\n", fit.factors.overhead_s);
+    else
+      std::printf("  step_overhead %s\n", overhead_verdict(fit).c_str());
     std::printf("  set        rows  geomean |error|: uncalibrated  calibrated\n");
     std::printf("  fit        %4d  %28.1f%%  %9.1f%%\n", fit.fit.rows, 100 * fit.fit.before, 100 * fit.fit.after);
     std::printf("  held-out   %4d  %28.1f%%  %9.1f%%  (never read by the fit)\n", fit.held_out.rows,

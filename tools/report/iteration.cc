@@ -182,6 +182,7 @@ void write_json(std::ostream& out, const strategies::Report& r, const strategies
   auto& comm = j["communication"] = nlohmann::ordered_json::object();
   for (const auto& c : r.communication) comm[c.stream] = {{"busy_s", c.busy_s}, {"hidden_s", c.hidden_s}};
   j["compute_slowed_s"] = r.compute_slowed_s;
+  j["host_overhead_s"] = r.host_overhead_s;
   j["oom"] = r.oom;
   j["memory"] = {{"fullest_gpu", r.fullest_gpu},
                  {"peak_bytes", r.peak_memory_bytes},
@@ -246,6 +247,9 @@ void write_communication_lines(std::ostream& out, const strategies::Report& r) {
   if (r.compute_slowed_s > 0)
     out << "  compute slowed     " << units::format_time(r.compute_slowed_s)
         << " a GPU: kernels beside communication kernels, which hold SMs (plan comm_sms), or on a straggler\n";
+  if (r.host_overhead_s > 0)
+    out << "  host overhead      " << units::format_time(r.host_overhead_s)
+        << " an iteration after the optimizer step (the step calibration's step_overhead)\n";
 }
 }  // namespace
 
