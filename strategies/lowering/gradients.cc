@@ -32,18 +32,19 @@ void GradientPass::emit() {
 
 // A step calibration's host time an iteration (Efficiency::step_overhead_s), after the step.
 void GradientPass::host_overhead(int s, int c, sim::TaskId step) {
-  const platforms::GpuSpec& spec = *L_.cluster.gpus[L_.gpu(s, L_.classes[c][0], 0)].spec;
-  const double seconds = platforms::perf_model(L_.cluster, spec).step_overhead_s();
+  const double seconds = perf_model(s, c).step_overhead_s();
   if (seconds <= 0) return;
   const sim::TaskId host =
       g_.add_compute(L_.dev[s][c], L_.streams.compute, seconds, g_.label("host overhead (step calibration)"), -1);
   g_.depend(step, host);
 }
 
-double GradientPass::time_s(int s, int c, const sim::Kernel& k) const {
-  const platforms::GpuSpec& spec = *L_.cluster.gpus[L_.gpu(s, L_.classes[c][0], 0)].spec;
-  return platforms::perf_model(L_.cluster, spec).time_s(k);
+// The price list of stage s's GPU class c (its GPU type's, calibrations applied).
+platforms::PerfModel GradientPass::perf_model(int s, int c) const {
+  return platforms::perf_model(L_.cluster, *L_.cluster.gpus[L_.gpu(s, L_.classes[c][0], 0)].spec);
 }
+
+double GradientPass::time_s(int s, int c, const sim::Kernel& k) const { return perf_model(s, c).time_s(k); }
 
 // Bidirectional pipelines: stage k's weights live on GPU k (down) and GPU p - 1 - k (up)
 // of every replica; GPU s all-reduces its down stage's gradients with the GPUs holding

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "platforms/perf_model.h"
 #include "strategies/lowering/layout.h"
 #include "strategies/lowering/work_items.h"
 #include "strategies/lowering/zero3.h"
@@ -40,6 +41,7 @@ class GradientPass {
   void param_gathers(int s);
   std::vector<sim::TaskId> sync_topology(int s, double& compressed);
   void pair_syncs();
+  platforms::PerfModel perf_model(int s, int c) const;
   double time_s(int s, int c, const sim::Kernel& k) const;
   void host_overhead(int s, int c, sim::TaskId step);
 

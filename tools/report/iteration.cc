@@ -240,7 +240,8 @@ std::string communication_line(const std::vector<strategies::StreamCommReport>& 
 }
 
 namespace {
-// What communication took, and what it took from compute.
+// What communication took and what it took from compute, and the compute time beside the
+// kernels a step calibration adds (its host overhead).
 void write_communication_lines(std::ostream& out, const strategies::Report& r) {
   if (const std::string line = communication_line(r.communication); !line.empty())
     out << "  communication      " << line << "\n";
