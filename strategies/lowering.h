@@ -54,6 +54,7 @@ struct OffloadUse {
   double parameter_held_bytes = 0;   // per server, in CPU memory or on NVMe
   double parameter_pcie_bytes = 0;   // per GPU and step: every ZeRO-3 gather's shard
   std::string activations;           // cpu; empty: kept on the GPU
+  int activation_layers = 0;         // layer by layer, the first this many; 0: whole items
   double activation_pcie_bytes = 0;  // per GPU and step: every item's, down and back
   double host_capacity_bytes = 0, nvme_capacity_bytes = 0;
   bool any() const { return !tier.empty() || !parameters.empty() || !activations.empty(); }

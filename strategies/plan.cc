@@ -205,7 +205,7 @@ void load_dtypes(const ConfigNode& root, Plan& p) {
 void load_offload(const ConfigNode& root, Plan& p) {
   if (!root.has("offload")) return;
   const ConfigNode o = root.child("offload");
-  o.expect_map({"optimizer", "parameters", "activations"});
+  o.expect_map({"optimizer", "parameters", "activations", "layers"});
   p.where["offload"] = o.loc();
   if (!o.has("optimizer") && !o.has("parameters") && !o.has("activations"))
     o.fail("expected optimizer (cpu or nvme), parameters (cpu or nvme), activations (cpu), or several");
@@ -216,6 +216,13 @@ void load_offload(const ConfigNode& root, Plan& p) {
             "an offloaded optimizer runs DeepSpeed's CPU Adam on fp32 states; valid: "
             "optimizer_dtype fp32 (or no offload)");
   if (o.has("activations")) p.offload_activations = o.child("activations").as_choice({"cpu"});
+  if (o.has("layers")) {
+    const ConfigNode n = o.child("layers");
+    p.where["offload.layers"] = n.loc();
+    if (!o.has("activations"))
+      n.fail("counts the layers whose activations go to CPU memory; valid: beside activations: cpu");
+    p.offload_activation_layers = static_cast<int>(n.as_int(1, limits::kMaxLayers));
+  }
   if (!o.has("parameters")) return;
   const ConfigNode params = o.child("parameters");
   p.offload_parameters = params.as_choice({"cpu", "nvme"});
@@ -618,6 +625,25 @@ void check_chimera(const Plan& p) {
             "compression, ep: 1, cp: 1)");
 }
 
+// Layer-wise activation offload as Megatron-Core allows it (TransformerConfig: cpu_offloading
+// with pipeline_model_parallel_size 1, no recompute_granularity, cpu_offloading_num_layers below
+// num_layers; Transformer Engine's get_cpu_offload_context refuses more than num_layers - 1).
+void check_layer_offload(const Plan& p, const workloads::ModelGraph& model) {
+  const int n = p.offload_activation_layers;
+  if (n == 0) return;
+  if (p.pp > 1 || p.virtual_stages > 1)
+    fail_at(p, "offload.layers",
+            "Megatron-Core offloads layer activations without pipeline parallelism only; valid: pp: 1 "
+            "(or offload: {activations: cpu} without layers, whole work items)");
+  if (p.recompute != "none")
+    fail_at(p, "offload.layers",
+            "Megatron-Core offloads layer activations only without recomputation; valid: recompute: none");
+  if (n > model.layers - 1)
+    fail_at(p, "offload.layers",
+            std::to_string(n) + " of model " + model.name + "'s " + std::to_string(model.layers) +
+                " layers; valid: 1 to " + std::to_string(model.layers - 1) + " (one layer stays on the GPU)");
+}
+
 // Megatron-Core defers the output layer's weight gradients into the flush of a pipeline
 // (pp > 1, its 1F1B schedules): not one that splits every backward already, runs two
 // pipelines or never flushes, nor with ZeRO-3's per-layer reduction or offloaded activations.
@@ -765,6 +791,7 @@ void validate(const Plan& p, const workloads::ModelGraph& model, const platforms
                 p.schedule + ")");
   check_chimera(p);
   check_wgrad_deferral(p);
+  check_layer_offload(p, model);
   check_fp8_param_gather(p, model);
   check_fp8_recipe(p, model, cluster);
   if (p.schedule == "interleaved-1f1b" && p.microbatches() % p.pp != 0)

@@ -196,6 +196,10 @@ struct Plan {
   // `offload: {activations: cpu}`: what each forward keeps for its backward waits in CPU
   // memory in between (strategies/lowering/activation_offload.h).
   std::string offload_activations;
+  // `offload: {activations: cpu, layers: N}` (Megatron-Core's cpu_offloading_num_layers, run
+  // by Transformer Engine's offload synchronizer): layer by layer, the first N transformer
+  // layers' saved activations, instead of whole work items; 0: whole items.
+  int offload_activation_layers = 0;
   // `gpu_order: [H100-SXM-80GB, A100-SXM-80GB]`: the cluster's servers taken in this order of
   // GPU types (platforms/gpu_order.h), so ranks, and with them the first pipeline stages, go to
   // the first type listed; empty: as the platform file lists them.

@@ -50,6 +50,12 @@ struct Block {
   // The ops after the layers under defer_embedding_wgrad_compute: split too, the weight part
   // of the deferred microbatches run in the pipeline flush.
   bool deferred_wgrad = false;
+  // What its forward keeps on the GPU for its backward, per sample.
+  double stored_per_sample() const {
+    double bytes = 0;
+    for (const Segment& seg : fwd) bytes += seg.alloc_per_sample - seg.free_per_sample;
+    return bytes;
+  }
 };
 
 struct StageWork {

@@ -317,6 +317,7 @@ nlohmann::json plan_json(const strategies::Plan& p) {
   if (!p.offload_optimizer.empty()) j["offload"]["optimizer"] = p.offload_optimizer;
   if (!p.offload_parameters.empty()) j["offload"]["parameters"] = p.offload_parameters;
   if (!p.offload_activations.empty()) j["offload"]["activations"] = p.offload_activations;
+  if (p.offload_activation_layers > 0) j["offload"]["layers"] = p.offload_activation_layers;
   if (!p.gpu_order.empty()) j["gpu_order"] = p.gpu_order;
   if (p.use_gpus > 0) j["gpus"] = p.use_gpus;
   if (!p.embedding_sharding.empty()) j["embedding_sharding"] = p.embedding_sharding;

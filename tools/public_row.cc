@@ -171,6 +171,11 @@ strategies::Plan plan_of(const CsvRow& r) {
     sim::parse_fp8_recipe(choice(r, "fp8_recipe", recipes), &p.fp8_recipe);
   }
   set_overlaps(r, p);
+  // the layers whose activations the run's recipe sends to CPU memory (tools/public_training.py)
+  if (r.has("offload_layers") && !r.text("offload_layers").empty()) {
+    p.offload_activations = "cpu";
+    p.offload_activation_layers = whole(r, "offload_layers");
+  }
   return p;
 }
 

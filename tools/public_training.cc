@@ -20,8 +20,9 @@ PublicRun public_rows::run_of(const CsvRow& r, const public_rows::ResolvedRow& r
               (plan.zero ? " zero" + std::to_string(plan.zero) : "") +
               (plan.zero == 3 ? " bwd-" + plan.zero_backward_prefetch : "") +
               (plan.zero_reshard_after_forward ? "" : " kept") + " " + plan.recompute +
-              (r.text("recompute") == "unknown" ? "?" : "") + public_rows::overlaps_of(plan) +
-              (plan.fp8_param_gather ? " fp8-weights" : "") +
+              (r.text("recompute") == "unknown" ? "?" : "") +
+              (plan.offload_activation_layers ? " offload" + std::to_string(plan.offload_activation_layers) : "") +
+              public_rows::overlaps_of(plan) + (plan.fp8_param_gather ? " fp8-weights" : "") +
               (plan.fp8_recipe != sim::Fp8Recipe::Default ? std::string(" ") + sim::to_string(plan.fp8_recipe) : "");
   run.held_out = r.text("held_out") == "1";
   run.measured_s = r.as_double("measured_step_s", 1e-6, 1e6);

@@ -133,8 +133,8 @@ VP_OF_MODEL = {("dgxc_benchmarking", "Nemotron-4 340B"): "12"}
 # recompute_num_layers only for 8B on H100 FP8-CS (5 layers: a partial recomputation dejavu does
 # not express; left unstated). The 70B FP8-CS presets on GB300, GB200 and B200 (Megatron FSDP)
 # offload the activations of 20, 40 and 5 layers to the host instead (cpu_offloading_num_layers;
-# GB300 V1 at c76eae64e, and 7e8111c23): no recomputation. dejavu runs those rows without the
-# offload (it offloads whole work items only), so they hold more than the GPU and are marked OOM.
+# GB300 V1 at c76eae64e, and 7e8111c23): no recomputation. Column offload_layers carries that
+# count (BRIDGE_OFFLOAD_LAYERS below): the plan's offload: {activations: cpu, layers: N}.
 #
 # dgxc-benchmarking's README tables leave recomputation out, while the NeMo configs beside them
 # at the same commits (35a9aecc8d5b, 1b9bb6b3cfea) state it: activations_checkpoint_granularity
@@ -174,6 +174,21 @@ def dgxc_at(r, commits):
 
 def dgxc_nemo2(r):
     return r["framework"].startswith("NeMo") and dgxc_at(r, (DGXC_NEMO2_COMMIT,))
+
+
+# cpu_offloading_num_layers of Megatron-Bridge's Llama 3 70B FP8-CS presets with Megatron FSDP,
+# by GPU (scripts/performance/configs/llama3/workload_base_configs.py at v0.2.0,
+# configs/llama/llama3_workload_base_configs.py at v0.3.0 to v0.5.0 and c76eae64e, V1 and V2
+# alike; the page's FSDP rows are these presets).
+BRIDGE_OFFLOAD_LAYERS = {"GB300": "20", "GB200": "40", "B200": "5"}
+
+
+def offload_layers(r):
+    if not bridge_llama3(r) or r["model"] != "LLAMA3_70B" or sharding(r["sharding"]) != "zero3":
+        return ""
+    if not r["precision"].upper().startswith("FP8") or "MX" in r["precision"].upper():
+        return ""
+    return BRIDGE_OFFLOAD_LAYERS.get(gpu(r["gpu_type"]).split("-")[0], "")
 
 
 def recipe_recompute(r):
@@ -447,7 +462,7 @@ def main(path):
                   "seq_len", "gpu", "gpus", "framework", "precision", "tp", "pp", "vp", "cp", "dp", "sharding",
                   "micro_batch", "global_batch", "recompute", "measured_step_s", "attention", "grad_dtype",
                   "pipeline_split", "overlaps", "optimizer_dtype", "server", "held_out", "fp8_param_gather",
-                  "fp8_recipe", "cross_entropy"])
+                  "fp8_recipe", "cross_entropy", "offload_layers"])
     for r in csv.DictReader(open(path)):
         config = launcher_config(r)
         if config:
@@ -478,7 +493,7 @@ def main(path):
                       grad_dtype(r),
                       pipeline_split(r), overlaps(r), optimizer_dtype(r), server(r),
                       1 if int(r["row_id"]) % 3 == 0 else 0, fp8_param_gather(r), fp8_recipe(r),
-                      CROSS_ENTROPY_OF_FRAMEWORK.get(framework, "unfused")])
+                      CROSS_ENTROPY_OF_FRAMEWORK.get(framework, "unfused"), offload_layers(r)])
 
 
 if __name__ == "__main__":

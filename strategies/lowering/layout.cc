@@ -29,7 +29,8 @@ JobLayout::JobLayout(const workloads::ModelGraph& model_, const platforms::Clust
   element_bytes = plan.weight_element_bytes(model.dtype);
   gradient_bytes = plan.gradient_element_bytes(model.dtype);
   fused = options.fuse_items && plan.ep == 1 && cp == 1 && plan.gradient_bucket_bytes(1) <= 0 &&
-          !plan.overlap_param_gather && !plan.tp_comm_overlap && !plan.defer_embedding_wgrad_compute;
+          !plan.overlap_param_gather && !plan.tp_comm_overlap && !plan.defer_embedding_wgrad_compute &&
+          plan.offload_activation_layers == 0;  // layer offload copies between the blocks
   cp_ring = cp > 1 && plan.cp_comm == "ring";
   work = build_stage_work(model, plan, schedule->splits_backward());
   for (int c = 1; c < pipes; ++c)

@@ -58,6 +58,16 @@ void count_flops(LoweredJob& job, const lowering::JobLayout& L) {
 }  // namespace
 
 namespace {
+// Per sample, what offloaded activations move one way: the item's stored activations, or
+// those of its first `layers` layers.
+double offloaded_per_sample(const StageWork& w, int layers) {
+  if (layers == 0) return w.stored_activation_per_sample;
+  double bytes = 0;
+  for (const Block& blk : w.blocks)
+    if (blk.is_layer && layers-- > 0) bytes += blk.stored_per_sample();
+  return bytes;
+}
+
 // The offloaded optimizer and parameters of the stage whose GPUs hold the most of them.
 OffloadUse offload_use(const lowering::JobLayout& L) {
   OffloadUse use;
@@ -80,11 +90,13 @@ OffloadUse offload_use(const lowering::JobLayout& L) {
     use.nvme_capacity_bytes = server.host.nvme_bytes;
   }
   use.activations = L.plan.offload_activations;
+  use.activation_layers = L.plan.offload_activation_layers;
   for (int s = 0; s < L.p && !use.activations.empty(); ++s) {
     double moved = 0;  // every item of the stage's chunks, down and back
     for (int j = 0; j < L.m; ++j)
       for (int vs = s; vs < L.V; vs += L.p)
-        if (L.gpu_stage(vs) == s) moved += 2 * L.work_at(j)[vs].stored_activation_per_sample * L.micro_batch;
+        if (L.gpu_stage(vs) == s)
+          moved += 2 * offloaded_per_sample(L.work_at(j)[vs], use.activation_layers) * L.micro_batch;
     use.activation_pcie_bytes = std::max(use.activation_pcie_bytes, moved);
   }
   return use;

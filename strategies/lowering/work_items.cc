@@ -106,11 +106,12 @@ void ClassItems::emit_stage(int s) {
     if (item.backward && item.part == BackwardPart::Weight) last_weight_ = item.microbatch;
   }
   ActivationOffload offload(g_, L_, s, c_);
+  LayerOffload layers(g_, L_, s, c_);
   std::vector<sim::TaskId> ends;  // each emitted item's last task
   for (const WorkItem& item : order) {
     const int vs = L_.schedule->virtual_stage(item.chunk, s, L_.p);
     const int j = item.microbatch;
-    emit_item(item, s, zero3);
+    emit_item(item, s, zero3, layers);
     if (!offload.on()) continue;
     if (!item.backward) {
       offload.after_forward(j, vs, tasks_.f_last[c_][vs][j]);
@@ -144,13 +145,13 @@ void ClassItems::emit_deferred_wgrads(int s) {
   deferred_.clear();
 }
 
-void ClassItems::emit_item(const WorkItem& item, int s, Zero3Device& zero3) {
+void ClassItems::emit_item(const WorkItem& item, int s, Zero3Device& zero3, LayerOffload& layers) {
   const int vs = L_.schedule->virtual_stage(item.chunk, s, L_.p);
   Chain chain;
   if (L_.fused)
     emit_fused(item, vs, s, zero3, chain);
   else
-    emit_blocks(item, vs, s, zero3, chain);
+    emit_blocks(item, vs, s, zero3, layers, chain);
   zero3.finish();
   place(item, vs, s, chain);
 }
@@ -187,7 +188,8 @@ void ClassItems::emit_fused(const WorkItem& item, int vs, int s, Zero3Device& ze
 // One task per segment (with its collectives): forward first block to last; backward
 // layer by layer from the last, replaying what recomputation dropped just before it (or
 // its input-gradient part, when the schedule splits it); weight gradients sent nowhere.
-void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& zero3, Chain& chain) {
+void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& zero3, LayerOffload& layers,
+                             Chain& chain) {
   SegmentEmitter emit(g_, L_, labels_, s, c_);
   const int j = item.microbatch;
   const auto& blocks = L_.work_at(j)[vs].blocks;
@@ -195,8 +197,12 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
   auto run = [&](const std::vector<Segment>& segs, const std::vector<SegmentTime>& d) {
     run_pass(emit, segs, d, j, chain);
   };
+  std::vector<int> layer_of(blocks.size(), -1);  // the block's layer on this stage, -1 for none
+  for (size_t bi = 0, n = 0; bi < blocks.size(); ++bi)
+    if (blocks[bi].is_layer) layer_of[bi] = static_cast<int>(n++);
   if (!item.backward) {
     for (size_t bi = 0; bi < blocks.size(); ++bi) {
+      if (layer_of[bi] >= 0) layers.before_forward(j, layer_of[bi], chain);
       const auto begin = static_cast<sim::TaskId>(g_.size());
       const sim::TaskId entry = chain.last;
       zero3.block(blocks[bi], j, false, true, false, chain, [&] { run(blocks[bi].fwd, t.fwd[bi]); });
@@ -204,6 +210,8 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
         tasks_.first_forward[c_][vs][bi] = begin;
         tasks_.forward_entry[c_][vs][bi] = entry;
       }
+      if (layer_of[bi] >= 0)
+        layers.after_forward(j, layer_of[bi], blocks[bi].stored_per_sample() * L_.micro_batch, chain.last);
     }
     return emit.finish(chain, j);
   }
@@ -216,6 +224,7 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
       if (j == last_weight_ && chain.last >= 0) tasks_.grads_ready[c_][vs][bi] = chain.last;
       continue;
     }
+    if (layer_of[bi] >= 0) layers.before_backward(j, layer_of[bi], chain);  // back before the input gradients
     const bool defer = kind == kBackward && blk.deferred_wgrad && L_.plan.defers_wgrad_of(j);
     const bool input_only = kind == kBackwardInput || defer;
     zero3.block(blk, j, true, true, completes_gradients(blk, input_only ? BackwardPass::Input : BackwardPass::Whole),

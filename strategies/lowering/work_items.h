@@ -37,6 +37,8 @@ struct ItemTasks {
   explicit ItemTasks(const JobLayout& layout);
 };
 
+class LayerOffload;
+
 class ClassItems {
  public:
   ClassItems(sim::TaskGraph& g, const JobLayout& layout, SegmentLabels& labels, std::vector<Zero3Stage>& zero3,
@@ -45,8 +47,8 @@ class ClassItems {
   void link_stages();  // a forward needs the previous stage's activations, a backward the next's gradient
 
  private:
-  void emit_item(const WorkItem& item, int s, Zero3Device& zero3);
-  void emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& zero3, Chain& chain);
+  void emit_item(const WorkItem& item, int s, Zero3Device& zero3, LayerOffload& layers);
+  void emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& zero3, LayerOffload& layers, Chain& chain);
   void emit_fused(const WorkItem& item, int vs, int s, Zero3Device& zero3, Chain& chain);
   void place(const WorkItem& item, int vs, int s, const Chain& chain);
   void emit_deferred_wgrads(int s);

@@ -226,6 +226,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
     if (!p.offload_optimizer.empty()) tiers += ", optimizer: " + p.offload_optimizer;
     if (!p.offload_parameters.empty()) tiers += ", parameters: " + p.offload_parameters;
     if (!p.offload_activations.empty()) tiers += ", activations: " + p.offload_activations;
+    if (p.offload_activation_layers > 0) tiers += ", layers: " + std::to_string(p.offload_activation_layers);
     out << "offload: {" << tiers.substr(2) << "}\n";
   }
   if (!p.gpu_order.empty())

@@ -92,6 +92,7 @@ nlohmann::ordered_json offload_json(const strategies::OffloadUse& o) {
           {"parameter_bytes_per_server", o.parameter_held_bytes},
           {"parameter_pcie_bytes_per_gpu", o.parameter_pcie_bytes},
           {"activations", o.activations},
+          {"activation_layers", o.activation_layers},
           {"activation_pcie_bytes_per_gpu", o.activation_pcie_bytes},
           {"nvme_capacity_bytes", o.nvme_capacity_bytes},
           {"pcie_bytes_per_gpu", o.cost.pcie_bytes},
@@ -113,10 +114,13 @@ void write_offload_line(std::ostream& out, const strategies::OffloadUse& o) {
     out << buf;
   }
   if (!o.activations.empty()) {
+    const std::string what = o.activation_layers > 0
+                                 ? "the first " + std::to_string(o.activation_layers) + " layers' of each forward"
+                                 : "each forward's";
     std::snprintf(buf, sizeof buf,
-                  "  offload            activations on %s: per GPU a step %s over PCIe (each forward's, down and "
-                  "back before its backward)\n",
-                  o.activations.c_str(), units::format_bytes(o.activation_pcie_bytes).c_str());
+                  "  offload            activations on %s: per GPU a step %s over PCIe (%s, down and back before "
+                  "its backward)\n",
+                  o.activations.c_str(), units::format_bytes(o.activation_pcie_bytes).c_str(), what.c_str());
     out << buf;
   }
   if (o.tier.empty()) return;

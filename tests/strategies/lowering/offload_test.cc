@@ -86,10 +86,10 @@ workloads::ModelGraph four_layers(double F, double Q) {
   return model;
 }
 
-platforms::Cluster two_gpus_with_host() {
+platforms::Cluster two_gpus_with_host(double pcie_Bps = 1e12) {
   platforms::Cluster cluster;  // free_network(2, 1e12) with a host side
   platforms::ServerGroup server = free_network(2, 1e12).groups[0];
-  server.host = {1e12, 400e9, 1e12, 0, 0};
+  server.host = {1e12, 400e9, pcie_Bps, 0, 0};
   cluster.groups = {server};
   platforms::build_network(cluster);
   return cluster;
@@ -207,6 +207,68 @@ TEST(Offload, ActivationsWaitInCpuMemoryBetweenForwardAndBackward) {
   EXPECT_NEAR(off.result.makespan_s, 4 * f + 2 * h + 4 * b + step, 1e-9);
   EXPECT_NEAR(kept.report.peak_memory_bytes - off.report.peak_memory_bytes, 2 * A, 1e-3);
   EXPECT_DOUBLE_EQ(off.report.offload.activation_pcie_bytes, 2 * 4 * A);
+}
+
+// Four layers keeping A = 1 GB a sample each (F forward FLOPs); one microbatch a replica.
+struct FourLayers {
+  workloads::ModelGraph model;
+  Plan plan;
+  explicit FourLayers(double F, double A) {
+    model.name = "four";
+    model.layers = 4;
+    for (int l = 0; l < 4; ++l) {
+      workloads::Op op;
+      op.name = "layer" + std::to_string(l);
+      op.layer = l;
+      op.fwd_flops = F, op.bwd_flops = 2 * F, op.activation_bytes = A;
+      const int v = model.add_op(op);
+      if (l > 0) model.add_edge(v - 1, v);
+    }
+    plan.dp = 2;
+    plan.global_batch_size = 2;
+  }
+};
+
+TEST(Offload, LayersGoDownUnderTheNextLayersAndComeBackAhead) {
+  // offload: {activations: cpu, layers: 2} of L = 4 (Transformer Engine's synchronizer): layer
+  // i's copy down (h = 1 GB / 1000 GB/s = 1 ms) runs under layer i + 1 and must be done before
+  // layer L - N + i = 2 + i; its copy back starts as the backward of layer L - 1 - N + i = 1 + i
+  // starts and is done before layer i's backward. With f, b > h nothing waits: the same
+  // step, 2 A fewer bytes at the forward's end (layers 0 and 1 on the host), 2 x 2 A moved.
+  const double F = 4e12, A = 1e9, h = 1e-3;
+  FourLayers in(F, A);
+  const auto cluster = two_gpus_with_host(1e12);
+  const Simulation kept = simulate(in.model, cluster, in.plan, "analytic-no-contention");
+  in.plan.offload_activations = "cpu";
+  in.plan.offload_activation_layers = 2;
+  const Simulation off = simulate(in.model, cluster, in.plan, "analytic-no-contention");
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  ASSERT_GT(pm.time_s({sim::OpClass::Gemm, F, 0, sim::DType::BF16}), h);
+  EXPECT_NEAR(off.result.makespan_s, kept.result.makespan_s, 1e-12);
+  EXPECT_NEAR(kept.report.peak_memory_bytes - off.report.peak_memory_bytes, 2 * A, 1e-3);
+  EXPECT_DOUBLE_EQ(off.report.offload.activation_pcie_bytes, 2 * 2 * A);
+  EXPECT_EQ(off.report.offload.activation_layers, 2);
+}
+
+TEST(Offload, ASlowHostLinkStallsTheLayersThatWaitForIt) {
+  // The same with h = 1 GB / 25 GB/s = 40 ms > b > f. Forward: copies 0 and 1 run back to back
+  // from f; layer 2 starts at f + h, layer 3 (after copy 1) at f + 2h: the forward ends at
+  // 2f + 2h. Backward from t0 = 2f + 2h + b (layer 3 done): copy back 1 over [t0, t0 + h];
+  // copy back 0 after it, over [t0 + h, t0 + 2h]; layer 1 runs from t0 + h, layer 0 from
+  // t0 + 2h: the step is 2f + 4h + 2b against 4f + 4b, so 4h - 2f - 2b longer.
+  const double F = 4e12, A = 1e9, h = 40e-3;
+  FourLayers in(F, A);
+  const auto cluster = two_gpus_with_host(25e9);
+  const Simulation kept = simulate(in.model, cluster, in.plan, "analytic-no-contention");
+  in.plan.offload_activations = "cpu";
+  in.plan.offload_activation_layers = 2;
+  const Simulation off = simulate(in.model, cluster, in.plan, "analytic-no-contention");
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  const double f = pm.time_s({sim::OpClass::Gemm, F, 0, sim::DType::BF16});
+  const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 0, sim::DType::BF16});
+  ASSERT_GT(h, b);
+  ASSERT_GT(b, f);
+  EXPECT_NEAR(off.result.makespan_s - kept.result.makespan_s, 4 * h - 2 * f - 2 * b, 1e-9);
 }
 
 TEST(Offload, APlatformWithoutAHostSideIsRefused) {
