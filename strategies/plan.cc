@@ -72,6 +72,11 @@ bool flag(const ConfigNode& root, const char* key, Plan& p) {
 
 }  // namespace
 
+const std::string& Plan::recompute_of_layer(int virtual_stage, int rank) const {
+  static const std::string kNone = "none";
+  return recompute_layers > 0 && rank >= recompute_layers ? kNone : recompute_of(virtual_stage);
+}
+
 SwitchBreak megatron_switch_break(const Plan& p) {
   if (p.overlap_grad_reduce && p.zero >= 3)
     return {"overlap_grad_reduce", "zero: 3 reduce-scatters each layer's gradients as its backward ends"};
@@ -392,6 +397,19 @@ void load_comm_sms(const ConfigNode& root, Plan& p) {
   p.comm_sms = static_cast<int>(n.as_int(0, limits::kMaxCommSms));
 }
 
+// recompute_layers: a block of fully recomputed layers, where every stage recomputes fully.
+void load_recompute_layers(const ConfigNode& root, Plan& p) {
+  if (!root.has("recompute_layers")) return;
+  const ConfigNode n = root.child("recompute_layers");
+  p.where["recompute_layers"] = n.loc();
+  p.recompute_layers = static_cast<int>(n.as_int(1, limits::kMaxLayers));
+  if (p.recompute != "full" ||
+      std::any_of(p.stage_recompute.begin(), p.stage_recompute.end(), [](const std::string& m) { return m != "full"; }))
+    n.fail(
+        "recomputes the first layers of each model chunk in full (Megatron-Core's block method); valid: "
+        "recompute: full");
+}
+
 // recompute_early_stop: only where some stage recomputes fully.
 void load_early_stop(const ConfigNode& root, Plan& p) {
   p.recompute_early_stop = flag(root, "recompute_early_stop", p);
@@ -419,6 +437,7 @@ const std::vector<std::string>& plan_keys() {
                                                 "stage_tp",
                                                 "recompute",
                                                 "recompute_early_stop",
+                                                "recompute_layers",
                                                 "sequence_parallel",
                                                 "zero",
                                                 "zero_prefetch",
@@ -473,6 +492,7 @@ Plan load_plan(const ConfigNode& root) {
   }
   if (root.has("recompute")) load_recompute(root.child("recompute"), p);
   load_early_stop(root, p);
+  load_recompute_layers(root, p);
   p.virtual_stages = positive(root, "virtual_stages", 1, p, limits::kMaxLayers);
   if (p.virtual_stages > 1 && p.schedule != "interleaved-1f1b")
     root.child("virtual_stages").fail("more than one model chunk per GPU needs schedule: interleaved-1f1b");

@@ -17,6 +17,8 @@
 //   token_slices: auto     # schedule terapipe: auto (TeraPipe's dynamic program) | k equal
 //                          # slices | [lengths] adding up to the sequence
 //   recompute: full        # none | selective (attention) | full, or one per pipeline stage
+//   recompute_layers: 5    # (full) only the first 5 layers of each model chunk recomputed, the
+//                          # rest keep everything (Megatron-Core's recompute_method: block)
 //   recompute_early_stop: true  # (full) PyTorch's non-reentrant checkpoint: a block's replay
 //                          # stops once every tensor its backward saved is rebuilt
 //   sequence_parallel: false  # tensor parallelism with reduce-scatter/all-gather (Megatron SP)
@@ -116,6 +118,12 @@ struct Plan {
   const std::string& recompute_of(int virtual_stage) const {
     return stage_recompute.empty() ? recompute : stage_recompute[static_cast<size_t>(virtual_stage % pp)];
   }
+  // `recompute_layers: N` (Megatron-Core's recompute_method block with recompute_num_layers N):
+  // under full recomputation only the first N layers of each model chunk (virtual stage) are
+  // recomputed; the others store everything. 0: every layer.
+  int recompute_layers = 0;
+  // The mode of the rank-th layer (from 0) of virtual stage `virtual_stage`.
+  const std::string& recompute_of_layer(int virtual_stage, int rank) const;
   // Full recomputation as PyTorch's non-reentrant checkpoint runs it (torch.utils.checkpoint
   // with use_reentrant=False, its default early stop since PyTorch 2.1; FSDP's checkpoint
   // wrapper, llm-foundry, torchtitan): a block's replay stops once the last tensor its

@@ -212,6 +212,46 @@ void hold_output_gradients(const ModelGraph& model, const Plan& plan, const std:
 
 bool has_weight_gradient(const Op& op) { return op.weight_bytes > 0; }
 
+namespace {
+// One block of virtual stage s: its passes cut into segments under recomputation mode rc.
+Block make_block(const ModelGraph& model, const Plan& plan, const std::string& rc, const std::vector<int>& ops, int key,
+                 bool split_backward) {
+  Block blk;
+  blk.is_layer = key >= 0 && key < model.layers;
+  for (int v : ops) {
+    const double held = model.op(v).params / (model.op(v).tp == workloads::TpMode::Split ? plan.tp : 1) /
+                        (model.op(v).expert ? plan.ep : 1);
+    blk.params_per_gpu += held;
+    if (model.op(v).expert) blk.expert_params_per_gpu += held;
+  }
+  const std::vector<int> reversed(ops.rbegin(), ops.rend());
+  blk.fwd = cut(model, plan, rc, ops, Pass::Forward);
+  blk.bwd = cut(model, plan, rc, reversed, Pass::Backward);
+  const bool after_layers = key == model.layers;
+  if (split_backward || (plan.defer_embedding_wgrad_compute && after_layers)) {
+    blk.bwd_input = cut(model, plan, rc, reversed, Pass::BackwardInput);
+    blk.bwd_weight = cut(model, plan, rc, reversed, Pass::BackwardWeight);
+    if (!split_backward) {
+      blk.deferred_wgrad = true;
+      hold_output_gradients(model, plan, ops, blk);
+    }
+  }
+  if (blk.is_layer && rc == "full") {
+    blk.recompute = cut(model, plan, rc, plan.recompute_early_stop ? early_stop_replay(model, ops) : ops, Pass::Replay);
+  } else if (blk.is_layer && rc == "selective") {
+    // Replay the core attention: the ops whose activations were dropped (unfused scores),
+    // and a fused kernel, which Megatron-Core checkpoints as well (TE's core attention
+    // under recompute_granularity: selective) though it stores no scores.
+    std::vector<int> attention;
+    for (int v : ops)
+      if (model.op(v).selective_recompute_bytes > 0 || sim::fused_attention(model.op(v).op_class))
+        attention.push_back(v);
+    if (!attention.empty()) blk.recompute = cut(model, plan, rc, attention, Pass::Replay);
+  }
+  return blk;
+}
+}  // namespace
+
 std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& whole, bool split_backward) {
   const std::vector<int> order = model.topological_order();
   const std::vector<int> stage_of = stage_of_ops(model, order, whole);
@@ -223,6 +263,7 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& who
   auto at = [&](size_t s) -> const Plan& { return own.empty() ? whole : own[s]; };
   std::vector<std::vector<std::vector<int>>> block_ops(work.size());
   std::vector<std::vector<int>> block_layer(work.size());
+  std::vector<int> layers_in(work.size(), 0);  // per virtual stage, the layers met so far
   for (int v : order) {
     const Op& op = model.op(v);
     const int s = stage_of[v];
@@ -231,6 +272,7 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& who
     if (block_layer[s].empty() || block_layer[s].back() != key) {
       block_layer[s].push_back(key);
       block_ops[s].emplace_back();
+      layers_in[s] += is_layer;
     }
     block_ops[s].back().push_back(v);
     const Plan& plan = at(static_cast<size_t>(s));
@@ -239,49 +281,16 @@ std::vector<StageWork> build_stage_work(const ModelGraph& model, const Plan& who
     if (op.expert) work[s].expert_params_per_gpu += held;
     if (op.weight_rows > 0 && op.weight_cols > 0)
       work[s].matrices.emplace_back(op.weight_rows, op.weight_cols / (op.tp == workloads::TpMode::Split ? plan.tp : 1));
-    work[s].stored_activation_per_sample += activation_of(op, model, plan, plan.recompute_of(s)).stored;
+    const std::string& rc = plan.recompute_of_layer(s, layers_in[s] - 1);
+    work[s].stored_activation_per_sample += activation_of(op, model, plan, rc).stored;
   }
-  for (size_t s = 0; s < work.size(); ++s) {
-    const Plan& plan = at(s);
-    for (size_t b = 0; b < block_ops[s].size(); ++b) {
-      const std::vector<int>& ops = block_ops[s][b];
-      Block blk;
-      blk.is_layer = block_layer[s][b] >= 0 && block_layer[s][b] < model.layers;
-      for (int v : ops) {
-        const double held = model.op(v).params / (model.op(v).tp == workloads::TpMode::Split ? plan.tp : 1) /
-                            (model.op(v).expert ? plan.ep : 1);
-        blk.params_per_gpu += held;
-        if (model.op(v).expert) blk.expert_params_per_gpu += held;
-      }
-      const std::vector<int> reversed(ops.rbegin(), ops.rend());
-      const std::string& rc = plan.recompute_of(static_cast<int>(s));
-      blk.fwd = cut(model, plan, rc, ops, Pass::Forward);
-      blk.bwd = cut(model, plan, rc, reversed, Pass::Backward);
-      const bool after_layers = block_layer[s][b] == model.layers;
-      if (split_backward || (plan.defer_embedding_wgrad_compute && after_layers)) {
-        blk.bwd_input = cut(model, plan, rc, reversed, Pass::BackwardInput);
-        blk.bwd_weight = cut(model, plan, rc, reversed, Pass::BackwardWeight);
-        if (!split_backward) {
-          blk.deferred_wgrad = true;
-          hold_output_gradients(model, plan, ops, blk);
-        }
-      }
-      if (blk.is_layer && rc == "full") {
-        blk.recompute =
-            cut(model, plan, rc, plan.recompute_early_stop ? early_stop_replay(model, ops) : ops, Pass::Replay);
-      } else if (blk.is_layer && rc == "selective") {
-        // Replay the core attention: the ops whose activations were dropped (unfused scores),
-        // and a fused kernel, which Megatron-Core checkpoints as well (TE's core attention
-        // under recompute_granularity: selective) though it stores no scores.
-        std::vector<int> attention;
-        for (int v : ops)
-          if (model.op(v).selective_recompute_bytes > 0 || sim::fused_attention(model.op(v).op_class))
-            attention.push_back(v);
-        if (!attention.empty()) blk.recompute = cut(model, plan, rc, attention, Pass::Replay);
-      }
-      work[s].blocks.push_back(std::move(blk));
+  for (size_t s = 0; s < work.size(); ++s)
+    for (size_t b = 0, rank = 0; b < block_ops[s].size(); ++b) {
+      const int key = block_layer[s][b];
+      const bool is_layer = key >= 0 && key < model.layers;
+      const std::string& rc = at(s).recompute_of_layer(static_cast<int>(s), static_cast<int>(is_layer ? rank++ : 0));
+      work[s].blocks.push_back(make_block(model, at(s), rc, block_ops[s][b], key, split_backward));
     }
-  }
   return work;
 }
 

@@ -307,6 +307,7 @@ nlohmann::json plan_json(const strategies::Plan& p) {
   if (!p.stage_tp.empty()) j["stage_tp"] = p.stage_tp;
   if (!p.stage_recompute.empty()) j["recompute"] = p.stage_recompute;
   if (p.recompute_early_stop) j["recompute_early_stop"] = true;
+  if (p.recompute_layers > 0) j["recompute_layers"] = p.recompute_layers;
   if (!p.grad_dtype.empty()) j["grad_dtype"] = p.grad_dtype;
   if (!p.optimizer_dtype.empty()) j["optimizer_dtype"] = p.optimizer_dtype;
   if (p.ep > 1) j["ep"] = p.ep;

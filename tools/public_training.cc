@@ -20,6 +20,7 @@ PublicRun public_rows::run_of(const CsvRow& r, const public_rows::ResolvedRow& r
               (plan.zero ? " zero" + std::to_string(plan.zero) : "") +
               (plan.zero == 3 ? " bwd-" + plan.zero_backward_prefetch : "") +
               (plan.zero_reshard_after_forward ? "" : " kept") + " " + plan.recompute +
+              (plan.recompute_layers ? std::to_string(plan.recompute_layers) : "") +
               (r.text("recompute") == "unknown" ? "?" : "") +
               (plan.offload_activation_layers ? " offload" + std::to_string(plan.offload_activation_layers) : "") +
               public_rows::overlaps_of(plan) + (plan.fp8_param_gather ? " fp8-weights" : "") +

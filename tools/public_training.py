@@ -130,8 +130,13 @@ VP_OF_MODEL = {("dgxc_benchmarking", "Nemotron-4 340B"): "12"}
 # sets none). Its Llama 3 8B and 70B pretrain configs set recompute_granularity = None too
 # (llama3.py@c76eae64e; none set at 7e8111c23), and their presets (scripts/performance/configs/
 # llama3/workload_base_configs.py@7e8111c23, llama/llama3_workload_base_configs.py@c76eae64e) set
-# recompute_num_layers only for 8B on H100 FP8-CS (5 layers: a partial recomputation dejavu does
-# not express; left unstated). The 70B FP8-CS presets on GB300, GB200 and B200 (Megatron FSDP)
+# recompute_num_layers only for 8B on H100 FP8-CS (5 layers, which scripts/performance/utils/
+# overrides.py turns into recompute_granularity "full" with recompute_method "block", the plan's
+# recompute: full with recompute_layers: 5). That row stays unstated all the same: the page ran it
+# under Megatron FSDP (its FSDP column 1 at 25.11, docs/performance-summary.md at v0.2.0), which
+# the preset does not set (configs/llama3/workload_base_configs.py at v0.2.0: no
+# use_megatron_fsdp for 8B on H100), so the run was not the preset, and the recomputation the
+# preset needs without FSDP says nothing of it (dejavu takes the first mode that fits: none). The 70B FP8-CS presets on GB300, GB200 and B200 (Megatron FSDP)
 # offload the activations of 20, 40 and 5 layers to the host instead (cpu_offloading_num_layers;
 # GB300 V1 at c76eae64e, and 7e8111c23): no recomputation. Column offload_layers carries that
 # count (BRIDGE_OFFLOAD_LAYERS below): the plan's offload: {activations: cpu, layers: N}.
@@ -191,13 +196,16 @@ def offload_layers(r):
     return BRIDGE_OFFLOAD_LAYERS.get(gpu(r["gpu_type"]).split("-")[0], "")
 
 
+def bridge_h100_8b(r):
+    return bridge_llama3(r) and r["model"] == "LLAMA3_8B" and gpu(r["gpu_type"]).startswith("H100")
+
+
 def recipe_recompute(r):
     if bridge_405b(r):
         nvfp4_v1 = "fp4" in r["precision"].lower() and r["num_gpus"] == "128"
         return "" if nvfp4_v1 else "none"
     if bridge_llama3(r):
-        h100_8b = r["model"] == "LLAMA3_8B" and gpu(r["gpu_type"]).startswith("H100")
-        return "" if h100_8b else "none"
+        return "" if bridge_h100_8b(r) else "none"
     if dgxc_at(r, DGXC_CONFIG_COMMITS):
         readme = r["source"].split(":", 1)[1].split("@", 1)[0]
         return DGXC_RECOMPUTE_OF_README.get(readme, "")

@@ -34,7 +34,7 @@ void write_inspection(std::ostream& out, const ModelGraph& m, double batch) {
                                                                : "";
   out << m.name << ": " << m.size() << " ops, " << m.layers << " layers, " << sim::to_string(sim::storage_of(m.dtype))
       << (sim::narrow_gemm(m.dtype) ? std::string(" (GEMMs in ") + sim::to_string(m.dtype) + ")" : std::string())
-      << attention << "\n";
+      << attention << (m.cross_entropy.empty() ? std::string() : ", " + m.cross_entropy + " cross-entropy") << "\n";
   std::snprintf(buf, sizeof buf, "  parameters            %.4g (%.4g per layer)\n", m.parameter_count(), layer_params);
   out << buf;
   std::snprintf(buf, sizeof buf, "  model FLOPs / sample  %.4g forward, %.4g forward + backward\n", fwd, 3 * fwd);

@@ -149,6 +149,7 @@ ModelGraph make_llama(const LlamaConfig& c) {
   if (!c.tie_embeddings) head.params = h * V;
   chain.add(head);
   chain.add(cross_entropy_op("loss", after, s, V, e, c.cross_entropy));
+  g.cross_entropy = to_string(c.cross_entropy);
   return g;
 }
 

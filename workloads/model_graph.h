@@ -58,6 +58,7 @@ class ModelGraph {
   SourceLoc dtype_where;         // where the workload gave its dtype (its file alone when defaulted)
   double tokens_per_sample = 1;  // sequence length for language models (tokens/s)
   int global_batch_size = 0;     // the training job's batch, if the YAML fixes it (0: not)
+  std::string cross_entropy;     // a language model's loss kind (`cross_entropy:`); empty: none
   // Embedding tables (DLRM): how each table group is sharded, in the workload's order (empty:
   // no tables); a plan may shard them otherwise (strategies/plan_model.h), which regenerates
   // the graph from `source_yaml`, the workload's own text.

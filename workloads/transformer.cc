@@ -158,6 +158,7 @@ ModelGraph make_transformer(const TransformerConfig& c) {
     add_vit_head(chain, c, d);
   else
     add_lm_head(chain, c, d);
+  if (c.ends != TransformerConfig::Ends::Vit) g.cross_entropy = to_string(c.cross_entropy);
   return g;
 }
 

@@ -155,6 +155,7 @@ std::string describe(const Plan& p) {
   else if (p.recompute != "none")
     s += " rc=" + p.recompute;
   if (p.recompute_early_stop) s += "(early-stop)";
+  if (p.recompute_layers > 0) s += "(first " + std::to_string(p.recompute_layers) + " layers)";
   if (p.zero > 0) s += " zero" + std::to_string(p.zero);
   if (p.zero == 3 && p.zero_backward_prefetch != Plan{}.zero_backward_prefetch) s += "/bwd-" + p.zero_backward_prefetch;
   if (p.zero == 3 && !p.zero_reshard_after_forward) s += "/kept";
@@ -213,6 +214,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   else
     out << "recompute: " << listed(p.stage_recompute, ", ", [](const std::string& m) { return m; }) << "\n";
   if (p.recompute_early_stop) out << "recompute_early_stop: true\n";
+  if (p.recompute_layers > 0) out << "recompute_layers: " << p.recompute_layers << "\n";
   out << "sequence_parallel: " << (p.sequence_parallel ? "true" : "false") << "\n";
   out << "zero: " << p.zero << "\n";
   if (p.zero == 3 && p.zero_prefetch != Plan{}.zero_prefetch) out << "zero_prefetch: " << p.zero_prefetch << "\n";

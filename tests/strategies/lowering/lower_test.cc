@@ -374,6 +374,30 @@ TEST(Recompute, EarlyStopReplaysUpToTheLastSavingOpButNotItsGemm) {
   EXPECT_NEAR(early - none, 2 * fwd(sim::OpClass::Gemm, Fa), 1e-9);
 }
 
+TEST(Recompute, BlockMethodReplaysOnlyTheFirstLayers) {
+  // The same two layers of a -> b -> c; recompute_layers: 1 (Megatron-Core's block method):
+  // layer 0 is replayed before its backward, layer 1 keeps everything, so one replay of
+  // a, b and c over no recomputation, half of every layer's.
+  const double Fa = 3e12, Fb = 5e12, Fc = 1e9;
+  const workloads::ModelGraph g = two_layers_of("three-op layers", {{"a", sim::OpClass::Gemm, Fa, 1e6},
+                                                                    {"b", sim::OpClass::Gemm, Fb, 1e6},
+                                                                    {"c", sim::OpClass::Elementwise, Fc, 0}});
+  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
+  auto fwd = [&](sim::OpClass cls, double flops) { return pm.time_s({cls, flops, 0, sim::DType::BF16}); };
+  const platforms::Cluster cluster = free_network(1);
+  Plan plan;
+  const double none = simulate(g, cluster, plan).result.makespan_s;
+  plan.recompute = "full";
+  plan.recompute_layers = 1;
+  const double block = simulate(g, cluster, plan).result.makespan_s;
+  EXPECT_NEAR(block - none,
+              fwd(sim::OpClass::Gemm, Fa) + fwd(sim::OpClass::Gemm, Fb) + fwd(sim::OpClass::Elementwise, Fc), 1e-9);
+  plan.recompute_layers = 2;  // every layer of the chunk: full recomputation
+  const double all = simulate(g, cluster, plan).result.makespan_s;
+  plan.recompute_layers = 0;
+  EXPECT_DOUBLE_EQ(all, simulate(g, cluster, plan).result.makespan_s);
+}
+
 TEST(Recompute, SelectiveReplaysAFusedAttentionKernelThatStoresNoScores) {
   // Two layers of a -> f -> c on one GPU, one microbatch: a GEMM, a FlashAttention kernel
   // (no score matrix stored: nothing for selective recomputation to drop) and a residual

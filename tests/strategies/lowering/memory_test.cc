@@ -89,6 +89,23 @@ TEST_F(Korthikanti, FullRecomputationKeepsOnlyTheLayerInput) {
   EXPECT_NEAR(layer_activation(model, p, true), 2 * s * b * h / t, 1);
 }
 
+// recompute_layers: N (Megatron-Core's block method): the first N layers of the chunk keep
+// their input (2sbh / t without sequence parallelism, here 2sbh: the input is whole on every
+// rank), the other L - N everything, sbh(10 + 24/t + 5as/(ht)).
+TEST_F(Korthikanti, BlockRecomputationKeepsEverythingPastItsFirstLayers) {
+  Plan p = plan();
+  p.recompute = "full";
+  const double all = build_stage_work(model, p, false)[0].stored_activation_per_sample;
+  p.recompute_layers = 5;
+  const std::vector<StageWork> work = build_stage_work(model, p, false);
+  const double L = 48;
+  EXPECT_NEAR((work[0].stored_activation_per_sample - all) * b,
+              (L - 5) * s * b * h * (10 + 24 / t + 5 * a * s / (h * t) - 2), 1);
+  int replayed = 0;
+  for (const Block& blk : work[0].blocks) replayed += blk.is_layer && !blk.recompute.empty();
+  EXPECT_EQ(replayed, 5);
+}
+
 // After the last layer: the final LayerNorm keeps its input (2sbh), the output layer its input
 // (2sbh), the loss its fp32 logits split by the vocabulary (4sbV/t). Under sequence
 // parallelism the first two are a rank's sequence shard: Megatron runs the final norm on it,
