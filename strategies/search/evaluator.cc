@@ -30,7 +30,8 @@ std::string plan_key(const Plan& p) {
   std::string st = std::string(p.account_for_embedding ? "e" : "") + (p.account_for_loss ? "l" : "") + ":";
   for (int l : p.stages) st += std::to_string(l) + ",";
   add("stages", st);
-  std::string rc = p.recompute + (p.recompute_early_stop ? "/early:" : ":");
+  std::string rc = p.recompute + (p.recompute_early_stop ? "/early" : "") +
+                   (p.recompute_layers > 0 ? "/first" + std::to_string(p.recompute_layers) : "") + ":";
   for (const std::string& m : p.stage_recompute) rc += m + ",";
   add("rc", rc);
   add("sp", p.sequence_parallel ? "1" : "0");
@@ -47,7 +48,8 @@ std::string plan_key(const Plan& p) {
   add("cp_comm", p.cp_comm);
   add("overlap", std::string(p.overlap_grad_reduce ? "g" : "") + (p.overlap_param_gather ? "p" : "") +
                      (p.tp_comm_overlap ? "t" : ""));
-  add("offload", p.offload_optimizer + "/" + p.offload_parameters + "/" + p.offload_activations);
+  add("offload", p.offload_optimizer + "/" + p.offload_parameters + "/" + p.offload_activations +
+                     (p.offload_activation_layers > 0 ? "/" + std::to_string(p.offload_activation_layers) : ""));
   std::string slices = std::to_string(p.token_slice_count) + ":";
   for (int l : p.token_slices) slices += std::to_string(l) + ",";
   add("slices", slices);

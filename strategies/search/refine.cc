@@ -31,6 +31,22 @@ void add_stage_recompute(const Plan& at, std::vector<Plan>& out) {
     }
 }
 
+// Under full recomputation, only the first k layers of each model chunk recomputed
+// (Megatron-Core's block method), k a quarter, half and three quarters of a chunk's layers:
+// less replayed where the memory allows it.
+void add_block_recompute(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
+  if (at.recompute != "full" || !at.stage_recompute.empty() || at.recompute_layers > 0) return;
+  const int per_chunk = problem.model->layers / std::max(1, at.total_stages());
+  std::set<int> ks;
+  for (int q = 1; q <= 3; ++q) ks.insert(per_chunk * q / 4);
+  for (int k : ks) {
+    if (k < 1 || k >= per_chunk) continue;
+    Plan p = at;
+    p.recompute_layers = k;
+    out.push_back(std::move(p));
+  }
+}
+
 // Each overlap switch flipped alone, all that apply on at once (from ZeRO 0 or 3 also with
 // the distributed optimizer, ZeRO 1 and 2, that the gradient and parameter overlaps need), and
 // DDP's 25 MB buckets.
@@ -167,6 +183,7 @@ bool widens_an_end(const Plan& at, const Plan& p) {
 std::vector<Plan> refinements(const Problem& problem, const Plan& at, bool dear) {
   std::vector<Plan> out;
   add_stage_recompute(at, out);
+  add_block_recompute(problem, at, out);
   add_overlaps(at, out);
   add_syncs(problem, at, out);
   add_schedules(at, dear, out);

@@ -4,6 +4,8 @@
 // for every searcher:
 //   - recomputation per pipeline stage: the first k stages keep the plan's mode, the rest a
 //     lighter one (under 1F1B the first stages hold the most microbatches in flight);
+//   - under full recomputation, only the first layers of each model chunk recomputed
+//     (recompute_layers, Megatron-Core's block method): a quarter, half, three quarters;
 //   - Megatron-Core's overlap switches: overlapped gradient reduce (buckets), overlapped
 //     parameter gather (distributed optimizer), tensor-parallel communication overlap, each
 //     alone and all that apply at once, under the rules Megatron asserts

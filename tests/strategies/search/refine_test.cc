@@ -31,7 +31,7 @@ TEST(Refine, EveryValidRefinementRoundTripsThroughItsPlanYaml) {
   const Fixture f;
   const std::vector<Plan> plans = enumerate(f.problem, default_space(f.problem, 2));
   ASSERT_GT(plans.size(), 100u);
-  int stage_rc = 0, overlap = 0, bucket = 0, sync = 0, schedule = 0, shapes = 0, checked = 0;
+  int stage_rc = 0, block_rc = 0, overlap = 0, bucket = 0, sync = 0, schedule = 0, shapes = 0, checked = 0;
   for (size_t i = 0; i < plans.size(); i += 29) {
     for (const Plan& r : refinements(f.problem, plans[i])) {
       try {
@@ -48,6 +48,7 @@ TEST(Refine, EveryValidRefinementRoundTripsThroughItsPlanYaml) {
       ASSERT_EQ(plan_key(load_plan(ConfigNode::load_string(json, "refined.json"))), plan_key(r)) << json;
       ++checked;
       stage_rc += !r.stage_recompute.empty();
+      block_rc += r.recompute_layers > 0;
       overlap += r.overlap_grad_reduce || r.tp_comm_overlap;
       bucket += r.data_parallel.bucket_bytes > 0;
       sync += r.data_parallel.sync != "all-reduce";
@@ -61,6 +62,7 @@ TEST(Refine, EveryValidRefinementRoundTripsThroughItsPlanYaml) {
   }
   EXPECT_GT(checked, 100);
   EXPECT_GT(stage_rc, 0);
+  EXPECT_GT(block_rc, 0);
   EXPECT_GT(overlap, 0);
   EXPECT_GT(bucket, 0);
   EXPECT_GT(sync, 0);
@@ -167,6 +169,26 @@ TEST(Refine, OverlapsTheGradientReduceOfDataParallelismAcrossServers) {
   EXPECT_TRUE(best.overlap_grad_reduce) << describe(best);
   EXPECT_EQ(best.tp * best.pp * best.dp, 32);  // the refinement keeps the plan's shape
   EXPECT_EQ(best.micro_batch_size, 1);
+}
+
+// GPT-3 1.3B under full recomputation on 32 A100s has memory to spare: recomputing only the
+// first quarter of each chunk's layers (3 of 12, Megatron-Core's block method) replays a
+// quarter as much, and the refinement finds it.
+TEST(Refine, RecomputesOnlyTheFirstLayersWhereTheMemoryAllows) {
+  const Fixture f;
+  Plan start;
+  ASSERT_TRUE(make_plan(f.problem, 2, 2, 1, start));
+  start.recompute = "full";
+  SimulationEvaluator evaluator(f.problem);
+  SearchOptions options;
+  options.refine = false;
+  Tracker tracker("test", f.problem, evaluator, options);
+  const double before = tracker.evaluate(start).cost();
+  ASSERT_LT(before, 1e9);
+  refine(f.problem, tracker, 1, kRefineRounds);
+  const Plan& best = tracker.best()->plan;
+  EXPECT_LT(tracker.best()->score.cost(), before);
+  EXPECT_EQ(best.recompute_layers, 3) << describe(best);
 }
 
 }  // namespace
