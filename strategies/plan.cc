@@ -651,6 +651,9 @@ void check_chimera(const Plan& p) {
 void check_layer_offload(const Plan& p, const workloads::ModelGraph& model) {
   const int n = p.offload_activation_layers;
   if (n == 0) return;
+  if (p.offload_activations.empty())
+    fail_at(p, "offload.layers",
+            "counts the layers whose activations go to CPU memory; valid: beside activations: cpu");
   if (p.pp > 1 || p.virtual_stages > 1)
     fail_at(p, "offload.layers",
             "Megatron-Core offloads layer activations without pipeline parallelism only; valid: pp: 1 "
@@ -812,6 +815,10 @@ void validate(const Plan& p, const workloads::ModelGraph& model, const platforms
   check_chimera(p);
   check_wgrad_deferral(p);
   check_layer_offload(p, model);
+  if (p.recompute_layers > 0 &&
+      (p.recompute != "full" || std::any_of(p.stage_recompute.begin(), p.stage_recompute.end(),
+                                            [](const std::string& m) { return m != "full"; })))
+    fail_at(p, "recompute_layers", "recomputes the first layers of each model chunk in full; valid: recompute: full");
   check_fp8_param_gather(p, model);
   check_fp8_recipe(p, model, cluster);
   if (p.schedule == "interleaved-1f1b" && p.microbatches() % p.pp != 0)

@@ -71,6 +71,38 @@ TEST(Plan, ACodeBuiltPlanWhoseReplicasDoNotSplitTheBatchIsRefused) {
   EXPECT_NO_THROW(validate(p, model, cluster));
 }
 
+// Layer offload and block recomputation set in code (a search's refinement, a sweep) are held
+// to the rules their plan keys are: offloaded layers need activations: cpu, recompute_layers
+// full recomputation.
+TEST(Plan, ACodeBuiltPlanOffloadsLayersAndRecomputesBlocksOnlyAsItsKeysMay) {
+  const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-13b.yaml"));
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-40gb-1x8.yaml"));
+  Plan p;
+  p.dp = 8;
+  p.global_batch_size = 8;
+  p.offload_activation_layers = 4;
+  auto error = [&] {
+    try {
+      validate(p, model, cluster);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error().find("offload.layers: counts the layers whose activations go to CPU memory"), std::string::npos)
+      << error();
+  p.offload_activations = "cpu";
+  EXPECT_EQ(error(), "no error");
+  p.offload_activation_layers = 0;
+  p.offload_activations.clear();
+  p.recompute_layers = 4;
+  EXPECT_NE(error().find("recompute_layers: recomputes the first layers of each model chunk in full"),
+            std::string::npos)
+      << error();
+  p.recompute = "full";
+  EXPECT_EQ(error(), "no error");
+}
+
 TEST(Plan, UnknownScheduleListsTheKnownOnes) {
   try {
     load_plan(ConfigNode::load_string("global_batch_size: 8\nschedule: zigzag\n", "s.yaml"));
