@@ -197,8 +197,8 @@ void ClassItems::emit_blocks(const WorkItem& item, int vs, int s, Zero3Device& z
   auto run = [&](const std::vector<Segment>& segs, const std::vector<SegmentTime>& d) {
     run_pass(emit, segs, d, j, chain);
   };
-  std::vector<int> layer_of(blocks.size(), -1);  // the block's layer on this stage, -1 for none
-  for (size_t bi = 0, n = 0; bi < blocks.size(); ++bi)
+  std::vector<int> layer_of(blocks.size(), -1);  // with layer offload: the block's layer on this stage
+  for (size_t bi = 0, n = 0; bi < blocks.size() && layers.on(); ++bi)
     if (blocks[bi].is_layer) layer_of[bi] = static_cast<int>(n++);
   if (!item.backward) {
     for (size_t bi = 0; bi < blocks.size(); ++bi) {
