@@ -47,6 +47,30 @@ void add_block_recompute(const Problem& problem, const Plan& at, std::vector<Pla
   }
 }
 
+// Instead of recomputation without pipeline parallelism, the first quarter, half or three
+// quarters of the layers' activations offloaded to CPU memory (Megatron-Core's
+// cpu_offloading_num_layers), where every server has a host side: free where the copies hide
+// under the layers (a Grace CPU's NVLink-C2C), dear over PCIe.
+void add_layer_offload(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
+  if (at.pp > 1 || at.recompute == "none" || !at.offload_activations.empty()) return;
+  for (const platforms::ServerGroup& g : problem.cluster->groups)
+    if (g.host.pcie_Bps <= 0 || g.host.memory_bytes <= 0 || g.host.memory_Bps <= 0) return;
+  const int layers = problem.model->layers;
+  std::set<int> ks;
+  for (int q = 1; q <= 3; ++q) ks.insert(layers * q / 4);
+  for (int k : ks) {
+    if (k < 1 || k >= layers) continue;
+    Plan p = at;
+    p.recompute = "none";
+    p.stage_recompute.clear();
+    p.recompute_layers = 0;
+    p.recompute_early_stop = false;
+    p.offload_activations = "cpu";
+    p.offload_activation_layers = k;
+    out.push_back(std::move(p));
+  }
+}
+
 // Each overlap switch flipped alone, all that apply on at once (from ZeRO 0 or 3 also with
 // the distributed optimizer, ZeRO 1 and 2, that the gradient and parameter overlaps need), and
 // DDP's 25 MB buckets.
@@ -184,6 +208,7 @@ std::vector<Plan> refinements(const Problem& problem, const Plan& at, bool dear)
   std::vector<Plan> out;
   add_stage_recompute(at, out);
   add_block_recompute(problem, at, out);
+  add_layer_offload(problem, at, out);
   add_overlaps(at, out);
   add_syncs(problem, at, out);
   add_schedules(at, dear, out);

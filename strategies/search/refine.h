@@ -6,6 +6,9 @@
 //     lighter one (under 1F1B the first stages hold the most microbatches in flight);
 //   - under full recomputation, only the first layers of each model chunk recomputed
 //     (recompute_layers, Megatron-Core's block method): a quarter, half, three quarters;
+//   - without pipeline parallelism, instead of recomputation, a quarter, half or three
+//     quarters of the layers' activations offloaded to CPU memory (offload: {activations:
+//     cpu, layers}), where every server has a host side;
 //   - Megatron-Core's overlap switches: overlapped gradient reduce (buckets), overlapped
 //     parameter gather (distributed optimizer), tensor-parallel communication overlap, each
 //     alone and all that apply at once, under the rules Megatron asserts

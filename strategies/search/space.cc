@@ -165,6 +165,7 @@ std::string describe(const Plan& p) {
   if (!p.offload_optimizer.empty()) s += " offload=" + p.offload_optimizer;
   if (!p.offload_parameters.empty()) s += " params=" + p.offload_parameters;
   if (!p.offload_activations.empty()) s += " activations=" + p.offload_activations;
+  if (p.offload_activation_layers > 0) s += "/" + std::to_string(p.offload_activation_layers) + "-layers";
   if (!p.gpu_order.empty()) {
     s += " order=";
     for (size_t i = 0; i < p.gpu_order.size(); ++i)

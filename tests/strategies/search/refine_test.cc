@@ -191,5 +191,41 @@ TEST(Refine, RecomputesOnlyTheFirstLayersWhereTheMemoryAllows) {
   EXPECT_EQ(best.recompute_layers, 3) << describe(best);
 }
 
+// Llama 3 8B under ZeRO-3 on eight GB200s at micro-batch 8 needs full recomputation (348 GB a
+// GPU without), or its activations on the Grace CPUs: with three quarters of its 32 layers'
+// offloaded (129 GB a GPU) the copies hide under the layers, so the refinement trades the
+// replay for them, as Megatron-Bridge's GB200 recipes do (docs/HARDWARE.md).
+TEST(Refine, OffloadsLayerActivationsInsteadOfRecomputingThem) {
+  const platforms::Cluster cluster = platforms::load_cluster(
+      ConfigNode::load_string("servers:\n  - count: 1\n    gpu: GB200-186GB\n    gpus_per_server: 8\n"
+                              "    intra: {kind: nvswitch, bandwidth: 900 GB/s, latency: 1 us, efficiency: 0.809}\n"
+                              "    nic: {bandwidth: 400 Gbps, latency: 2 us}\n"
+                              "    host: {memory: 1.92 TB, memory_bandwidth: 2 TB/s, pcie: 256 GB/s}\n"
+                              "network: {kind: fat-tree, latency: 1 us}\n",
+                              "gb200-8.yaml"));
+  const workloads::ModelGraph model = workloads::load_workload_file(src("workloads/presets/llama3-8b.yaml"));
+  const Problem problem{&model, &cluster, 128};
+  Plan start;
+  ASSERT_TRUE(make_plan(problem, 1, 1, 8, start));
+  start.zero = 3;
+  start.recompute = "full";
+  SimulationEvaluator evaluator(problem);
+  SearchOptions options;
+  options.refine = false;
+  Tracker tracker("test", problem, evaluator, options);
+  const double before = tracker.evaluate(start).cost();
+  ASSERT_LT(before, 1e9);
+  refine(problem, tracker, 1, kRefineRounds);
+  const Plan& best = tracker.best()->plan;
+  EXPECT_LT(tracker.best()->score.cost(), before);
+  EXPECT_EQ(best.recompute, "none") << describe(best);
+  EXPECT_EQ(best.offload_activation_layers, 24) << describe(best);
+  std::ostringstream yaml;  // and back from what search prints
+  write_plan_yaml(yaml, best, "refined");
+  EXPECT_EQ(plan_key(load_plan(ConfigNode::load_string(yaml.str(), "refined.yaml"))), plan_key(best)) << yaml.str();
+  const std::string json = tools::plan_json_text(best);
+  EXPECT_EQ(plan_key(load_plan(ConfigNode::load_string(json, "refined.json"))), plan_key(best)) << json;
+}
+
 }  // namespace
 }  // namespace dejavu::strategies::search
