@@ -223,9 +223,7 @@ void load_offload(const ConfigNode& root, Plan& p) {
   if (o.has("activations")) p.offload_activations = o.child("activations").as_choice({"cpu"});
   if (o.has("layers")) {
     const ConfigNode n = o.child("layers");
-    p.where["offload.layers"] = n.loc();
-    if (!o.has("activations"))
-      n.fail("counts the layers whose activations go to CPU memory; valid: beside activations: cpu");
+    p.where["offload.layers"] = n.loc();  // beside activations: cpu (check_layer_offload)
     p.offload_activation_layers = static_cast<int>(n.as_int(1, limits::kMaxLayers));
   }
   if (!o.has("parameters")) return;
@@ -397,17 +395,12 @@ void load_comm_sms(const ConfigNode& root, Plan& p) {
   p.comm_sms = static_cast<int>(n.as_int(0, limits::kMaxCommSms));
 }
 
-// recompute_layers: a block of fully recomputed layers, where every stage recomputes fully.
+// recompute_layers: a block of fully recomputed layers (only under full recomputation: validate).
 void load_recompute_layers(const ConfigNode& root, Plan& p) {
   if (!root.has("recompute_layers")) return;
   const ConfigNode n = root.child("recompute_layers");
   p.where["recompute_layers"] = n.loc();
   p.recompute_layers = static_cast<int>(n.as_int(1, limits::kMaxLayers));
-  if (p.recompute != "full" ||
-      std::any_of(p.stage_recompute.begin(), p.stage_recompute.end(), [](const std::string& m) { return m != "full"; }))
-    n.fail(
-        "recomputes the first layers of each model chunk in full (Megatron-Core's block method); valid: "
-        "recompute: full");
 }
 
 // recompute_early_stop: only where some stage recomputes fully.
@@ -818,7 +811,9 @@ void validate(const Plan& p, const workloads::ModelGraph& model, const platforms
   if (p.recompute_layers > 0 &&
       (p.recompute != "full" || std::any_of(p.stage_recompute.begin(), p.stage_recompute.end(),
                                             [](const std::string& m) { return m != "full"; })))
-    fail_at(p, "recompute_layers", "recomputes the first layers of each model chunk in full; valid: recompute: full");
+    fail_at(p, "recompute_layers",
+            "recomputes the first layers of each model chunk in full (Megatron-Core's block method); valid: "
+            "recompute: full");
   check_fp8_param_gather(p, model);
   check_fp8_recipe(p, model, cluster);
   if (p.schedule == "interleaved-1f1b" && p.microbatches() % p.pp != 0)

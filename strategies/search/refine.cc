@@ -31,16 +31,20 @@ void add_stage_recompute(const Plan& at, std::vector<Plan>& out) {
     }
 }
 
+// A quarter, half and three quarters of n (each at least 1 and below n).
+std::set<int> quarters_of(int n) {
+  std::set<int> out;
+  for (int q = 1; q <= 3; ++q)
+    if (n * q / 4 >= 1 && n * q / 4 < n) out.insert(n * q / 4);
+  return out;
+}
+
 // Under full recomputation, only the first k layers of each model chunk recomputed
 // (Megatron-Core's block method), k a quarter, half and three quarters of a chunk's layers:
 // less replayed where the memory allows it.
 void add_block_recompute(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
   if (at.recompute != "full" || !at.stage_recompute.empty() || at.recompute_layers > 0) return;
-  const int per_chunk = problem.model->layers / std::max(1, at.total_stages());
-  std::set<int> ks;
-  for (int q = 1; q <= 3; ++q) ks.insert(per_chunk * q / 4);
-  for (int k : ks) {
-    if (k < 1 || k >= per_chunk) continue;
+  for (int k : quarters_of(problem.model->layers / std::max(1, at.total_stages()))) {
     Plan p = at;
     p.recompute_layers = k;
     out.push_back(std::move(p));
@@ -55,11 +59,7 @@ void add_layer_offload(const Problem& problem, const Plan& at, std::vector<Plan>
   if (at.pp > 1 || at.recompute == "none" || !at.offload_activations.empty()) return;
   for (const platforms::ServerGroup& g : problem.cluster->groups)
     if (g.host.pcie_Bps <= 0 || g.host.memory_bytes <= 0 || g.host.memory_Bps <= 0) return;
-  const int layers = problem.model->layers;
-  std::set<int> ks;
-  for (int q = 1; q <= 3; ++q) ks.insert(layers * q / 4);
-  for (int k : ks) {
-    if (k < 1 || k >= layers) continue;
+  for (int k : quarters_of(problem.model->layers)) {
     Plan p = at;
     p.recompute = "none";
     p.stage_recompute.clear();

@@ -350,52 +350,51 @@ workloads::ModelGraph two_layers_of(const std::string& name, const std::vector<C
   return g;
 }
 
-TEST(Recompute, EarlyStopReplaysUpToTheLastSavingOpButNotItsGemm) {
-  // Two layers of a -> b -> c on one GPU, one microbatch: a and b are GEMMs that save
-  // their inputs, c a residual add that saves nothing. Megatron's full recomputation
-  // replays a, b and c before each layer's backward; PyTorch's early stop replays a only
-  // (b's inputs are saved as b starts, before its GEMM runs; c comes after).
+// Two layers of a -> b -> c on one GPU, one microbatch: a and b are GEMMs that save their
+// inputs, c a residual add that saves nothing.
+struct ThreeOpLayers {
   const double Fa = 3e12, Fb = 5e12, Fc = 1e9;
   const workloads::ModelGraph g = two_layers_of("three-op layers", {{"a", sim::OpClass::Gemm, Fa, 1e6},
                                                                     {"b", sim::OpClass::Gemm, Fb, 1e6},
                                                                     {"c", sim::OpClass::Elementwise, Fc, 0}});
-  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
-  auto fwd = [&](sim::OpClass cls, double flops) { return pm.time_s({cls, flops, 0, sim::DType::BF16}); };
+  const platforms::PerfModel pm{platforms::gpu_spec("A100-SXM-80GB")};
   const platforms::Cluster cluster = free_network(1);
+  double fwd(sim::OpClass cls, double flops) const { return pm.time_s({cls, flops, 0, sim::DType::BF16}); }
+  double layer_replay_s() const {  // a, b and c forward once
+    return fwd(sim::OpClass::Gemm, Fa) + fwd(sim::OpClass::Gemm, Fb) + fwd(sim::OpClass::Elementwise, Fc);
+  }
+  double makespan(const Plan& plan) const { return simulate(g, cluster, plan).result.makespan_s; }
+};
+
+TEST(Recompute, EarlyStopReplaysUpToTheLastSavingOpButNotItsGemm) {
+  // Megatron's full recomputation replays a, b and c before each layer's backward; PyTorch's
+  // early stop replays a only (b's inputs are saved as b starts, before its GEMM runs; c
+  // comes after).
+  const ThreeOpLayers t;
   Plan plan;
-  const double none = simulate(g, cluster, plan).result.makespan_s;
+  const double none = t.makespan(plan);
   plan.recompute = "full";
-  const double full = simulate(g, cluster, plan).result.makespan_s;
+  const double full = t.makespan(plan);
   plan.recompute_early_stop = true;
-  const double early = simulate(g, cluster, plan).result.makespan_s;
-  EXPECT_NEAR(full - none,
-              2 * (fwd(sim::OpClass::Gemm, Fa) + fwd(sim::OpClass::Gemm, Fb) + fwd(sim::OpClass::Elementwise, Fc)),
-              1e-9);
-  EXPECT_NEAR(early - none, 2 * fwd(sim::OpClass::Gemm, Fa), 1e-9);
+  const double early = t.makespan(plan);
+  EXPECT_NEAR(full - none, 2 * t.layer_replay_s(), 1e-9);
+  EXPECT_NEAR(early - none, 2 * t.fwd(sim::OpClass::Gemm, t.Fa), 1e-9);
 }
 
 TEST(Recompute, BlockMethodReplaysOnlyTheFirstLayers) {
-  // The same two layers of a -> b -> c; recompute_layers: 1 (Megatron-Core's block method):
-  // layer 0 is replayed before its backward, layer 1 keeps everything, so one replay of
-  // a, b and c over no recomputation, half of every layer's.
-  const double Fa = 3e12, Fb = 5e12, Fc = 1e9;
-  const workloads::ModelGraph g = two_layers_of("three-op layers", {{"a", sim::OpClass::Gemm, Fa, 1e6},
-                                                                    {"b", sim::OpClass::Gemm, Fb, 1e6},
-                                                                    {"c", sim::OpClass::Elementwise, Fc, 0}});
-  const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
-  auto fwd = [&](sim::OpClass cls, double flops) { return pm.time_s({cls, flops, 0, sim::DType::BF16}); };
-  const platforms::Cluster cluster = free_network(1);
+  // recompute_layers: 1 (Megatron-Core's block method): layer 0 is replayed before its
+  // backward, layer 1 keeps everything, so one replay of a, b and c over no recomputation,
+  // half of every layer's.
+  const ThreeOpLayers t;
   Plan plan;
-  const double none = simulate(g, cluster, plan).result.makespan_s;
+  const double none = t.makespan(plan);
   plan.recompute = "full";
   plan.recompute_layers = 1;
-  const double block = simulate(g, cluster, plan).result.makespan_s;
-  EXPECT_NEAR(block - none,
-              fwd(sim::OpClass::Gemm, Fa) + fwd(sim::OpClass::Gemm, Fb) + fwd(sim::OpClass::Elementwise, Fc), 1e-9);
+  EXPECT_NEAR(t.makespan(plan) - none, t.layer_replay_s(), 1e-9);
   plan.recompute_layers = 2;  // every layer of the chunk: full recomputation
-  const double all = simulate(g, cluster, plan).result.makespan_s;
+  const double all = t.makespan(plan);
   plan.recompute_layers = 0;
-  EXPECT_DOUBLE_EQ(all, simulate(g, cluster, plan).result.makespan_s);
+  EXPECT_DOUBLE_EQ(all, t.makespan(plan));
 }
 
 TEST(Recompute, SelectiveReplaysAFusedAttentionKernelThatStoresNoScores) {

@@ -227,6 +227,14 @@ struct FourLayers {
     plan.dp = 2;
     plan.global_batch_size = 2;
   }
+  // The plan as it is, then with the first `layers` layers' activations offloaded.
+  std::pair<Simulation, Simulation> kept_and_offloaded(const platforms::Cluster& cluster, int layers) const {
+    Plan off = plan;
+    off.offload_activations = "cpu";
+    off.offload_activation_layers = layers;
+    return {simulate(model, cluster, plan, "analytic-no-contention"),
+            simulate(model, cluster, off, "analytic-no-contention")};
+  }
 };
 
 TEST(Offload, LayersGoDownUnderTheNextLayersAndComeBackAhead) {
@@ -236,12 +244,7 @@ TEST(Offload, LayersGoDownUnderTheNextLayersAndComeBackAhead) {
   // starts and is done before layer i's backward. With f, b > h nothing waits: the same
   // step, 2 A fewer bytes at the forward's end (layers 0 and 1 on the host), 2 x 2 A moved.
   const double F = 4e12, A = 1e9, h = 1e-3;
-  FourLayers in(F, A);
-  const auto cluster = two_gpus_with_host(1e12);
-  const Simulation kept = simulate(in.model, cluster, in.plan, "analytic-no-contention");
-  in.plan.offload_activations = "cpu";
-  in.plan.offload_activation_layers = 2;
-  const Simulation off = simulate(in.model, cluster, in.plan, "analytic-no-contention");
+  const auto [kept, off] = FourLayers(F, A).kept_and_offloaded(two_gpus_with_host(1e12), 2);
   const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
   ASSERT_GT(pm.time_s({sim::OpClass::Gemm, F, 0, sim::DType::BF16}), h);
   EXPECT_NEAR(off.result.makespan_s, kept.result.makespan_s, 1e-12);
@@ -257,12 +260,7 @@ TEST(Offload, ASlowHostLinkStallsTheLayersThatWaitForIt) {
   // copy back 0 after it, over [t0 + h, t0 + 2h]; layer 1 runs from t0 + h, layer 0 from
   // t0 + 2h: the step is 2f + 4h + 2b against 4f + 4b, so 4h - 2f - 2b longer.
   const double F = 4e12, A = 1e9, h = 40e-3;
-  FourLayers in(F, A);
-  const auto cluster = two_gpus_with_host(25e9);
-  const Simulation kept = simulate(in.model, cluster, in.plan, "analytic-no-contention");
-  in.plan.offload_activations = "cpu";
-  in.plan.offload_activation_layers = 2;
-  const Simulation off = simulate(in.model, cluster, in.plan, "analytic-no-contention");
+  const auto [kept, off] = FourLayers(F, A).kept_and_offloaded(two_gpus_with_host(25e9), 2);
   const platforms::PerfModel pm(platforms::gpu_spec("A100-SXM-80GB"));
   const double f = pm.time_s({sim::OpClass::Gemm, F, 0, sim::DType::BF16});
   const double b = pm.time_s({sim::OpClass::Gemm, 2 * F, 0, sim::DType::BF16});

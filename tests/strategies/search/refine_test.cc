@@ -150,6 +150,24 @@ TEST(Refine, APlanComesBackFromItsJson) {
   }
 }
 
+// `start` scored, then refined by hand (one base, kRefineRounds moves): its cost and the best.
+struct Refined {
+  double before = 0, after = 0;
+  Plan best;
+};
+Refined refined_from(const Problem& problem, const Plan& start) {
+  SimulationEvaluator evaluator(problem);
+  SearchOptions options;
+  options.refine = false;
+  Tracker tracker("test", problem, evaluator, options);
+  Refined out;
+  out.before = tracker.evaluate(start).cost();
+  refine(problem, tracker, 1, kRefineRounds);
+  out.after = tracker.best()->score.cost();
+  out.best = tracker.best()->plan;
+  return out;
+}
+
 TEST(Refine, OverlapsTheGradientReduceOfDataParallelismAcrossServers) {
   const Fixture f;
   Plan start;
@@ -157,15 +175,10 @@ TEST(Refine, OverlapsTheGradientReduceOfDataParallelismAcrossServers) {
   start.recompute = "selective";
   start.sequence_parallel = true;
   start.zero = 1;
-  SimulationEvaluator evaluator(f.problem);
-  SearchOptions options;
-  options.refine = false;  // refined by hand below
-  Tracker tracker("test", f.problem, evaluator, options);
-  const double before = tracker.evaluate(start).cost();
-  ASSERT_LT(before, 1e9);
-  refine(f.problem, tracker, 1, kRefineRounds);
-  const Plan& best = tracker.best()->plan;
-  EXPECT_LT(tracker.best()->score.cost(), before);
+  const Refined r = refined_from(f.problem, start);
+  ASSERT_LT(r.before, 1e9);
+  const Plan& best = r.best;
+  EXPECT_LT(r.after, r.before);
   EXPECT_TRUE(best.overlap_grad_reduce) << describe(best);
   EXPECT_EQ(best.tp * best.pp * best.dp, 32);  // the refinement keeps the plan's shape
   EXPECT_EQ(best.micro_batch_size, 1);
@@ -179,15 +192,10 @@ TEST(Refine, RecomputesOnlyTheFirstLayersWhereTheMemoryAllows) {
   Plan start;
   ASSERT_TRUE(make_plan(f.problem, 2, 2, 1, start));
   start.recompute = "full";
-  SimulationEvaluator evaluator(f.problem);
-  SearchOptions options;
-  options.refine = false;
-  Tracker tracker("test", f.problem, evaluator, options);
-  const double before = tracker.evaluate(start).cost();
-  ASSERT_LT(before, 1e9);
-  refine(f.problem, tracker, 1, kRefineRounds);
-  const Plan& best = tracker.best()->plan;
-  EXPECT_LT(tracker.best()->score.cost(), before);
+  const Refined r = refined_from(f.problem, start);
+  ASSERT_LT(r.before, 1e9);
+  const Plan& best = r.best;
+  EXPECT_LT(r.after, r.before);
   EXPECT_EQ(best.recompute_layers, 3) << describe(best);
 }
 
@@ -209,15 +217,10 @@ TEST(Refine, OffloadsLayerActivationsInsteadOfRecomputingThem) {
   ASSERT_TRUE(make_plan(problem, 1, 1, 8, start));
   start.zero = 3;
   start.recompute = "full";
-  SimulationEvaluator evaluator(problem);
-  SearchOptions options;
-  options.refine = false;
-  Tracker tracker("test", problem, evaluator, options);
-  const double before = tracker.evaluate(start).cost();
-  ASSERT_LT(before, 1e9);
-  refine(problem, tracker, 1, kRefineRounds);
-  const Plan& best = tracker.best()->plan;
-  EXPECT_LT(tracker.best()->score.cost(), before);
+  const Refined r = refined_from(problem, start);
+  ASSERT_LT(r.before, 1e9);
+  const Plan& best = r.best;
+  EXPECT_LT(r.after, r.before);
   EXPECT_EQ(best.recompute, "none") << describe(best);
   EXPECT_EQ(best.offload_activation_layers, 24) << describe(best);
   std::ostringstream yaml;  // and back from what search prints
