@@ -56,9 +56,12 @@ struct OffloadUse {
   std::string activations;           // cpu; empty: kept on the GPU
   int activation_layers = 0;         // layer by layer, the first this many; 0: whole items
   double activation_pcie_bytes = 0;  // per GPU and step: every item's, down and back
+  double activation_held_bytes = 0;  // per server, at most at once in CPU memory
   double host_capacity_bytes = 0, nvme_capacity_bytes = 0;
   bool any() const { return !tier.empty() || !parameters.empty() || !activations.empty(); }
-  double host_bytes() const { return cost.host_held_bytes + (parameters == "cpu" ? parameter_held_bytes : 0); }
+  double host_bytes() const {
+    return cost.host_held_bytes + (parameters == "cpu" ? parameter_held_bytes : 0) + activation_held_bytes;
+  }
   double nvme_bytes() const { return cost.nvme_held_bytes + (parameters == "nvme" ? parameter_held_bytes : 0); }
   bool fits() const { return host_bytes() <= host_capacity_bytes && nvme_bytes() <= nvme_capacity_bytes; }
 };

@@ -1,7 +1,9 @@
 // lower(): the job's layout, then the passes: each replica class's work items stage by
 // stage and their dependencies across stages, then the gradient pass; and what the search
 // reads without lowering (block_items, block_costs).
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "sim/limits.h"
 #include "strategies/lowering.h"
@@ -68,6 +70,35 @@ double offloaded_per_sample(const StageWork& w, int layers) {
   return bytes;
 }
 
+// Per GPU of stage s in replica class c: the most offloaded activation bytes in CPU memory at
+// once, in the order the stage runs its items: an item's from its forward's end until its
+// backward starts (its copy down starts after the one and its copy back ends before the other,
+// so the bound is never below what the run holds).
+double held_on_host(const lowering::JobLayout& L, int s, int c) {
+  double held = 0, most = 0;
+  for (const WorkItem& item : L.schedule->order(s, L.p, L.m_of(c), L.v)) {
+    if (item.backward && item.part == BackwardPart::Weight) continue;
+    const int vs = L.schedule->virtual_stage(item.chunk, s, L.p);
+    const double bytes =
+        offloaded_per_sample(L.work_at(item.microbatch)[vs], L.plan.offload_activation_layers) * L.micro_batch;
+    held += item.backward ? -bytes : bytes;
+    most = std::max(most, held);
+  }
+  return most;
+}
+
+// What the fullest server holds: the sum of its GPUs' most.
+double activation_host_bytes(const lowering::JobLayout& L) {
+  std::vector<double> server(static_cast<size_t>(L.cluster.server_count()), 0.0);
+  for (int s = 0; s < L.p; ++s)
+    for (int c = 0; c < L.classes_count(); ++c) {
+      const double held = held_on_host(L, s, c);
+      for (int r : L.classes[c])
+        for (int k = 0; k < L.K_of(s); ++k) server.at(L.cluster.gpus[L.gpu(s, r, k)].server) += held;
+    }
+  return server.empty() ? 0 : *std::max_element(server.begin(), server.end());
+}
+
 // The offloaded optimizer and parameters of the stage whose GPUs hold the most of them.
 OffloadUse offload_use(const lowering::JobLayout& L) {
   OffloadUse use;
@@ -99,6 +130,7 @@ OffloadUse offload_use(const lowering::JobLayout& L) {
           moved += 2 * offloaded_per_sample(L.work_at(j)[vs], use.activation_layers) * L.micro_batch;
     use.activation_pcie_bytes = std::max(use.activation_pcie_bytes, moved);
   }
+  if (!use.activations.empty()) use.activation_held_bytes = activation_host_bytes(L);
   return use;
 }
 }  // namespace

@@ -93,6 +93,7 @@ nlohmann::ordered_json offload_json(const strategies::OffloadUse& o) {
           {"parameter_pcie_bytes_per_gpu", o.parameter_pcie_bytes},
           {"activations", o.activations},
           {"activation_layers", o.activation_layers},
+          {"activation_bytes_per_server", o.activation_held_bytes},
           {"activation_pcie_bytes_per_gpu", o.activation_pcie_bytes},
           {"nvme_capacity_bytes", o.nvme_capacity_bytes},
           {"pcie_bytes_per_gpu", o.cost.pcie_bytes},
@@ -118,9 +119,11 @@ void write_offload_line(std::ostream& out, const strategies::OffloadUse& o) {
                                  ? "the first " + std::to_string(o.activation_layers) + " layers' of each forward"
                                  : "each forward's";
     std::snprintf(buf, sizeof buf,
-                  "  offload            activations on %s: per GPU a step %s over PCIe (%s, down and back before "
-                  "its backward)\n",
-                  o.activations.c_str(), units::format_bytes(o.activation_pcie_bytes).c_str(), what.c_str());
+                  "  offload            activations on %s: at most %s of %s per server%s; per GPU a step %s over "
+                  "PCIe (%s, down and back before its backward)\n",
+                  o.activations.c_str(), units::format_bytes(o.activation_held_bytes).c_str(),
+                  units::format_bytes(o.host_capacity_bytes).c_str(), o.fits() ? "" : " (DOES NOT FIT)",
+                  units::format_bytes(o.activation_pcie_bytes).c_str(), what.c_str());
     out << buf;
   }
   if (o.tier.empty()) return;

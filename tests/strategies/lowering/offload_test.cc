@@ -207,6 +207,39 @@ TEST(Offload, ActivationsWaitInCpuMemoryBetweenForwardAndBackward) {
   EXPECT_NEAR(off.result.makespan_s, 4 * f + 2 * h + 4 * b + step, 1e-9);
   EXPECT_NEAR(kept.report.peak_memory_bytes - off.report.peak_memory_bytes, 2 * A, 1e-3);
   EXPECT_DOUBLE_EQ(off.report.offload.activation_pcie_bytes, 2 * 4 * A);
+  // The host holds every forward's A until its backward: 4 A a GPU, 8 A for the server's two.
+  EXPECT_DOUBLE_EQ(off.report.offload.activation_held_bytes, 2 * 4 * A);
+  EXPECT_TRUE(off.report.offload.fits());
+}
+
+TEST(Offload, TheServerHoldsWhatEachStageHasInFlight) {
+  // Two layers keeping A = 1 GB a sample, pp 2 (a layer a stage) on two_gpus_with_host's
+  // server, 1F1B over m = 4: stage 0 runs F0 F1 B0 F2 B1 F3 B2 B3, so two items wait in CPU
+  // memory at once; stage 1 runs F0 B0 F1 B1 ..., one. The server holds 3 A: with 2.5 GB of
+  // CPU memory the plan does not fit, with 3 GB it does.
+  const double A = 1e9;
+  workloads::ModelGraph model;
+  model.name = "two";
+  model.layers = 2;
+  for (int l = 0; l < 2; ++l) {
+    workloads::Op op;
+    op.name = "layer" + std::to_string(l);
+    op.layer = l;
+    op.fwd_flops = 4e12, op.bwd_flops = 8e12, op.activation_bytes = A;
+    const int v = model.add_op(op);
+    if (l > 0) model.add_edge(v - 1, v);
+  }
+  auto cluster = two_gpus_with_host();
+  Plan plan;
+  plan.pp = 2;
+  plan.global_batch_size = 4;
+  plan.offload_activations = "cpu";
+  for (const double memory : {3e9, 2.5e9}) {
+    cluster.groups[0].host.memory_bytes = memory;
+    const OffloadUse o = simulate(model, cluster, plan, "analytic-no-contention").report.offload;
+    EXPECT_DOUBLE_EQ(o.activation_held_bytes, 3 * A);
+    EXPECT_EQ(o.fits(), memory >= 3 * A) << memory;
+  }
 }
 
 // Four layers keeping A = 1 GB a sample each (F forward FLOPs); one microbatch a replica.
@@ -251,6 +284,7 @@ TEST(Offload, LayersGoDownUnderTheNextLayersAndComeBackAhead) {
   EXPECT_NEAR(kept.report.peak_memory_bytes - off.report.peak_memory_bytes, 2 * A, 1e-3);
   EXPECT_DOUBLE_EQ(off.report.offload.activation_pcie_bytes, 2 * 2 * A);
   EXPECT_EQ(off.report.offload.activation_layers, 2);
+  EXPECT_DOUBLE_EQ(off.report.offload.activation_held_bytes, 2 * 2 * A);  // 2 layers a GPU, 2 GPUs
 }
 
 TEST(Offload, ASlowHostLinkStallsTheLayersThatWaitForIt) {
