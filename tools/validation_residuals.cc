@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "platforms/calibration.h"
@@ -63,6 +64,17 @@ std::vector<std::string> outside(const std::vector<const Residual*>& like, const
   if (run.gpus < gl || run.gpus > gh)
     out.push_back("GPU count (" + std::to_string(run.gpus) + "; validated " + std::to_string(gl) + " to " +
                   std::to_string(gh) + ")");
+  return out;
+}
+// The validated runs of the run's GPU type in other precisions ("; 4 in fp8"), or "".
+std::string in_other_precisions(const std::vector<Residual>& rows, const RunShape& run) {
+  std::map<std::string, int> count;
+  for (const Residual& r : rows)
+    if (r.run.gpu == run.gpu && r.set != "fit" && r.run.step_calibrated == run.step_calibrated &&
+        r.run.precision != run.precision)
+      ++count[r.run.precision];
+  std::string out;
+  for (const auto& [precision, n] : count) out += (out.empty() ? "; " : ", ") + std::to_string(n) + " in " + precision;
   return out;
 }
 }  // namespace
@@ -133,9 +145,10 @@ strategies::ValidationBand band_for(const std::vector<Residual>& rows, const Run
       like.push_back(&r);
   band.runs = static_cast<int>(like.size());
   if (band.runs < kMinBandRuns) {
-    const std::string in = run.precision == "16-bit" ? "" : " in " + run.precision;
+    const std::string others = in_other_precisions(rows, run);
+    const std::string in = run.precision == "16-bit" && others.empty() ? "" : " in " + run.precision;
     band.outside.push_back("GPU type " + run.gpu + in + " (" + std::to_string(band.runs) + " validated " +
-                           (run.step_calibrated ? "step-calibrated " : "") + "runs)");
+                           (run.step_calibrated ? "step-calibrated " : "") + "runs" + others + ")");
     if (platforms::has_gpu(run.gpu) && !platforms::gpu_spec(run.gpu).has_measurements())
       band.outside.push_back("kernels of " + run.gpu + " (no public measurement: default efficiencies)");
     return band;

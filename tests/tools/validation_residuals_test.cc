@@ -118,7 +118,13 @@ TEST(ValidationBand, ComesFromRunsInTheSamePrecision) {
   run.precision = "fp4";
   b = band_for(rows, run, 20);
   EXPECT_FALSE(b.has_band);
-  EXPECT_EQ(b.outside, std::vector<std::string>{"GPU type A100-SXM-80GB in fp4 (0 validated runs)"});
+  EXPECT_EQ(b.outside,
+            std::vector<std::string>{"GPU type A100-SXM-80GB in fp4 (0 validated runs; 6 in 16-bit, 6 in fp8)"});
+  // Where only other precisions were validated, a 16-bit run says so too.
+  rows.erase(rows.begin(), rows.begin() + 6);
+  run.precision = "16-bit";
+  EXPECT_EQ(band_for(rows, run, 20).outside,
+            std::vector<std::string>{"GPU type A100-SXM-80GB in 16-bit (0 validated runs; 6 in fp8)"});
 }
 
 TEST(ValidationResiduals, APrecisionIsHowValidationGroupsAModelsDtype) {
