@@ -157,6 +157,8 @@ struct PipelineModel::Work {
   // ZeRO-3: per stage, per block, its weights' all-gather and its gradients' reduce-scatter.
   std::vector<std::vector<double>> gather_s, reduce_s;
   double element_bytes = 0, gradient_bytes = 0;  // a weight's and a gradient's (Plan::grad_dtype)
+  // recompute_layers: per stage, its blocks with the recomputed ones and the kept ones mixed.
+  std::vector<std::vector<BlockItems>> mixed;
 };
 
 // Memory events (time, 1 allocates or 0 frees, bytes) of one stage, in four lists each in
@@ -198,9 +200,28 @@ void PipelineModel::stage_work(const Plan& plan, int s, const std::vector<int>& 
       w.capacity[s] = w.capacity[s] == 0 ? mem : std::min(w.capacity[s], mem);
       w.reserved[s] = std::max(w.reserved[s], cluster.gpus[gpu_index(plan, s, r, k)].runtime_bytes());
     }
-  const std::vector<BlockItems>& all = blocks(plan, s);
+  const int n = plan.recompute_layers;
+  if (n == 0 || plan.recompute_of(s) == "none") {
+    w.stage_blocks[s] = &blocks(plan, s);
+  } else {
+    // Megatron-Core's block method, as build_stage_work applies it: the first n layers of each
+    // model chunk recomputed in the stage's mode, the rest keeping everything; the blocks
+    // around the layers as the mode prices them.
+    Plan first = plan;
+    first.recompute_layers = 0;
+    Plan kept = first;
+    kept.recompute = "none";
+    kept.stage_recompute.clear();
+    w.mixed[s] = blocks(first, s);
+    const std::vector<BlockItems>& none = blocks(kept, s);
+    const std::vector<int> owner = block_owners(w.mixed[s], layers_of, problem_.model->layers);
+    std::vector<int> rank(static_cast<size_t>(plan.total_stages()), 0);
+    for (size_t i = 0; i < none.size(); ++i)
+      if (none[i].is_layer && rank[static_cast<size_t>(owner[i])]++ >= n) w.mixed[s][i] = none[i];
+    w.stage_blocks[s] = &w.mixed[s];
+  }
+  const std::vector<BlockItems>& all = *w.stage_blocks[s];
   const std::vector<int> owner = block_owners(all, layers_of, problem_.model->layers);
-  w.stage_blocks[s] = &all;
   for (int c = 0; c < plan.virtual_stages; ++c) {
     const int vs = c * p + s;
     std::array<ItemCost, 4>& it = w.item[vs];
@@ -240,6 +261,7 @@ PipelineModel::Work PipelineModel::work(const Plan& plan) {
   w.capacity.assign(p, 0.0);
   w.reserved.assign(p, 0.0);
   w.stage_blocks.resize(p);
+  w.mixed.resize(p);
   w.owned.resize(V);
   w.gather_s.resize(p);
   w.reduce_s.resize(p);
@@ -459,8 +481,7 @@ bool PipelineModel::walks(const Plan& plan) {
   if (plan.ep != 1 || plan.cp != 1 || plan.data_parallel.sync != "all-reduce" ||
       plan.data_parallel.compression != "none" || plan.gradient_bucket_bytes(1) > 0 || plan.overlap_param_gather ||
       plan.tp_comm_overlap || plan.defer_embedding_wgrad_compute || !plan.offload_parameters.empty() ||
-      !plan.zero_reshard_after_forward || !plan.offload_activations.empty() || !plan.replica_microbatches.empty() ||
-      plan.recompute_layers > 0)
+      !plan.zero_reshard_after_forward || !plan.offload_activations.empty() || !plan.replica_microbatches.empty())
     return false;
   if (const auto schedule = schedules().make(plan.schedule);
       schedule->pipelines() > 1 || !schedule->flushes() || schedule->slices_tokens())

@@ -209,6 +209,40 @@ TEST(PipelineModel, MatchesTheEngineOnEarlyStoppingRecomputation) {
   EXPECT_GT(taken, 5);
 }
 
+// Megatron-Core's block method (recompute_layers: the first N layers of each model chunk
+// recomputed, the rest keeping everything) prices as the engine prices it, between full
+// recomputation and none, on every schedule and ZeRO stage of the space.
+TEST(PipelineModel, MatchesTheEngineOnBlockRecomputation) {
+  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
+  const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
+  const Problem problem{&model, &cluster, 64};
+  SimulationEvaluator slow(problem, "ring", SimulationEvaluator::Path::Simulate);
+  PipelineModel fast(problem);
+  int taken = 0;
+  const std::vector<Plan> plans = enumerate(problem, default_space(problem, 4));
+  for (size_t i = 0; i < plans.size(); i += 3) {
+    if (plans[i].recompute != "full") continue;
+    for (const int n : {1, 2}) {
+      Plan plan = plans[i];
+      plan.recompute_layers = n;
+      const Score s = slow.evaluate(plan);
+      Score f, whole;
+      if (!s.simulated) continue;
+      ASSERT_TRUE(fast.score(plan, f)) << describe(plan);
+      ASSERT_TRUE(fast.score(plans[i], whole));
+      ++taken;
+      SCOPED_TRACE(describe(plan));
+      EXPECT_NEAR(f.iteration_time_s, s.iteration_time_s, 1e-9 * s.iteration_time_s);
+      EXPECT_NEAR(f.peak_memory_bytes, s.peak_memory_bytes, 1e-9 * s.peak_memory_bytes);
+      EXPECT_EQ(f.fits, s.fits);
+      EXPECT_LT(f.iteration_time_s, whole.iteration_time_s);  // fewer layers replayed
+      EXPECT_GT(f.peak_memory_bytes, whole.peak_memory_bytes);  // more kept
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  EXPECT_GT(taken, 20);
+}
+
 // fp32 gradients (grad_dtype): reductions of four bytes a parameter, weight gathers of two,
 // the gradient states and the offloaded copies in fp32, as the engine prices them.
 TEST(PipelineModel, MatchesTheEngineWithFp32Gradients) {
