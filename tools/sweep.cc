@@ -298,7 +298,8 @@ std::string run_point(const SweepSpec& spec, const SweepPoint& point) {
       j["tflops_per_gpu"] = s.report.tflops_per_gpu;
       j["mfu"] = s.report.mfu;
       j["peak_memory_bytes"] = s.report.peak_memory_bytes;
-      j["oom"] = s.report.oom;
+      // Out of memory: the GPU's, or the servers' CPU memory or NVMe for what the plan offloads.
+      j["oom"] = s.report.oom || (s.report.offload.any() && !s.report.offload.fits());
       j["plan"] = strategies::search::describe(plan);
     };
     if (!spec.search.empty()) {

@@ -127,6 +127,28 @@ TEST(Sweep, AnImpossiblePlanFailsAloneAndTheRestFinish) {
   EXPECT_NE(slurp(out / "t.svg").find("<polyline"), std::string::npos);
 }
 
+// A plan whose offloaded activations the servers' CPU memory cannot hold does not fit: Llama 3
+// 8B with 8 layers offloaded on a DGX B200 keeps 148 GB a GPU, and one microbatch's 8 layers
+// a GPU (292 GB a server) in CPU memory, under 2 TB and over 100 GB.
+TEST(Sweep, APlanTheHostCannotHoldIsOutOfMemory) {
+  const fs::path dir = scratch() / "host";
+  fs::create_directories(dir);
+  const fs::path file = dir / "sweep.yaml";
+  std::ofstream(file) << "name: host\nplatform: " << src("platforms/presets/dgx-b200-1x8.yaml")
+                      << "\nworkload: " << src("workloads/presets/llama3-8b.yaml")
+                      << "\nplan: " << src("strategies/presets/dp8-zero3-offload-layers.yaml")
+                      << "\naxes:\n  platform.servers[0].host.memory: [100 GB, 2 TB]\n";
+  const fs::path out = dir / "out";
+  fs::remove_all(out);
+  ASSERT_EQ(run_dejavu("sweep " + file.string() + " -o " + out.string()).code, 0);
+  ASSERT_EQ(run_dejavu("sweep-merge " + out.string() + " -o " + (out / "t.csv").string()).code, 0);
+  const std::string csv = slurp(out / "t.csv");
+  EXPECT_NE(csv.find("100 GB,ok,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",true,tp1 pp1 dp8 mb4 zero3 activations=cpu/8-layers"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",false,tp1 pp1 dp8 mb4 zero3 activations=cpu/8-layers"), std::string::npos) << csv;
+  EXPECT_LT(csv.find(",true,"), csv.find(",false,")) << csv;  // 100 GB is the first point
+}
+
 TEST(Sweep, SearchModeFindsAPlanPerPoint) {
   const fs::path dir = scratch() / "searched";
   fs::create_directories(dir);

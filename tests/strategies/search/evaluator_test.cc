@@ -235,7 +235,7 @@ TEST(PipelineModel, MatchesTheEngineOnBlockRecomputation) {
       EXPECT_NEAR(f.iteration_time_s, s.iteration_time_s, 1e-9 * s.iteration_time_s);
       EXPECT_NEAR(f.peak_memory_bytes, s.peak_memory_bytes, 1e-9 * s.peak_memory_bytes);
       EXPECT_EQ(f.fits, s.fits);
-      EXPECT_LT(f.iteration_time_s, whole.iteration_time_s);  // fewer layers replayed
+      EXPECT_LT(f.iteration_time_s, whole.iteration_time_s);    // fewer layers replayed
       EXPECT_GT(f.peak_memory_bytes, whole.peak_memory_bytes);  // more kept
       if (::testing::Test::HasFailure()) return;
     }
