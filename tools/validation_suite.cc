@@ -127,7 +127,12 @@ ValidationReport run_validation_suite(const std::string& path, int jobs, const s
         }
     }
   }
-  if (r.rows.empty()) throw ConfigError(root.loc(), "measurements", "no rows to compare");
+  if (r.rows.empty()) {
+    std::string why;  // every row skipped: say why, as the summary would
+    for (const auto& [reason, n] : r.skipped) why += (why.empty() ? "" : "; ") + std::to_string(n) + ": " + reason;
+    throw ConfigError(root.loc(), "measurements",
+                      "no rows to compare" + (why.empty() ? "" : "; every row was skipped (" + why + ")"));
+  }
   double log_sum = 0;
   for (const ValidationRow& row : r.rows) log_sum += std::log(std::max(std::fabs(row.error()), 1e-6));
   r.geomean_abs_error = std::exp(log_sum / r.rows.size());
