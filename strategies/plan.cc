@@ -213,7 +213,9 @@ void load_offload(const ConfigNode& root, Plan& p) {
   o.expect_map({"optimizer", "parameters", "activations", "layers"});
   p.where["offload"] = o.loc();
   if (!o.has("optimizer") && !o.has("parameters") && !o.has("activations"))
-    o.fail("expected optimizer (cpu or nvme), parameters (cpu or nvme), activations (cpu), or several");
+    o.fail(
+        "expected optimizer (cpu or nvme), parameters (cpu or nvme), activations (cpu; with layers: N, the first N "
+        "layers'), or several");
   if (o.has("optimizer")) p.offload_optimizer = o.child("optimizer").as_choice({"cpu", "nvme"});
   if (o.has("optimizer") && p.optimizer_dtype == "bf16")
     o.child("optimizer")
