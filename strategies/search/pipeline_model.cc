@@ -200,28 +200,28 @@ void PipelineModel::stage_work(const Plan& plan, int s, const std::vector<int>& 
       w.capacity[s] = w.capacity[s] == 0 ? mem : std::min(w.capacity[s], mem);
       w.reserved[s] = std::max(w.reserved[s], cluster.gpus[gpu_index(plan, s, r, k)].runtime_bytes());
     }
-  const int n = plan.recompute_layers;
-  if (n == 0 || plan.recompute_of(s) == "none") {
-    w.stage_blocks[s] = &blocks(plan, s);
-  } else {
-    // Megatron-Core's block method, as build_stage_work applies it: the first n layers of each
-    // model chunk recomputed in the stage's mode, the rest keeping everything; the blocks
-    // around the layers as the mode prices them.
-    Plan first = plan;
+  // recompute_layers (Megatron-Core's block method, as build_stage_work applies it): the first
+  // n layers of each model chunk recomputed in the stage's mode, the rest keeping everything,
+  // the blocks around the layers as the mode prices them.
+  const int n = plan.recompute_of(s) == "none" ? 0 : plan.recompute_layers;
+  if (n > 0) {
+    Plan first = plan;  // block_items prices one mode a stage
     first.recompute_layers = 0;
-    Plan kept = first;
+    w.mixed[s] = blocks(first, s);
+  }
+  const std::vector<BlockItems>& all = n > 0 ? w.mixed[s] : blocks(plan, s);
+  const std::vector<int> owner = block_owners(all, layers_of, problem_.model->layers);
+  if (n > 0) {
+    Plan kept = plan;
+    kept.recompute_layers = 0;
     kept.recompute = "none";
     kept.stage_recompute.clear();
-    w.mixed[s] = blocks(first, s);
     const std::vector<BlockItems>& none = blocks(kept, s);
-    const std::vector<int> owner = block_owners(w.mixed[s], layers_of, problem_.model->layers);
     std::vector<int> rank(static_cast<size_t>(plan.total_stages()), 0);
     for (size_t i = 0; i < none.size(); ++i)
       if (none[i].is_layer && rank[static_cast<size_t>(owner[i])]++ >= n) w.mixed[s][i] = none[i];
-    w.stage_blocks[s] = &w.mixed[s];
   }
-  const std::vector<BlockItems>& all = *w.stage_blocks[s];
-  const std::vector<int> owner = block_owners(all, layers_of, problem_.model->layers);
+  w.stage_blocks[s] = &all;
   for (int c = 0; c < plan.virtual_stages; ++c) {
     const int vs = c * p + s;
     std::array<ItemCost, 4>& it = w.item[vs];
