@@ -55,6 +55,7 @@ std::string encode(const PublicRun& r) {
     << r.held_out << " " << r.measured_s << " " << r.predicted_s << " " << r.oom << "\n"
     << s.gpu << "\n"
     << s.precision << "\n"
+    << s.offload << "\n"
     << s.language_model << " " << s.params << " " << s.gpus << " " << s.tp << " " << s.pp << " " << s.dp << " " << s.cp
     << " " << s.ep << " " << s.zero << " " << s.step_calibrated << "\n";
   return o.str();
@@ -72,6 +73,7 @@ std::variant<PublicRun, std::string> decode(const std::string& text) {
   in.ignore();
   std::getline(in, s.gpu);
   std::getline(in, s.precision);
+  std::getline(in, s.offload);
   in >> s.language_model >> s.params >> s.gpus >> s.tp >> s.pp >> s.dp >> s.cp >> s.ep >> s.zero >> s.step_calibrated;
   if (!in) throw Error("a validation worker's report is cut short: " + text.substr(0, 80));
   return r;

@@ -31,7 +31,13 @@ struct RunShape {
   bool step_calibrated = false;
   // What its GEMMs ran in (precision_of): its band comes from runs in the same.
   std::string precision = "16-bit";
+  // What it kept in the host's memory (offload_of): a run offloading what none did is flagged.
+  std::string offload;
 };
+
+// A plan's offload as validation names it: any of optimizer, parameters, activations (whole
+// items) or activation-layers, joined by '+' in that order; empty when nothing leaves the GPU.
+std::string offload_of(const strategies::Plan& plan);
 
 // A model dtype's precision as validation groups runs: "16-bit" (bf16, fp16), "fp8", "fp4",
 // or "fp32" (tf32 GEMMs; no validated run).

@@ -79,12 +79,15 @@ TEST(PublicTraining, RowsRunInChildrenComeBackAsTheyRunHere) {
       "3,s,GPT,24,2048,16,16,8192,51200,2048,A100-SXM-80GB,24,Megatron-LM,bf16,3,1,,1,8,none,4,64,full,1.0,flash,,,,,"
       "0\n"
       "4,s,Llama,16,2048,32,8,8192,128256,4096,H100-SXM-80GB,8,Composer/llm-foundry,bf16,1,1,,1,8,zero3,2,32,none,"
-      "2.0,flash,fp32,,,,0\n";
+      "2.0,flash,fp32,,,,0\n"
+      "5,s,Llama,16,2048,32,8,8192,128256,4096,B200-SXM-180GB,8,Megatron-Bridge,bf16,1,1,,1,8,zero3,2,32,none,"
+      "2.0,flash,,,,,0,4\n";
   PublicOptions children;
   children.jobs = 3;
-  const PublicSuite a = run_rows("here", rows);
-  const PublicSuite b = run_rows("children", rows, "", children);
-  ASSERT_EQ(a.runs.size(), 3u);
+  const PublicSuite a = run_rows("here", rows, ",offload_layers");
+  const PublicSuite b = run_rows("children", rows, ",offload_layers", children);
+  ASSERT_EQ(a.runs.size(), 4u);
+  EXPECT_EQ(a.runs[3].run.offload, "activation-layers");  // row 5's first 4 layers on the host
   ASSERT_EQ(b.runs.size(), a.runs.size());
   EXPECT_EQ(b.skipped, a.skipped);
   EXPECT_EQ(a.skipped.size(), 1u);
@@ -97,6 +100,7 @@ TEST(PublicTraining, RowsRunInChildrenComeBackAsTheyRunHere) {
     EXPECT_EQ(y.oom, x.oom);
     EXPECT_EQ(y.run.gpu, x.run.gpu);
     EXPECT_EQ(y.run.precision, x.run.precision);
+    EXPECT_EQ(y.run.offload, x.run.offload);
     EXPECT_EQ(y.run.params, x.run.params);
     EXPECT_EQ(std::vector<int>({y.run.gpus, y.run.tp, y.run.pp, y.run.dp, y.run.cp, y.run.ep, y.run.zero}),
               std::vector<int>({x.run.gpus, x.run.tp, x.run.pp, x.run.dp, x.run.cp, x.run.ep, x.run.zero}));

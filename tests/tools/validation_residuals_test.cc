@@ -88,6 +88,14 @@ TEST(ValidationBand, FlagsWhatNoValidatedRunDid) {
                                              "model size (1e+12 parameters; validated 1e+10 to 6e+10)",
                                              "GPU count (8; validated 64 to 64)"};
   EXPECT_EQ(b.outside, expected);
+  // Offload: what no validated run kept in the host's memory, part by part.
+  run = like_them();
+  run.offload = "optimizer+activation-layers";
+  rows[0].run.offload = "activation-layers";
+  EXPECT_EQ(band_for(rows, run, 20).outside, std::vector<std::string>{"the optimizer offloaded"});
+  rows[0].run.offload.clear();
+  EXPECT_EQ(band_for(rows, run, 20).outside,
+            (std::vector<std::string>{"the optimizer offloaded", "activations offloaded layer by layer"}));
   run = like_them();
   run.language_model = false;
   EXPECT_FALSE(band_for(rows, run, 20).has_band);
@@ -127,6 +135,18 @@ TEST(ValidationBand, ComesFromRunsInTheSamePrecision) {
             std::vector<std::string>{"GPU type A100-SXM-80GB in 16-bit (0 validated runs; 6 in fp8)"});
 }
 
+TEST(ValidationResiduals, AnOffloadIsWhatThePlanKeepsInTheHostsMemory) {
+  strategies::Plan plan;
+  EXPECT_EQ(offload_of(plan), "");
+  plan.offload_activations = "cpu";
+  EXPECT_EQ(offload_of(plan), "activations");
+  plan.offload_activation_layers = 4;
+  plan.offload_optimizer = "nvme";
+  EXPECT_EQ(offload_of(plan), "optimizer+activation-layers");
+  plan.offload_parameters = "cpu";
+  EXPECT_EQ(offload_of(plan), "optimizer+parameters+activation-layers");
+}
+
 TEST(ValidationResiduals, APrecisionIsHowValidationGroupsAModelsDtype) {
   EXPECT_EQ(precision_of(sim::DType::BF16), "16-bit");
   EXPECT_EQ(precision_of(sim::DType::FP16), "16-bit");
@@ -138,6 +158,7 @@ TEST(ValidationResiduals, APrecisionIsHowValidationGroupsAModelsDtype) {
 TEST(ValidationResiduals, WriteThenParseGivesTheSameRowsAndBadRowsNameTheLine) {
   std::vector<Residual> rows = {residual("held-out", "A100-SXM-80GB", 1.25), residual("fit", "H100-SXM-80GB", 0.8)};
   rows[1].run.precision = "fp8";
+  rows[1].run.offload = "optimizer+activation-layers";
   std::ostringstream out;
   write_residuals(out, rows);
   const std::vector<Residual> back = parse_residuals(out.str(), "r.csv");
@@ -148,8 +169,12 @@ TEST(ValidationResiduals, WriteThenParseGivesTheSameRowsAndBadRowsNameTheLine) {
   EXPECT_EQ(back[0].run.tp, 8);
   EXPECT_EQ(back[0].run.precision, "16-bit");
   EXPECT_EQ(back[1].run.precision, "fp8");
-  for (const char* bad :
-       {"s,maybe,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,1,16-bit,1,1\n", "s,fit,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,1,int4,1,1\n"})
+  EXPECT_EQ(back[0].run.offload, "");
+  EXPECT_EQ(back[1].run.offload, "optimizer+activation-layers");
+  for (const char* bad : {"s,maybe,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,1,16-bit,1,1,\n",
+                          "s,fit,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,1,int4,1,1,\n",
+                          "s,fit,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,1,16-bit,1,1,gpu\n",
+                          "s,fit,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,1,16-bit,1,1,activations+optimizer\n"})
     try {
       parse_residuals(out.str() + bad, "r.csv");
       ADD_FAILURE() << "accepted " << bad;
