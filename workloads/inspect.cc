@@ -37,9 +37,13 @@ void write_inspection(std::ostream& out, const ModelGraph& m, double batch) {
       << attention << (m.cross_entropy.empty() ? std::string() : ", " + m.cross_entropy + " cross-entropy") << "\n";
   std::snprintf(buf, sizeof buf, "  parameters            %.4g (%.4g per layer)\n", m.parameter_count(), layer_params);
   out << buf;
-  std::snprintf(buf, sizeof buf, "  model FLOPs / sample  %.4g forward, %.4g forward + backward\n", fwd, 3 * fwd);
+  std::snprintf(buf, sizeof buf, "  FLOPs / sample        %.4g forward, %.4g forward + backward (as the kernels run)\n",
+                fwd, 3 * fwd);
   out << buf;
-  std::snprintf(buf, sizeof buf, "  model FLOPs / iteration of %.0f samples  %.4g\n", batch, m.model_flops(batch));
+  std::snprintf(
+      buf, sizeof buf, "  model FLOPs / iteration of %.0f sample%s  %.4g (Megatron's count, MFU's: %s)\n", batch,
+      batch == 1 ? "" : "s", m.model_flops(batch),
+      m.model_flops(1) > 3 * fwd * (1 + 1e-12) ? "attention over every score, causal or not" : "the kernels' FLOPs");
   out << buf;
   std::snprintf(buf, sizeof buf, "  activations / layer / sample  %.4g bytes (no parallelism, no recomputation)\n",
                 layer_activation);

@@ -203,6 +203,17 @@ TEST(Cli, InspectPrintsParametersAndWritesDot) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("parameters"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gemm"), std::string::npos) << r.out;
+  // The kernels' FLOPs beside Megatron's count, which takes causal attention's scores whole:
+  // 8 samples of 3 x (kernel forward + 32 layers' causal attention 2 x 2 x s^2 h / 2 more).
+  const double s = 8192, h = 4096;
+  const size_t at = r.out.find("forward + backward (as the kernels run)");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const double fb = std::stod(r.out.substr(r.out.rfind(", ", at) + 2));
+  const size_t it = r.out.find("model FLOPs / iteration of 8 samples  ");
+  ASSERT_NE(it, std::string::npos) << r.out;
+  const double model = std::stod(r.out.substr(it + 38));
+  EXPECT_NEAR(model, 8 * (fb + 3 * 32 * 2 * s * s * h), 1e-3 * model);
+  EXPECT_NE(r.out.find("(Megatron's count, MFU's: attention over every score, causal or not)"), std::string::npos);
   const std::string text = slurp(dot);
   EXPECT_EQ(text.rfind("digraph G {", 0), 0u);
   EXPECT_NE(text.find("L31.down"), std::string::npos);
