@@ -230,7 +230,9 @@ std::optional<std::string> unsupported(const CsvRow& r) {
   if (r.text("gpu") == "unsupported") return "GPU not in dejavu's catalog (H100 96GB HBM2e at 500 W)";
   if (r.text("sharding") == "offload") return "ZeRO-3 with CPU offload on a host the source does not describe";
   const std::string& fw = r.text("framework");
-  if (r.text("sharding") == "unknown" && (fw == "MaxText" || fw == "Paxml")) return "JAX FSDP of unstated degree";
+  if (r.text("sharding") == "unknown" && (fw == "MaxText" || fw == "Paxml"))
+    return "JAX on XLA (Paxml's FSDP degree unstated; MaxText's FSDP beside data parallelism at 512 GPUs and up); "
+           "not converted";
   if (!r.has("global_batch") || !r.has("measured_step_s") || !r.has("layers")) return "batch, step or model not stated";
   if (!r.has("vocab")) return "vocabulary not stated";
   if (!r.has("heads")) return "attention heads not stated";
