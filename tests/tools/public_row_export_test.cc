@@ -81,7 +81,7 @@ TEST(PublicRowExport, ARowTheSuiteCannotRunIsRefusedNamingTheOption) {
             std::string::npos);
   EXPECT_NE(refusal("dgxc_benchmarking.yaml", "149").find("no row 149"), std::string::npos);  // MPT's
   EXPECT_NE(refusal("dgxc_benchmarking.yaml", "385").find("no row 385"), std::string::npos);  // fp8
-  EXPECT_NE(refusal("dgxc_benchmarking.yaml", "416").find("row 416 is not simulated: JAX FSDP"), std::string::npos);
+  EXPECT_NE(refusal("dgxc_benchmarking.yaml", "416").find("row 416 is not simulated: JAX on XLA"), std::string::npos);
   EXPECT_THROW(run_validation_suite(src(kSuites + "dgxc_benchmarking.yaml"), 1, "999999"), ConfigError);
   EXPECT_THROW(run_validation_suite(src("strategies/validation/megatron_seqpar_selective_a100.yaml"), 1, "1"),
                ConfigError);
