@@ -23,16 +23,20 @@ namespace {
 namespace fs = std::filesystem;
 using namespace dejavu::testing;  // src, slurp, scratch, run_dejavu(), CliRun
 
-// A sweep file beside the presets it names, in a scratch folder.
-fs::path write_sweep(const std::string& name, const std::string& body) {
+// A sweep file `name` with `body` after its name, in a scratch folder of that name.
+fs::path write_sweep_file(const std::string& name, const std::string& body) {
   const fs::path dir = scratch() / name;
   fs::create_directories(dir);
   const fs::path file = dir / "sweep.yaml";
-  std::ofstream(file) << "name: " << name << "\nplatform: " << src("platforms/presets/dgx-a100-1x8.yaml")
-                      << "\nworkload: " << src("workloads/presets/gpt3-1.3b.yaml")
-                      << "\nplan: " << src("strategies/presets/dp8-pcie.yaml") << "\n"
-                      << body;
+  std::ofstream(file) << "name: " << name << "\n" << body;
   return file;
+}
+
+// One over GPT-3 1.3B on a DGX A100 with the dp8-pcie plan, then `body`.
+fs::path write_sweep(const std::string& name, const std::string& body) {
+  return write_sweep_file(name, "platform: " + src("platforms/presets/dgx-a100-1x8.yaml") +
+                                    "\nworkload: " + src("workloads/presets/gpt3-1.3b.yaml") +
+                                    "\nplan: " + src("strategies/presets/dp8-pcie.yaml") + "\n" + body);
 }
 
 std::map<std::string, std::string> point_files(const fs::path& out) {
@@ -131,14 +135,12 @@ TEST(Sweep, AnImpossiblePlanFailsAloneAndTheRestFinish) {
 // 8B with 8 layers offloaded on a DGX B200 keeps 148 GB a GPU, and one microbatch's 8 layers
 // a GPU (292 GB a server) in CPU memory, under 2 TB and over 100 GB.
 TEST(Sweep, APlanTheHostCannotHoldIsOutOfMemory) {
-  const fs::path dir = scratch() / "host";
-  fs::create_directories(dir);
-  const fs::path file = dir / "sweep.yaml";
-  std::ofstream(file) << "name: host\nplatform: " << src("platforms/presets/dgx-b200-1x8.yaml")
-                      << "\nworkload: " << src("workloads/presets/llama3-8b.yaml")
-                      << "\nplan: " << src("strategies/presets/dp8-zero3-offload-layers.yaml")
-                      << "\naxes:\n  platform.servers[0].host.memory: [100 GB, 2 TB]\n";
-  const fs::path out = dir / "out";
+  const fs::path file =
+      write_sweep_file("host", "platform: " + src("platforms/presets/dgx-b200-1x8.yaml") +
+                                   "\nworkload: " + src("workloads/presets/llama3-8b.yaml") +
+                                   "\nplan: " + src("strategies/presets/dp8-zero3-offload-layers.yaml") +
+                                   "\naxes:\n  platform.servers[0].host.memory: [100 GB, 2 TB]\n");
+  const fs::path out = file.parent_path() / "out";
   fs::remove_all(out);
   ASSERT_EQ(run_dejavu("sweep " + file.string() + " -o " + out.string()).code, 0);
   ASSERT_EQ(run_dejavu("sweep-merge " + out.string() + " -o " + (out / "t.csv").string()).code, 0);
@@ -150,14 +152,12 @@ TEST(Sweep, APlanTheHostCannotHoldIsOutOfMemory) {
 }
 
 TEST(Sweep, SearchModeFindsAPlanPerPoint) {
-  const fs::path dir = scratch() / "searched";
-  fs::create_directories(dir);
-  const fs::path file = dir / "sweep.yaml";
-  std::ofstream(file)
-      << "name: searched\nplatform: " << src("platforms/presets/dgx-a100-1x8.yaml")
-      << "\nworkload: " << src("workloads/presets/gpt3-1.3b.yaml")
-      << "\nsearch: grid\nglobal_batch: 32\naxes:\n  platform.servers[0].gpu: [A100-SXM-80GB, H100-SXM-80GB]\n";
-  const fs::path out = dir / "out";
+  const fs::path file = write_sweep_file(
+      "searched", "platform: " + src("platforms/presets/dgx-a100-1x8.yaml") +
+                      "\nworkload: " + src("workloads/presets/gpt3-1.3b.yaml") +
+                      "\nsearch: grid\nglobal_batch: 32\naxes:\n  platform.servers[0].gpu: [A100-SXM-80GB, "
+                      "H100-SXM-80GB]\n");
+  const fs::path out = file.parent_path() / "out";
   fs::remove_all(out);
   ASSERT_EQ(run_dejavu("sweep " + file.string() + " -o " + out.string()).code, 0);
   ASSERT_EQ(run_dejavu("sweep-merge " + out.string() + " -o " + (out / "t.csv").string()).code, 0);

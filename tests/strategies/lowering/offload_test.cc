@@ -69,22 +69,26 @@ TEST(Offload, NvmeHoldsTheStatesAndStreamsThem) {
   EXPECT_TRUE(o.fits());
 }
 
-// 4 layers of Q = 1e9 bf16 parameters (F forward FLOPs a sample), and two A100s on free
-// links of 1000 GB/s with a host side: PCIe 1000 GB/s, CPU memory 400 GB/s.
-workloads::ModelGraph four_layers(double F, double Q) {
+// n layers in a chain, each of F forward FLOPs a sample (2 F backward), Q bf16 parameters and
+// A bytes a sample kept for its backward.
+workloads::ModelGraph layer_chain(int n, double F, double Q, double A) {
   workloads::ModelGraph model;
-  model.name = "equal";
-  model.layers = 4;
-  for (int l = 0; l < 4; ++l) {
+  model.name = "chain";
+  model.layers = n;
+  for (int l = 0; l < n; ++l) {
     workloads::Op op;
     op.name = "layer" + std::to_string(l);
     op.layer = l;
-    op.fwd_flops = F, op.bwd_flops = 2 * F, op.params = Q, op.weight_bytes = 2 * Q;
+    op.fwd_flops = F, op.bwd_flops = 2 * F, op.params = Q, op.weight_bytes = 2 * Q, op.activation_bytes = A;
     const int v = model.add_op(op);
     if (l > 0) model.add_edge(v - 1, v);
   }
   return model;
 }
+
+// 4 layers of Q = 1e9 bf16 parameters (F forward FLOPs a sample), and two A100s on free
+// links of 1000 GB/s with a host side: PCIe 1000 GB/s, CPU memory 400 GB/s.
+workloads::ModelGraph four_layers(double F, double Q) { return layer_chain(4, F, Q, 0); }
 
 platforms::Cluster two_gpus_with_host(double pcie_Bps = 1e12) {
   platforms::Cluster cluster;  // free_network(2, 1e12) with a host side
@@ -218,17 +222,7 @@ TEST(Offload, TheServerHoldsWhatEachStageHasInFlight) {
   // memory at once; stage 1 runs F0 B0 F1 B1 ..., one. The server holds 3 A: with 2.5 GB of
   // CPU memory the plan does not fit, with 3 GB it does.
   const double A = 1e9;
-  workloads::ModelGraph model;
-  model.name = "two";
-  model.layers = 2;
-  for (int l = 0; l < 2; ++l) {
-    workloads::Op op;
-    op.name = "layer" + std::to_string(l);
-    op.layer = l;
-    op.fwd_flops = 4e12, op.bwd_flops = 8e12, op.activation_bytes = A;
-    const int v = model.add_op(op);
-    if (l > 0) model.add_edge(v - 1, v);
-  }
+  const workloads::ModelGraph model = layer_chain(2, 4e12, 0, A);
   auto cluster = two_gpus_with_host();
   Plan plan;
   plan.pp = 2;
@@ -246,17 +240,7 @@ TEST(Offload, TheServerHoldsWhatEachStageHasInFlight) {
 struct FourLayers {
   workloads::ModelGraph model;
   Plan plan;
-  explicit FourLayers(double F, double A) {
-    model.name = "four";
-    model.layers = 4;
-    for (int l = 0; l < 4; ++l) {
-      workloads::Op op;
-      op.name = "layer" + std::to_string(l);
-      op.layer = l;
-      op.fwd_flops = F, op.bwd_flops = 2 * F, op.activation_bytes = A;
-      const int v = model.add_op(op);
-      if (l > 0) model.add_edge(v - 1, v);
-    }
+  explicit FourLayers(double F, double A) : model(layer_chain(4, F, 0, A)) {
     plan.dp = 2;
     plan.global_batch_size = 2;
   }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <tuple>
 
 #include "sim/memory.h"
 #include "strategies/lowering.h"
@@ -153,16 +154,30 @@ TEST(PipelineModel, AnOptimizerTheHostCannotHoldDoesNotFit) {
   }
 }
 
+// A preset problem priced both ways: the engine (slow) and the fast path, over the plans of
+// its default space.
+struct BothPaths {
+  platforms::Cluster cluster;
+  workloads::ModelGraph model;
+  Problem problem;
+  SimulationEvaluator slow;
+  PipelineModel fast;
+  std::vector<Plan> plans;
+  BothPaths(const std::string& platform, const std::string& workload, int global_batch)
+      : cluster(platforms::load_cluster_file(src("platforms/presets/" + platform + ".yaml"))),
+        model(workloads::load_workload_file(src("workloads/presets/" + workload + ".yaml"))),
+        problem{&model, &cluster, global_batch},
+        slow(problem, "ring", SimulationEvaluator::Path::Simulate),
+        fast(problem),
+        plans(enumerate(problem, default_space(problem, 4))) {}
+};
+
 // The refinements the fast path takes (recomputation per stage; the others go to the
 // engine) price as the engine prices them.
 TEST(PipelineModel, MatchesTheEngineOnRecomputationPerStage) {
-  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
-  const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
-  const Problem problem{&model, &cluster, 64};
-  SimulationEvaluator slow(problem, "ring", SimulationEvaluator::Path::Simulate);
-  PipelineModel fast(problem);
+  BothPaths both("dgx-a100-1x8", "gpt3-1.3b", 64);
+  auto [slow, fast, plans, problem] = std::tie(both.slow, both.fast, both.plans, both.problem);
   int taken = 0;
-  const std::vector<Plan> plans = enumerate(problem, default_space(problem, 4));
   for (size_t i = 0; i < plans.size(); i += 7) {
     if (plans[i].pp < 2 || plans[i].recompute == "none") continue;
     for (const Plan& plan : refinements(problem, plans[i])) {
@@ -183,13 +198,9 @@ TEST(PipelineModel, MatchesTheEngineOnRecomputationPerStage) {
 // PyTorch's early-stopping replay (Llama's down projection not replayed) prices as the
 // engine prices it, and a plan that stops early is a different plan to the caches.
 TEST(PipelineModel, MatchesTheEngineOnEarlyStoppingRecomputation) {
-  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
-  const auto model = workloads::load_workload_file(src("workloads/presets/llama3-8b.yaml"));
-  const Problem problem{&model, &cluster, 32};
-  SimulationEvaluator slow(problem, "ring", SimulationEvaluator::Path::Simulate);
-  PipelineModel fast(problem);
+  BothPaths both("dgx-a100-1x8", "llama3-8b", 32);
+  auto [slow, fast, plans] = std::tie(both.slow, both.fast, both.plans);
   int taken = 0;
-  const std::vector<Plan> plans = enumerate(problem, default_space(problem, 4));
   for (size_t i = 0; i < plans.size(); i += 5) {
     if (plans[i].recompute != "full") continue;
     Plan plan = plans[i];
@@ -213,13 +224,9 @@ TEST(PipelineModel, MatchesTheEngineOnEarlyStoppingRecomputation) {
 // recomputed, the rest keeping everything) prices as the engine prices it, between full
 // recomputation and none, on every schedule and ZeRO stage of the space.
 TEST(PipelineModel, MatchesTheEngineOnBlockRecomputation) {
-  const auto cluster = platforms::load_cluster_file(src("platforms/presets/dgx-a100-1x8.yaml"));
-  const auto model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
-  const Problem problem{&model, &cluster, 64};
-  SimulationEvaluator slow(problem, "ring", SimulationEvaluator::Path::Simulate);
-  PipelineModel fast(problem);
+  BothPaths both("dgx-a100-1x8", "gpt3-1.3b", 64);
+  auto [slow, fast, plans] = std::tie(both.slow, both.fast, both.plans);
   int taken = 0;
-  const std::vector<Plan> plans = enumerate(problem, default_space(problem, 4));
   for (size_t i = 0; i < plans.size(); i += 3) {
     if (plans[i].recompute != "full") continue;
     for (const int n : {1, 2}) {
