@@ -8,6 +8,7 @@
 #include "sim/limits.h"
 #include "strategies/data_parallel.h"
 #include "strategies/pipeline_layout.h"
+#include "strategies/recompute_modes.h"
 #include "strategies/schedules/schedule.h"
 #include "workloads/dlrm.h"
 #include "workloads/token_slice.h"
@@ -300,13 +301,13 @@ void load_embedding_sharding(const ConfigNode& n, Plan& p) {
 void load_recompute(const ConfigNode& n, Plan& p) {
   p.where["recompute"] = n.loc();
   if (!n.is_sequence()) {
-    p.recompute = n.as_choice({"none", "selective", "full"});
+    p.recompute = n.as_choice(recompute_mode_names());
     return;
   }
-  for (const ConfigNode& m : n.items()) p.stage_recompute.push_back(m.as_choice({"none", "selective", "full"}));
+  for (const ConfigNode& m : n.items()) p.stage_recompute.push_back(m.as_choice(recompute_mode_names()));
   if (static_cast<long long>(p.stage_recompute.size()) != p.pp)
     n.fail(std::to_string(p.stage_recompute.size()) + " modes for pp = " + std::to_string(p.pp) +
-           " stages; valid: one mode (none, selective, full) for every stage, or one for all");
+           " stages; valid: one mode (" + recompute_mode_list() + ") for every stage, or one for all");
   p.recompute = p.stage_recompute.front();
   if (std::all_of(p.stage_recompute.begin(), p.stage_recompute.end(),
                   [&](const std::string& m) { return m == p.recompute; }))

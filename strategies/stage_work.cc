@@ -37,6 +37,12 @@ ActivationSplit activation_of(const Op& op, const ModelGraph& m, const Plan& pla
   if (in_layer && recompute == "selective")
     a.stored = a.full - op.selective_recompute_bytes / (split ? t : 1) / plan.cp;
   if (in_layer && recompute == "full") a.stored = op.layer_input ? a.full : 0;
+  if (in_layer && recompute == "selective-op") {
+    // the saved outputs: a column-parallel GEMM's and the attention's split by tensor
+    // parallelism, a row-parallel GEMM's whole (after its all-reduce) unless SP splits it
+    const bool out_split = (op.tp == workloads::TpMode::Split && !op.tp_sync_fwd) || plan.sequence_parallel;
+    a.stored = op.layer_input ? a.full : op.sac_saved_bytes / (out_split ? t : 1) / plan.cp;
+  }
   return a;
 }
 
@@ -72,11 +78,11 @@ std::vector<int> early_stop_replay(const workloads::ModelGraph& model, const std
 }
 
 const char* pass_name(Pass kind) {
-  return kind == Pass::Forward         ? "fwd"
-         : kind == Pass::Replay        ? "recompute"
-         : kind == Pass::Backward      ? "bwd"
-         : kind == Pass::BackwardInput ? "bwd-input"
-                                       : "bwd-weight";
+  return kind == Pass::Forward                               ? "fwd"
+         : kind == Pass::Replay || kind == Pass::ReplayShare ? "recompute"
+         : kind == Pass::Backward                            ? "bwd"
+         : kind == Pass::BackwardInput                       ? "bwd-input"
+                                                             : "bwd-weight";
 }
 
 std::vector<int> pass_ops(const ModelGraph& m, const std::vector<int>& all_ops, Pass kind) {
@@ -149,7 +155,7 @@ class Cutter {
     if (backward_ && frees)
       cur_.free_per_sample += act.full;
     else if (!backward_)
-      cur_.alloc_per_sample += kind_ == Pass::Replay ? act.full - act.stored : act.stored;
+      cur_.alloc_per_sample += kind_ == Pass::Replay || kind_ == Pass::ReplayShare ? act.full - act.stored : act.stored;
   }
 
   void close() {
@@ -247,6 +253,14 @@ Block make_block(const ModelGraph& model, const Plan& plan, const std::string& r
       if (model.op(v).selective_recompute_bytes > 0 || sim::fused_attention(model.op(v).op_class))
         attention.push_back(v);
     if (!attention.empty()) blk.recompute = cut(model, plan, rc, attention, Pass::Replay);
+  } else if (blk.is_layer && rc == "selective-op") {
+    // torchtitan's op-level policy (workloads/op_sac.h) under PyTorch's non-reentrant
+    // checkpoint: the ops it does not save, up to the last tensor the backward needs; a
+    // GEMM saved in part replays the rest of its linears (Pass::ReplayShare)
+    std::vector<int> replayed;
+    for (int v : early_stop_replay(model, ops))
+      if (model.op(v).sac_replay_share > 0) replayed.push_back(v);
+    if (!replayed.empty()) blk.recompute = cut(model, plan, rc, replayed, Pass::ReplayShare);
   }
   return blk;
 }

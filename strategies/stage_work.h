@@ -13,7 +13,8 @@
 
 namespace dejavu::strategies {
 
-enum class Pass { Forward, Backward, BackwardInput, BackwardWeight, Replay };
+// ReplayShare: a replay of each op's sac_replay_share (op-level selective checkpointing).
+enum class Pass { Forward, Backward, BackwardInput, BackwardWeight, Replay, ReplayShare };
 
 struct Segment {
   Pass pass = Pass::Forward;

@@ -11,6 +11,7 @@
 #include "sim/error.h"
 #include "sim/limits.h"
 #include "strategies/lowering.h"
+#include "strategies/recompute_modes.h"
 
 namespace dejavu::tools {
 
@@ -25,7 +26,7 @@ std::vector<StageMeasurement> load_stage_measurements(const std::string& path) {
     m.tp = static_cast<int>(c.as_int("tp", 1, limits::kMaxHeads));
     m.micro_batch = static_cast<int>(c.as_int("micro_batch", 1, limits::kMaxBatch));
     m.layers = static_cast<int>(c.as_int("layers", 1, limits::kMaxLayers));
-    m.recompute = c.as_choice("recompute", {"none", "selective", "full"});
+    m.recompute = c.as_choice("recompute", strategies::recompute_mode_names());
     m.sequence_parallel = c.as_choice("sequence_parallel", {"true", "false"}) == "true";
     m.seconds = c.as_double("seconds", 1e-12, limits::kMaxTime);
     rows.push_back(m);

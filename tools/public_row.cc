@@ -138,7 +138,9 @@ bool sequence_parallel_off(const CsvRow& r) {
   return r.has("sequence_parallel") && choice(r, "sequence_parallel", {"off"}) == "off";
 }
 
-// Megatron-family frameworks run sequence parallelism with tensor parallelism. Unstated
+// Megatron-family frameworks run sequence parallelism with tensor parallelism, and so does
+// torchtitan: its tensor-parallel plan shards the norms and the residual stream along the
+// sequence (SequenceParallel, Shard(1): parallelize_llama.py at 9dec370 and 820504e). Unstated
 // recomputation is settled by resolve_row.
 strategies::Plan plan_of(const CsvRow& r) {
   strategies::Plan p;
@@ -155,10 +157,10 @@ strategies::Plan plan_of(const CsvRow& r) {
   const std::string& fw = r.text("framework");
   const bool nemo = fw == "NeMo" || fw.rfind("Megatron-Bridge", 0) == 0;
   set_sharding(r, nemo, p);
-  const std::string& re = choice(r, "recompute", {"none", "full", "selective", "unknown"});
+  const std::string& re = choice(r, "recompute", {"none", "full", "selective", "selective-op", "unknown"});
   p.recompute = re == "unknown" ? "none" : re;
   p.recompute_early_stop = p.recompute == "full" && pytorch_checkpoint(r);
-  p.sequence_parallel = p.tp > 1 && nemo && !sequence_parallel_off(r);
+  p.sequence_parallel = p.tp > 1 && (nemo || fw == "torchtitan") && !sequence_parallel_off(r);
   // fp32 where the source says (tools/public_training.py), else the model's
   p.grad_dtype = choice(r, "grad_dtype", {"", "fp32", "bf16", "fp16"});
   p.optimizer_dtype = choice(r, "optimizer_dtype", {"", "fp32", "bf16"});  // bf16 where the run's config says

@@ -10,7 +10,8 @@
              none in hand-entered rows whose run's config names an unsharded optimizer
              (NeMo's 2022 fused_adam: public/nemo_megatron_launcher_a100_2207.csv), where a
              NeMo row's dp means its recipes' distributed optimizer
-  recompute  none | full | selective | unknown ("not stated")
+  recompute  none | full | selective | selective-op (torchtitan's op-level policy) | unknown
+             ("not stated")
   measured_step_s  the reported step time, else global batch tokens / tokens per second
   attention  flash | cudnn | triton | unfused: the attention kernel the source's framework ran
   grad_dtype fp32 where the source or its recipe says gradients were reduced in fp32, else empty (the
@@ -27,7 +28,8 @@
              server's (Jean Zay's Omni-Path), else empty: the DGX of the GPU type
   held_out   1 for every third row (row_id % 3 == 0), fixed here before anything is fitted
   fp8_param_gather  on where the run's configuration keeps fp8 primary weights (Megatron-Core's
-             fp8_param_gather, NeMo's fp8_params), else empty
+             fp8_param_gather, NeMo's fp8_params) or all-gathers its weights in fp8 (torchao's
+             FSDP2 float8 all-gather), else empty
   fp8_recipe delayed | tensorwise | mxfp8: the fp8 scaling recipe the run's configuration names
              (Megatron-Core's --fp8-recipe names), empty elsewhere
 
@@ -93,11 +95,15 @@ def sharding(t):
     return "unknown"
 
 
-def recompute(t):
+# torchtitan's "selective" is its op-level policy: the Llama configs of every commit its rows
+# ran set selective_ac_option = "op" (train_configs/llama3_8b.toml at 9dec370, Dec 2024;
+# torchtitan/models/llama3/train_configs/llama3_8b.toml at 820504e and e7c0cae, June 2025),
+# dejavu's selective-op (strategies/recompute_modes.h); Megatron's selective is the others'.
+def recompute(t, source=""):
     t = t.lower()
     for k in ("none", "full", "selective"):
         if t.startswith(k):
-            return k
+            return "selective-op" if k == "selective" and source == "torchtitan_benchmarks" else k
     return "unknown"
 
 
@@ -268,9 +274,14 @@ CROSS_ENTROPY_OF_FRAMEWORK = {"Megatron-Bridge": "te", "Composer/llm-foundry": "
 # 003b2505 in bigscience-workshop/bigscience), which keeps a whole fp32 gradient buffer beside the
 # bf16 weights and reduces it in fp32 (fp32_groups_gradients_flat, get_grads_for_reduction:
 # deepspeed/runtime/bf16_optimizer.py at 06e39a56, 2022).
+#
+# torchtitan's FSDP2 reduces gradients in fp32: training.mixed_precision_reduce defaults to
+# "float32" at 9dec370 (torchtitan/config_manager.py) and is Literal["float32"], its only
+# value, at 820504e and e7c0cae.
 def grad_dtype(r):
     bf16_optimizer = r["source_id"].startswith("bigscience_bloom") and precision(r["precision"]) == "bf16"
-    return "fp32" if "MP mode DEFAULT" in r["precision"] or bf16_optimizer else ""
+    torchtitan_fsdp = r["source_id"] == "torchtitan_benchmarks" and "FSDP" in r["sharding"]
+    return "fp32" if "MP mode DEFAULT" in r["precision"] or bf16_optimizer or torchtitan_fsdp else ""
 
 
 # Megatron-Bridge's llama31_405b_pretrain_config sets account_for_embedding_in_pipeline_split and
@@ -441,7 +452,14 @@ def fp8_param_gather(r):
         return ""
     dgxc_nemo = r["source_id"] == "dgxc_benchmarking" and r["framework"].startswith("NeMo")
     on = r["source_id"] == "megatron_bridge_perf_summary" or dgxc_nemo or nemo_2407_mlperf(r)
-    return "on" if on else ""
+    return "on" if on or torchao_fp8_all_gather(r) else ""
+
+
+# torchao's Float8 linears under FSDP2 with enable_fsdp_float8_all_gather (torchtitan's
+# --float8.enable_fsdp_float8_all_gather, named in the row's options): each rank casts its
+# weight shard to fp8 and the all-gather carries fp8, as fp8_param_gather gathers.
+def torchao_fp8_all_gather(r):
+    return r["source_id"] == "torchtitan_benchmarks" and "enable_fsdp_float8_all_gather" in r["other_opts"]
 
 
 # The fp8 scaling recipe of a run (sim/fp8_recipe.h). Megatron-Bridge's performance scripts
@@ -461,6 +479,11 @@ def fp8_recipe(r):
     if r["source_id"] in ("dgxc_benchmarking", "nemo_perf_summary_2407", "llmfoundry_mpt_bench",
                           "nemo_long_sequence_perf") and not r["framework"].startswith(("MaxText", "Paxml")):
         return "delayed"
+    # torchao's Float8 linears scale each tensor from its own amax unless a recipe is named
+    # (torchtitan's float8.recipe_name None: Float8LinearConfig(), tensorwise, at e7c0cae,
+    # torchtitan/components/quantization/float8.py); its rowwise recipe has no dejavu name.
+    if r["source_id"] == "torchtitan_benchmarks" and "rowwise" not in r["precision"]:
+        return "tensorwise"
     return ""
 
 
@@ -496,7 +519,7 @@ def main(path):
                       r["seq_len"], gpu(r["gpu_type"]), r["num_gpus"], framework, precision(r["precision"]),
                       r["tp"], r["pp"], vp, r["cp"], r["dp"], sharding(r["sharding"]),
                       r["micro_batch_size"], r["global_batch_size_seqs"],
-                      recipe_recompute(r) or recompute(r["activation_recompute"]),
+                      recipe_recompute(r) or recompute(r["activation_recompute"], r["source_id"]),
                       step, "unfused" if config else attention(r, framework),
                       grad_dtype(r),
                       pipeline_split(r), overlaps(r), optimizer_dtype(r), server(r),

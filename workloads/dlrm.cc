@@ -5,6 +5,7 @@
 
 #include "sim/limits.h"
 #include "workloads/op_builders.h"
+#include "workloads/op_sac.h"
 
 namespace dejavu::workloads {
 
@@ -153,6 +154,7 @@ ModelGraph DlrmGenerator::generate(const ConfigNode& n) const {
   }
   chain.add(memory_op("loss", OpClass::Elementwise, g.layers, 1, e, TpMode::Replicated));
   g.boundary_bytes_per_sample = static_cast<double>(*std::max_element(top.begin(), top.end())) * e;
+  mark_op_sac(g);
   return g;
 }
 

@@ -2,6 +2,7 @@
 
 #include "sim/limits.h"
 #include "workloads/op_builders.h"
+#include "workloads/op_sac.h"
 
 namespace dejavu::workloads {
 
@@ -37,6 +38,7 @@ Mlp mlp_ops(const std::string& p, int l, double tokens, double f, const Dims& d,
   Mlp m;
   m.gate_up = gemm(p + (gated ? "gate_up" : "up"), l, tokens, h, (gated ? 2 : 1) * f, e, false);
   m.gate_up.activation_bytes = tokens * h * d.q;
+  if (gated) m.gate_up.linear_cols = {f, f};  // w1, then w3 (torchtitan's w2(silu(w1(x)) * w3(x)))
   m.gate_up.activation_split = false;
   m.gate_up.tp_sync_bwd = true;
   m.gate_up.tp_sync_bytes = tokens * h * e;
@@ -101,6 +103,7 @@ void add_layer(Chain& chain, const LlamaConfig& c, int l, const Dims& d, int& re
   chain.add(norm1);
   Op qkv = gemm(p + "qkv", l, s, h, h + 2 * kv, e, false);
   qkv.activation_bytes = s * h * d.q;  // its input
+  qkv.linear_cols = {h, kv, kv};       // wq, wk, wv
   qkv.activation_split = false;
   qkv.tp_sync_bwd = true;
   qkv.tp_sync_bytes = s * h * e;
@@ -150,6 +153,7 @@ ModelGraph make_llama(const LlamaConfig& c) {
   chain.add(head);
   chain.add(cross_entropy_op("loss", after, s, V, e, c.cross_entropy));
   g.cross_entropy = to_string(c.cross_entropy);
+  mark_op_sac(g);
   return g;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sim/kernel.h"
 #include "sim/task_graph.h"
@@ -31,6 +32,15 @@ struct Op {
   bool activation_split = true;          // divided by t under tensor parallelism without SP
   double selective_recompute_bytes = 0;  // the part selective recomputation drops
   bool layer_input = false;              // the layer's input: all full recomputation keeps
+  // A GEMM fusing several linears of the frameworks' model code (Llama's q, k and v
+  // projections; its gate and up projections): their output widths, in the order the
+  // forward runs them. Empty: one linear, weight_cols wide.
+  std::vector<double> linear_cols;
+  // torchtitan's op-level selective checkpointing (plan `recompute: selective-op`) as it acts
+  // on this op (workloads/op_sac.h): the bytes of its output the forward keeps for the
+  // backward, per sample, and the share of its forward the backward's replay runs again.
+  double sac_saved_bytes = 0;
+  double sac_replay_share = 1;
   TpMode tp = TpMode::Split;
   // Megatron's f/g operators: an all-reduce of `tp_sync_bytes` per sample over the
   // tensor-parallel group after the forward (g, after row-parallel ops) or after the

@@ -172,6 +172,7 @@ namespace {
 // and the measured efficiency (platforms/calibration/flash_attention_*.csv) share. Memory
 // traffic: Q, K, V read and O written once per pass; stores Q, K, V and the softmax
 // statistics (a·s fp32 values), no score matrix, so selective recomputation drops nothing.
+// Op-level selective checkpointing saves its output and replays none of it.
 Op flash_attention(Op attn, double s, double h, double a, double kv, double e, bool causal) {
   attn.op_class = sim::OpClass::FlashAttention;
   attn.fwd_flops = 4 * s * s * h * (causal ? 0.5 : 1);
@@ -180,6 +181,9 @@ Op flash_attention(Op attn, double s, double h, double a, double kv, double e, b
   attn.bwd_bytes = 2 * attn.fwd_bytes;
   attn.selective_recompute_bytes = 0;
   attn.activation_bytes = (s * h + 2 * s * kv) * e + 4 * a * s;
+  // op-level selective checkpointing (op_sac.h) keeps the kernel's output and log-sum-exp
+  attn.sac_saved_bytes = s * h * e + 4 * a * s;
+  attn.sac_replay_share = 0;
   return attn;
 }
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "sim/limits.h"
 #include "workloads/op_builders.h"
+#include "workloads/op_sac.h"
 
 namespace dejavu::workloads {
 
@@ -72,6 +73,7 @@ ModelGraph make_resnet50(int image_size, int classes, sim::DType dtype) {
   fc.tp = TpMode::Replicated;
   chain.add(fc);
   chain.add(memory_op("loss", OpClass::Elementwise, layer, classes, e, TpMode::Replicated));
+  mark_op_sac(g);
   return g;
 }
 

@@ -2,6 +2,7 @@
 
 #include "sim/limits.h"
 #include "workloads/op_builders.h"
+#include "workloads/op_sac.h"
 
 namespace dejavu::workloads {
 
@@ -159,6 +160,7 @@ ModelGraph make_transformer(const TransformerConfig& c) {
   else
     add_lm_head(chain, c, d);
   if (c.ends != TransformerConfig::Ends::Vit) g.cross_entropy = to_string(c.cross_entropy);
+  mark_op_sac(g);
   return g;
 }
 

@@ -1,4 +1,5 @@
 #include "strategies/cluster/job_mix.h"
+#include "strategies/recompute_modes.h"
 
 #include <filesystem>
 
@@ -33,7 +34,7 @@ MixRule load_rule(const ConfigNode& n, const std::string& dir) {
   r.micro_batch = static_cast<int>(n.get_int("micro_batch", 1, 1, limits::kMaxBatch));
   r.microbatches = static_cast<int>(n.get_int("microbatches", 1, 1, limits::kMaxMicrobatches));
   r.zero = static_cast<int>(n.get_int("zero", 0, 0, 3));
-  if (n.has("recompute")) r.recompute = n.child("recompute").as_choice({"none", "selective", "full"});
+  if (n.has("recompute")) r.recompute = n.child("recompute").as_choice(recompute_mode_names());
   r.sequence_parallel = n.get_bool("sequence_parallel", false);
   return r;
 }

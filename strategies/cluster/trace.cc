@@ -10,6 +10,7 @@
 #include "sim/limits.h"
 #include "strategies/cluster/placement.h"
 #include "strategies/cluster/shared_run.h"
+#include "strategies/recompute_modes.h"
 #include "strategies/search/evaluator.h"
 #include "strategies/search/searcher.h"
 #include "workloads/generator.h"
@@ -43,7 +44,7 @@ Plan plan_from_columns(const CsvRow& row, int gpus) {
   if (p.global_batch_size % least != 0)
     row.fail("global_batch",
              std::to_string(p.global_batch_size) + " is not a multiple of dp x micro_batch = " + std::to_string(least));
-  if (row.has("recompute")) p.recompute = row.as_choice("recompute", {"none", "selective", "full"});
+  if (row.has("recompute")) p.recompute = row.as_choice("recompute", recompute_mode_names());
   if (row.has("sequence_parallel"))
     p.sequence_parallel = row.as_choice("sequence_parallel", {"false", "true"}) == "true";
   if (row.has("zero")) p.zero = static_cast<int>(row.as_int("zero", 0, 3));

@@ -46,6 +46,15 @@ void backward_products(const sim::GemmShape& f, Pass pass, bool half, sim::Kerne
 }  // namespace
 
 sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, const Plan& plan, Pass pass) {
+  if (pass == Pass::ReplayShare && op.sac_replay_share < 1) {
+    // a GEMM whose policy saved some of its linears replays the others: their columns,
+    // FLOPs and bytes; its input cast again once
+    sim::Kernel k = kernel_of(op, m, plan, Pass::Replay);
+    k.flops *= op.sac_replay_share;
+    k.bytes *= op.sac_replay_share;
+    for (int i = 0; i < k.product_count; ++i) k.products[i].cols *= op.sac_replay_share;
+    return k;
+  }
   const bool in_layer = op.layer >= 0 && op.layer < m.layers;
   const bool split = op.tp == workloads::TpMode::Split || (plan.sequence_parallel && in_layer);
   // Each context rank works on its 1/cp of every sequence; weights are read whole.
@@ -69,7 +78,7 @@ sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, c
   const bool gathered = plan.sequence_parallel && in_layer && op.tp == workloads::TpMode::Split && !op.expert;
   const double shard = gathered ? t : 1;
   if (k.dtype == sim::DType::FP8) k.fp8_recipe = plan.fp8_recipe;
-  if (pass == Pass::Forward || pass == Pass::Replay) {
+  if (pass == Pass::Forward || pass == Pass::Replay || pass == Pass::ReplayShare) {
     k.flops = op.fwd_flops * b / t;
     k.bytes = (op.fwd_bytes * b + weights) / t;
     if (shaped) k.products[k.product_count++] = product;

@@ -9,6 +9,7 @@
 #include "platforms/perf_model.h"
 #include "sim/collective.h"
 #include "strategies/lowering/offload.h"
+#include "strategies/recompute_modes.h"
 #include "strategies/schedules/schedule.h"
 #include "strategies/search/group_signature.h"
 
@@ -21,7 +22,7 @@ PipelineModel::PipelineModel(const Problem& problem, std::string collective_algo
 
 const std::vector<BlockItems>& PipelineModel::blocks(const Plan& plan, int stage) {
   const std::string& mode = plan.recompute_of(stage);
-  const int rc = mode == "full" ? (plan.recompute_early_stop ? 3 : 2) : mode == "selective" ? 1 : 0;
+  const int rc = 2 * recompute_mode_index(mode) + (mode == "full" && plan.recompute_early_stop ? 1 : 0);
   const bool split = schedules().make(plan.schedule)->splits_backward();
   // Stages whose tensor groups have the same GPU types and rings price alike.
   const int t = plan.tp_of(stage);

@@ -1,0 +1,23 @@
+#include "workloads/op_sac.h"
+
+#include <map>
+
+namespace dejavu::workloads {
+
+void mark_op_sac(ModelGraph& g) {
+  const double e = sim::dtype_bytes(sim::storage_of(g.dtype));  // a GEMM's output
+  std::map<int, int> matmuls;                                   // per layer, the linears met so far
+  for (int v : g.topological_order()) {
+    Op& op = g.mutable_op(v);
+    const bool gemm = op.op_class == sim::OpClass::Gemm && op.weight_rows > 0 && op.weight_cols > 0;
+    if (op.layer < 0 || op.layer >= g.layers || !gemm || op.expert) continue;  // replayed whole
+    const std::vector<double> widths = op.linear_cols.empty() ? std::vector<double>{op.weight_cols} : op.linear_cols;
+    double saved = 0, replayed = 0;
+    for (double w : widths) (++matmuls[op.layer] % 2 == 1 ? saved : replayed) += w;
+    const double tokens = op.fwd_flops / (2 * op.weight_rows * op.weight_cols);
+    op.sac_saved_bytes = tokens * saved * e;
+    op.sac_replay_share = replayed / (saved + replayed);
+  }
+}
+
+}  // namespace dejavu::workloads
