@@ -220,6 +220,32 @@ TEST(PipelineModel, MatchesTheEngineOnEarlyStoppingRecomputation) {
   EXPECT_GT(taken, 5);
 }
 
+// torchtitan's op-level selective checkpointing (Llama's wk, wo and w3 replayed in part of
+// fused GEMMs) prices as the engine prices it, faster than full recomputation and fuller,
+// and is a plan of its own to the caches.
+TEST(PipelineModel, MatchesTheEngineOnOpLevelSelectiveRecomputation) {
+  BothPaths both("dgx-a100-1x8", "llama3-8b", 32);
+  auto [slow, fast, plans] = std::tie(both.slow, both.fast, both.plans);
+  int taken = 0;
+  for (size_t i = 0; i < plans.size(); i += 5) {
+    if (plans[i].recompute != "full") continue;
+    Plan plan = plans[i];
+    plan.recompute = "selective-op";
+    const Score s = slow.evaluate(plan);
+    Score f, full;
+    if (!s.simulated || !fast.score(plan, f)) continue;  // pruned, or not the fast path's
+    ASSERT_TRUE(fast.score(plans[i], full));
+    ++taken;
+    SCOPED_TRACE(describe(plan));
+    EXPECT_NEAR(f.iteration_time_s, s.iteration_time_s, 1e-9 * s.iteration_time_s);
+    EXPECT_NEAR(f.peak_memory_bytes, s.peak_memory_bytes, 1e-9 * s.peak_memory_bytes);
+    EXPECT_LT(f.iteration_time_s, full.iteration_time_s);
+    EXPECT_GT(f.peak_memory_bytes, full.peak_memory_bytes);
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(taken, 5);
+}
+
 // Megatron-Core's block method (recompute_layers: the first N layers of each model chunk
 // recomputed, the rest keeping everything) prices as the engine prices it, between full
 // recomputation and none, on every schedule and ZeRO stage of the space.
