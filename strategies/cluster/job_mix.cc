@@ -1,10 +1,10 @@
 #include "strategies/cluster/job_mix.h"
-#include "strategies/recompute_modes.h"
 
 #include <filesystem>
 
 #include "sim/config_node.h"
 #include "sim/limits.h"
+#include "strategies/recompute_modes.h"
 
 namespace dejavu::strategies::cluster {
 
