@@ -135,8 +135,8 @@ SearchRun run_search(const SearchArgs& a) {
   }
   if (!a.verify.empty() && a.verify != "simgrid" && a.verify != "analytic")
     throw ConfigError(SourceLoc{"--verify", 0, 0}, "", "unknown engine \"" + a.verify + "\"; valid: simgrid, analytic");
-  search::Problem problem{&model, &cluster, a.global_batch > 0 ? a.global_batch : model.global_batch_size,
-                          a.grad_dtype};
+  search::Problem problem{&model, &cluster, a.global_batch > 0 ? a.global_batch : model.global_batch_size, a.grad_dtype,
+                          a.recompute};
   if (problem.global_batch <= 0)
     throw ConfigError(
         SourceLoc{a.workload, 0, 0}, "global_batch_size",

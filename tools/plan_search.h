@@ -22,9 +22,10 @@ struct SearchArgs {
   unsigned long long seed = 1;
   int top = 5;
   long iterations = 0;
-  int global_batch = 0;    // 0: the workload's global_batch_size
-  std::string grad_dtype;  // every plan's grad_dtype ("": the model's dtype)
-  std::string verify;      // "simgrid": re-simulate the top plans on it
+  int global_batch = 0;                // 0: the workload's global_batch_size
+  std::string grad_dtype;              // every plan's grad_dtype ("": the model's dtype)
+  std::vector<std::string> recompute;  // the recomputation modes tried (empty: none, selective, full)
+  std::string verify;                  // "simgrid": re-simulate the top plans on it
   // Rank the top plans on the default engine (links shared), pricing at most this many of
   // each searcher's best plans there (strategies/search/rerank.h); 0: rank on the search's
   // own engine, without link sharing.

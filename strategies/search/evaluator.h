@@ -26,6 +26,9 @@ struct Problem {
   const platforms::Cluster* cluster = nullptr;
   int global_batch = 0;
   std::string grad_dtype = "";  // every plan's Plan::grad_dtype: how the framework keeps gradients
+  // The recomputation modes the search tries (strategies/recompute_modes.h): the framework's.
+  // Empty: Megatron's, none, selective and full (Space::recompute).
+  std::vector<std::string> recompute = {};
 };
 
 struct Score {

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "strategies/data_parallel.h"
+#include "strategies/recompute_modes.h"
 #include "strategies/schedules/schedule.h"
 #include "strategies/search/space.h"
 #include "strategies/search/stage_balance.h"
@@ -14,21 +15,25 @@ namespace dejavu::strategies::search {
 
 namespace {
 
-const std::vector<std::string> kModes = {"none", "selective", "full"};  // lightest first
+// How much of a layer a mode replays (recompute_modes.h).
+double replayed(const std::string& mode) {
+  return recompute_modes()[static_cast<size_t>(recompute_mode_index(mode))].replayed;
+}
 
-// The first k stages keep the plan's mode, the others a lighter one.
-void add_stage_recompute(const Plan& at, std::vector<Plan>& out) {
+// The first k stages keep the plan's mode, the others a lighter one of the search's modes.
+void add_stage_recompute(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
   if (at.pp < 2) return;
   const std::string& strong = at.recompute_of(0);
-  const auto top = std::find(kModes.begin(), kModes.end(), strong);
-  for (auto weak = kModes.begin(); weak != top; ++weak)
+  for (const std::string& weak : problem.recompute.empty() ? Space{}.recompute : problem.recompute) {
+    if (replayed(weak) >= replayed(strong)) continue;
     for (int k = 1; k < at.pp; ++k) {
       Plan p = at;
-      p.stage_recompute.assign(static_cast<size_t>(at.pp), *weak);
+      p.stage_recompute.assign(static_cast<size_t>(at.pp), weak);
       std::fill(p.stage_recompute.begin(), p.stage_recompute.begin() + k, strong);
       p.recompute = strong;
       out.push_back(std::move(p));
     }
+  }
 }
 
 // A quarter, half and three quarters of n (each at least 1 and below n).
@@ -206,7 +211,7 @@ bool widens_an_end(const Plan& at, const Plan& p) {
 
 std::vector<Plan> refinements(const Problem& problem, const Plan& at, bool dear) {
   std::vector<Plan> out;
-  add_stage_recompute(at, out);
+  add_stage_recompute(problem, at, out);
   add_block_recompute(problem, at, out);
   add_layer_offload(problem, at, out);
   add_overlaps(at, out);

@@ -30,6 +30,11 @@ Space default_space(const Problem& problem, int max_micro_batch) {
     cpu = cpu && g.host.memory_bytes > 0 && g.host.memory_Bps > 0 && g.host.pcie_Bps > 0;
     nvme = nvme && g.host.nvme_bytes > 0 && g.host.nvme_Bps > 0;
   }
+  if (!problem.recompute.empty()) {  // the problem's modes, each once, in its order
+    s.recompute.clear();
+    for (const std::string& m : problem.recompute)
+      if (std::find(s.recompute.begin(), s.recompute.end(), m) == s.recompute.end()) s.recompute.push_back(m);
+  }
   if (cpu) s.offload.push_back("cpu");
   if (cpu && nvme) s.offload.push_back("nvme");
   return s;

@@ -146,8 +146,9 @@ bool priced(const search::Problem& problem, const Plan& plan, const ConvergenceC
   c.plan = plan;
   try {
     const workloads::ModelGraph model = model_for_plan(*problem.model, plan);
-    search::SimulationEvaluator fit(search::Problem{&model, &cluster, problem.global_batch, problem.grad_dtype}, "ring",
-                                    search::SimulationEvaluator::Path::Simulate);
+    search::SimulationEvaluator fit(
+        search::Problem{&model, &cluster, problem.global_batch, problem.grad_dtype, problem.recompute}, "ring",
+        search::SimulationEvaluator::Path::Simulate);
     c.score = fit.evaluate(plan);
     if (c.score.valid && c.score.fits) {
       const TimeToAccuracy t = time_to_accuracy(model, cluster, plan, base, "analytic", &trained);

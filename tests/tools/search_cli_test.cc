@@ -6,6 +6,8 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <string>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "tests/tools/cli_run.h"
@@ -32,6 +34,32 @@ TEST(SearchCli, WinningPlanSimulatesToTheSameTime) {
   ASSERT_EQ(s.code, 0) << s.err;
   const double simulated = nlohmann::json::parse(slurp(sim))["iteration_time_s"].get<double>();
   EXPECT_NEAR(simulated, predicted, 1e-9 * predicted);
+}
+
+// `--recompute` is the framework's set of modes: with torchtitan's op-level policy and full
+// recomputation, no listed plan recomputes as Megatron's selective does, and none keeps
+// every activation in every stage unless it offloads them instead.
+TEST(SearchCli, PlansTryTheRecomputationModesTheFrameworkOffers) {
+  const fs::path json = scratch() / "search.json";
+  const CliRun r = run_dejavu("search " + kProblem + " --global-batch 32 --algo grid --top 5 --recompute " +
+                              "selective-op,full --json " + json.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  int listed = 0;
+  for (const nlohmann::json& c : j["searches"][0]["top"]) {
+    const nlohmann::json& plan = c["plan"];
+    if (plan["recompute"].is_array()) {  // per stage: the last ones may keep everything
+      for (const std::string& m : plan["recompute"].get<std::vector<std::string>>()) EXPECT_NE(m, "selective");
+    } else {
+      const std::string m = plan["recompute"].get<std::string>();
+      EXPECT_NE(m, "selective") << plan.dump();
+      if (m == "none") {
+        EXPECT_TRUE(plan.contains("offload")) << plan.dump();
+      }
+    }
+    ++listed;
+  }
+  EXPECT_EQ(listed, 5);
 }
 
 TEST(SearchCli, AllSearchersOneTable) {

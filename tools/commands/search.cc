@@ -10,6 +10,7 @@
 #include "platforms/gpu_catalog.h"
 #include "sim/limits.h"
 #include "sim/units.h"
+#include "strategies/recompute_modes.h"
 #include "strategies/search/space.h"
 #include "tools/commands/command.h"
 #include "tools/commands/options.h"
@@ -57,6 +58,11 @@ class SearchCommand : public Command {
                    "gradients accumulated and reduced in this dtype in every plan, as the framework keeps them "
                    "(fp32: Megatron-LM's bf16 default, FSDP's reduce_dtype; default: the model's)")
         ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+    cmd.add_option("--recompute", a_.recompute,
+                   "the recomputation modes plans try, as the framework offers them, comma-separated (default "
+                   "none,selective,full: Megatron's; torchtitan's: none,selective-op,full)")
+        ->delimiter(',')
+        ->check(CLI::IsMember(strategies::recompute_mode_names()));
     cmd.add_option("--budget", a_.budget, "wall-clock cap per searcher, e.g. 30s");
     cmd.add_option("--seed", a_.seed, "seed for mcmc and diff")->check(whole_in(0, limits::kMaxSeed));
     cmd.add_option("--top", a_.top, "how many plans to list")->check(whole_in(1, 1000));

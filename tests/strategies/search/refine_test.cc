@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "sim/config_node.h"
@@ -182,6 +183,28 @@ TEST(Refine, OverlapsTheGradientReduceOfDataParallelismAcrossServers) {
   EXPECT_TRUE(best.overlap_grad_reduce) << describe(best);
   EXPECT_EQ(best.tp * best.pp * best.dp, 32);  // the refinement keeps the plan's shape
   EXPECT_EQ(best.micro_batch_size, 1);
+}
+
+// Per-stage recomputation takes only the search's lighter modes: from torchtitan's op-level
+// policy with none and full beside it, the last stages go to none, never to full (heavier)
+// or Megatron's selective (not the framework's); from full with Megatron's modes, to none
+// and selective.
+TEST(Refine, StagesTakeTheSearchsLighterModesOnly) {
+  Fixture f;
+  Plan start;
+  ASSERT_TRUE(make_plan(f.problem, 2, 2, 1, start));
+  auto lighter = [&](const Problem& problem) {
+    std::set<std::string> modes;
+    for (const Plan& p : refinements(problem, start))
+      for (size_t s = 1; s < p.stage_recompute.size(); ++s)
+        if (p.stage_recompute[s] != start.recompute) modes.insert(p.stage_recompute[s]);
+    return modes;
+  };
+  start.recompute = "full";
+  EXPECT_EQ(lighter(f.problem), (std::set<std::string>{"none", "selective"}));
+  f.problem.recompute = {"none", "selective-op", "full"};
+  start.recompute = "selective-op";
+  EXPECT_EQ(lighter(f.problem), (std::set<std::string>{"none"}));
 }
 
 // GPT-3 1.3B under full recomputation on 32 A100s has memory to spare: recomputing only the
