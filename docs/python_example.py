@@ -32,6 +32,12 @@ again = dejavu.simulate(platform=preset("platforms", "dgx-a100-1x8"), workload=p
                         plan=best["best"]["plan"])
 assert abs(again.iteration_time_s / best["best"]["iteration_time_s"] - 1) < 1e-9, best["best"]["plan"]
 
+# The recomputation modes a framework offers: torchtitan's op-level policy beside full.
+titan = dejavu.search(platform=preset("platforms", "dgx-a100-1x8"), workload=preset("workloads", "gpt3-1.3b"),
+                      algo="grid", global_batch=32, top=3, recompute=["selective-op", "full"])
+assert all("selective" not in ([t["plan"]["recompute"]] if isinstance(t["plan"]["recompute"], str)
+                               else t["plan"]["recompute"]) for t in titan["top"]), titan["top"]
+
 rows = dejavu.collectives(platform=preset("platforms", "dgx-a100-1x8"), op="all_reduce", min="64M", max="1G")
 print("all-reduce 1 GiB bus bandwidth:", f"{rows[-1]['busbw_Bps'] / 1e9:.0f} GB/s")
 

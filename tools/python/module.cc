@@ -4,10 +4,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "strategies/plan_cluster.h"
 #include "strategies/plan_model.h"
+#include "strategies/recompute_modes.h"
 #include "platforms/cluster.h"
 #include "sim/config_node.h"
 #include "sim/engine.h"
@@ -154,7 +156,8 @@ PYBIND11_MODULE(dejavu, m) {
   m.def(
       "search",
       [](py::object platform, py::object workload, const std::string& algo, int global_batch, int top,
-         unsigned long long seed, double budget_s, long rerank, const std::string& grad_dtype) {
+         unsigned long long seed, double budget_s, long rerank, const std::string& grad_dtype,
+         const std::vector<std::string>& recompute) {
         const platforms::Cluster cluster = platforms::load_cluster(config(platform, "platform"));
         const workloads::ModelGraph model = workloads::load_workload(config(workload, "workload"));
         const int batch = global_batch > 0 ? global_batch : model.global_batch_size;
@@ -162,7 +165,11 @@ PYBIND11_MODULE(dejavu, m) {
         if (rerank < 0 || rerank > 100000) throw Error("search: rerank must be 0 to 100000");
         if (!grad_dtype.empty() && grad_dtype != "fp32" && grad_dtype != "bf16" && grad_dtype != "fp16")
           throw Error("search: grad_dtype \"" + grad_dtype + "\"; valid: fp32, bf16, fp16, or empty (the model's)");
-        const strategies::search::Problem problem{&model, &cluster, batch, grad_dtype};
+        for (const std::string& m : recompute)
+          if (std::find(strategies::recompute_mode_names().begin(), strategies::recompute_mode_names().end(), m) ==
+              strategies::recompute_mode_names().end())
+            throw Error("search: recompute \"" + m + "\"; valid: " + strategies::recompute_mode_list());
+        const strategies::search::Problem problem{&model, &cluster, batch, grad_dtype, recompute};
         strategies::search::SimulationEvaluator evaluator(problem);
         strategies::search::SearchOptions o;
         o.top = top;
@@ -196,9 +203,10 @@ PYBIND11_MODULE(dejavu, m) {
       py::arg("platform"), py::arg("workload"), py::arg("algo") = "grid", py::arg("global_batch") = 0,
       py::arg("top") = 5, py::arg("seed") = 1, py::arg("budget_s") = 0.0,
       py::arg("rerank") = strategies::search::kDefaultRerank, py::arg("grad_dtype") = "",
+      py::arg("recompute") = std::vector<std::string>{},
       "Search the best plan: grid, dp, mcmc or diff; the best plans ranked with links shared "
       "(re-pricing at most `rerank` of them; 0: the searcher's own ranking); grad_dtype as the "
-      "plan key, in every plan.");
+      "plan key, in every plan; recompute the modes plans try (default none, selective, full).");
 
   m.def(
       "collectives",
