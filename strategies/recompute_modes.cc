@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "sim/config_node.h"
+
 namespace dejavu::strategies {
 
 const std::vector<RecomputeMode>& recompute_modes() {
@@ -19,17 +21,17 @@ const std::vector<std::string>& recompute_mode_names() {
   return names;
 }
 
-std::string recompute_mode_list() {
-  std::string out;
-  for (const std::string& n : recompute_mode_names()) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
+std::string recompute_mode_list() { return join(recompute_mode_names(), ", "); }
 
 int recompute_mode_index(const std::string& name) {
   const auto& names = recompute_mode_names();
   for (size_t i = 0; i < names.size(); ++i)
     if (names[i] == name) return static_cast<int>(i);
   throw std::invalid_argument("unknown recomputation mode \"" + name + "\"; valid: " + recompute_mode_list());
+}
+
+double recompute_replayed(const std::string& name) {
+  return recompute_modes()[static_cast<size_t>(recompute_mode_index(name))].replayed;
 }
 
 }  // namespace dejavu::strategies

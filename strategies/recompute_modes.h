@@ -24,5 +24,6 @@ const std::vector<std::string>& recompute_mode_names();  // for ConfigNode::as_c
 std::string recompute_mode_list();                       // "none, selective, selective-op, full"
 // Position in recompute_modes(); throws std::invalid_argument on an unknown name.
 int recompute_mode_index(const std::string& name);
+double recompute_replayed(const std::string& name);  // its RecomputeMode::replayed
 
 }  // namespace dejavu::strategies

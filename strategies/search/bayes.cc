@@ -28,7 +28,7 @@ Eigen::VectorXd features(const Plan& p) {
   const std::vector<std::string> schedules = {"1f1b", "gpipe", "interleaved-1f1b", "zb-h1"};
   const double s = static_cast<double>(std::find(schedules.begin(), schedules.end(), p.schedule) - schedules.begin());
   Eigen::VectorXd x(14);
-  const double rc = recompute_modes()[static_cast<size_t>(recompute_mode_index(p.recompute))].replayed;
+  const double rc = recompute_replayed(p.recompute);
   x << std::log2(p.tp) / 3, std::log2(p.pp) / 6, std::log2(p.dp) / 10, std::log2(p.micro_batch_size) / 12,
       std::log2(p.ep) / 6, std::log2(p.cp) / 3, p.cp_comm == "ring" ? 1.0 : 0.0, s == 1 ? 1.0 : 0.0, s == 2 ? 1.0 : 0.0,
       s == 3 ? 1.0 : 0.0, rc, p.zero / 3.0, p.sequence_parallel ? 1.0 : 0.0, p.offload_optimizer.empty() ? 0.0 : 1.0;

@@ -15,17 +15,12 @@ namespace dejavu::strategies::search {
 
 namespace {
 
-// How much of a layer a mode replays (recompute_modes.h).
-double replayed(const std::string& mode) {
-  return recompute_modes()[static_cast<size_t>(recompute_mode_index(mode))].replayed;
-}
-
 // The first k stages keep the plan's mode, the others a lighter one of the search's modes.
 void add_stage_recompute(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
   if (at.pp < 2) return;
   const std::string& strong = at.recompute_of(0);
   for (const std::string& weak : problem.recompute.empty() ? Space{}.recompute : problem.recompute) {
-    if (replayed(weak) >= replayed(strong)) continue;
+    if (recompute_replayed(weak) >= recompute_replayed(strong)) continue;
     for (int k = 1; k < at.pp; ++k) {
       Plan p = at;
       p.stage_recompute.assign(static_cast<size_t>(at.pp), weak);

@@ -165,9 +165,9 @@ PYBIND11_MODULE(dejavu, m) {
         if (rerank < 0 || rerank > 100000) throw Error("search: rerank must be 0 to 100000");
         if (!grad_dtype.empty() && grad_dtype != "fp32" && grad_dtype != "bf16" && grad_dtype != "fp16")
           throw Error("search: grad_dtype \"" + grad_dtype + "\"; valid: fp32, bf16, fp16, or empty (the model's)");
+        const std::vector<std::string>& modes = strategies::recompute_mode_names();
         for (const std::string& m : recompute)
-          if (std::find(strategies::recompute_mode_names().begin(), strategies::recompute_mode_names().end(), m) ==
-              strategies::recompute_mode_names().end())
+          if (std::find(modes.begin(), modes.end(), m) == modes.end())
             throw Error("search: recompute \"" + m + "\"; valid: " + strategies::recompute_mode_list());
         const strategies::search::Problem problem{&model, &cluster, batch, grad_dtype, recompute};
         strategies::search::SimulationEvaluator evaluator(problem);
