@@ -335,6 +335,11 @@ void load_zero(const ConfigNode& root, Plan& p) {
     if (p.zero < 3)
       z.fail("only zero: 3 gathers weights in the backward pass; use zero: 3 or drop zero_backward_prefetch");
   }
+  if (root.has("dp_shard")) {
+    const ConfigNode n = root.child("dp_shard");
+    p.where["dp_shard"] = n.loc();
+    p.dp_shard = static_cast<int>(n.as_int(1, limits::kMaxDegree));
+  }
   if (root.has("zero_reshard_after_forward")) {
     p.zero_reshard_after_forward = flag(root, "zero_reshard_after_forward", p);
     if (p.zero < 3)
@@ -439,6 +444,7 @@ const std::vector<std::string>& plan_keys() {
                                                 "zero_prefetch",
                                                 "zero_backward_prefetch",
                                                 "zero_reshard_after_forward",
+                                                "dp_shard",
                                                 "data_parallel",
                                                 "grad_dtype",
                                                 "optimizer_dtype",
@@ -625,6 +631,19 @@ void check_layer_split(const Plan& p, const workloads::ModelGraph& model) {
 }
 
 // Chimera's two pipelines run here with plain all-reduce data parallelism.
+// dp_shard: ZeRO's shard groups (HSDP), whole groups of the replicas.
+void check_dp_shard(const Plan& p) {
+  if (p.dp_shard == 0) return;
+  if (p.zero < 1)
+    fail_at(p, "dp_shard", "shard groups split ZeRO's states, and zero is 0; valid: zero: 1, 2 or 3, or drop dp_shard");
+  if (p.dp % p.dp_shard != 0)
+    fail_at(
+        p, "dp_shard",
+        std::to_string(p.dp_shard) + " does not divide dp (" + std::to_string(p.dp) + "); valid: " + divisors(p.dp));
+  if (p.ep > 1)
+    fail_at(p, "dp_shard", "shard groups beside expert parallelism are not modelled; valid: ep: 1, or drop dp_shard");
+}
+
 void check_chimera(const Plan& p) {
   if (p.schedule != "chimera") return;
   if (p.pp < 2 || p.pp % 2 != 0)
@@ -808,6 +827,7 @@ void validate(const Plan& p, const workloads::ModelGraph& model, const platforms
             "delayed averaging exchanges whole gradients after a flushed iteration's backward; use zero: 0, no bucket "
             "and a schedule that flushes (not " +
                 p.schedule + ")");
+  check_dp_shard(p);
   check_chimera(p);
   check_wgrad_deferral(p);
   check_layer_offload(p, model);

@@ -29,6 +29,10 @@
 //                                 # backward_prefetch; post is Composer's default)
 //   zero_reshard_after_forward: true  # false: gathered weights kept from a block's forward to
 //                                 # its backward (FSDP's SHARD_GRAD_OP), no backward gather
+//   dp_shard: 8            # (zero >= 1) ZeRO shards over groups of 8 replicas, replicated
+//                          # across the dp/8 groups (HSDP: PyTorch's HYBRID_SHARD,
+//                          # torchtitan's dp_shard, Megatron's distributed optimizer
+//                          # instances); default dp, one group
 //   ep: 1                  # expert parallelism (MoE workloads): divides dp and the experts
 //   cp: 1                  # context parallelism: the sequence split over cp GPUs
 //   data_parallel: {sync: all-reduce, compression: none}   # see strategies/data_parallel.h
@@ -156,6 +160,15 @@ struct Plan {
   // SHARD_GRAD_OP, FSDP2's reshard_after_forward=False; no backward gather, the weights of
   // every block between its forward and backward held whole, as at ZeRO-2).
   bool zero_reshard_after_forward = true;
+  // Hybrid sharding (HSDP): ZeRO's states sharded over groups of dp_shard consecutive
+  // replicas (with their context-parallel ranks) and replicated across the dp / dp_shard
+  // groups. Gathers and reduce-scatters run inside a group; each reduced shard is then
+  // all-reduced with the same shard of the other groups. 0: one group of every replica.
+  int dp_shard = 0;
+  int shard_replicas() const { return dp_shard > 0 ? dp_shard : dp; }
+  // GPUs each of ZeRO's dense shards is split over (dp_shard, or dp, times cp).
+  double zero_shards() const { return static_cast<double>(shard_replicas()) * cp; }
+  bool hybrid_sharded() const { return dp_shard > 0 && dp_shard < dp; }
   // How data-parallel replicas agree on gradients (`data_parallel:` in YAML).
   struct DataParallel {
     std::string sync = "all-reduce";   // all-reduce | parameter-server | rolling-parameter-server | gossip

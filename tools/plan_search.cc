@@ -304,6 +304,7 @@ nlohmann::json plan_json(const strategies::Plan& p) {
   if (p.zero == 3 && p.zero_backward_prefetch != strategies::Plan{}.zero_backward_prefetch)
     j["zero_backward_prefetch"] = p.zero_backward_prefetch;
   if (p.zero == 3 && !p.zero_reshard_after_forward) j["zero_reshard_after_forward"] = false;
+  if (p.dp_shard > 0) j["dp_shard"] = p.dp_shard;
   if (!p.stage_tp.empty()) j["stage_tp"] = p.stage_tp;
   if (!p.stage_recompute.empty()) j["recompute"] = p.stage_recompute;
   if (p.recompute_early_stop) j["recompute_early_stop"] = true;

@@ -76,13 +76,31 @@ std::vector<sim::TaskId> GradientPass::dp_collective(int s, sim::CollectiveOp op
                                                      double bytes, double expert_bytes, sim::StreamId stream) {
   if (stream < 0) stream = L_.streams.dp;
   std::vector<sim::TaskId> out;
-  if (bytes - expert_bytes > 0 && L_.dpc > 1)
+  if (bytes - expert_bytes > 0 && L_.plan.hybrid_sharded())
+    hybrid_collective(s, op, label, bytes - expert_bytes, stream, out);
+  else if (bytes - expert_bytes > 0 && L_.dpc > 1)
     out.push_back(g_.add_collective(g_.add_participants(L_.dev[s]), stream, op, g_.add_comm_set(L_.dp_rings(s)),
                                     bytes - expert_bytes, g_.label(label), -1));
   if (expert_bytes > 0 && L_.dpe > 1)
     out.push_back(g_.add_collective(g_.add_participants(L_.dev[s]), stream, op, g_.add_comm_set(L_.expert_rings(s)),
                                     expert_bytes, g_.label("expert " + label), -1));
   return out;
+}
+
+// HSDP (plan dp_shard): the dense collective inside each shard group; a reduce-scatter's
+// shard is then all-reduced with the same shard of the other groups, after it.
+void GradientPass::hybrid_collective(int s, sim::CollectiveOp op, const std::string& label, double bytes,
+                                     sim::StreamId stream, std::vector<sim::TaskId>& out) {
+  const auto devices = g_.add_participants(L_.dev[s]);
+  if (L_.dps > 1)
+    out.push_back(
+        g_.add_collective(devices, stream, op, g_.add_comm_set(L_.shard_rings(s)), bytes, g_.label(label), -1));
+  if (op != sim::CollectiveOp::ReduceScatter) return;
+  const sim::TaskId across =
+      g_.add_collective(devices, stream, sim::CollectiveOp::AllReduce, g_.add_comm_set(L_.across_shard_rings(s)),
+                        bytes / L_.dps, g_.label(label + " (across shard groups)"), -1);
+  if (L_.dps > 1) g_.depend(out.back(), across);
+  out.push_back(across);
 }
 
 // A stage's blocks in gradient buckets (Megatron-Core's param-and-grad buffer): in the
@@ -116,7 +134,7 @@ std::vector<sim::TaskId> GradientPass::buckets(int s, std::vector<double>* share
         shares->push_back(
             i + 1 < ids.size()
                 ? 0
-                : ((b.bytes - b.expert_bytes) / (zero ? L_.dpc : 1) + b.expert_bytes / (zero ? L_.dpe : 1)) / e);
+                : ((b.bytes - b.expert_bytes) / (zero ? L_.dps : 1) + b.expert_bytes / (zero ? L_.dpe : 1)) / e);
     for (sim::TaskId id : ids) {
       for (const auto& [vs, bi] : b.blocks)
         for (int c = 0; c < L_.classes_count(); ++c)
@@ -204,9 +222,10 @@ void GradientPass::emit_stage(int s) {
   } else if (L_.dpc > 1) {
     synced = sync_topology(s, compressed);
   }
-  // The optimizer steps the shard ZeRO leaves it: dense over dp·cp, experts over dp/ep·cp.
+  // The optimizer steps the shard ZeRO leaves it: dense over dp·cp (HSDP: dp_shard·cp),
+  // experts over dp/ep·cp.
   const double stepped =
-      plan.zero >= 1 ? (grad_bytes - expert_grad_bytes) / e / L_.dpc + expert_grad_bytes / e / L_.dpe : L_.params[s];
+      plan.zero >= 1 ? (grad_bytes - expert_grad_bytes) / e / L_.dps + expert_grad_bytes / e / L_.dpe : L_.params[s];
   std::vector<sim::TaskId> steps;
   for (int c = 0; c < L_.classes_count(); ++c) {
     if (!plan.offload_optimizer.empty()) {

@@ -23,6 +23,8 @@ JobLayout::JobLayout(const workloads::ModelGraph& model_, const platforms::Clust
   // is virtual stages c·Vp .. c·Vp + Vp - 1, each a copy of the same work.
   pipes = schedule->pipelines(), Vp = plan.total_stages(), V = Vp * pipes;
   dpc = d * cp;
+  dps = plan.shard_replicas() * cp;
+  shard_groups = d / plan.shard_replicas();
   // Experts (with ep > 1) are held by d / ep replicas only: ZeRO shards their states that way.
   dpe = plan.ep > 1 ? d / plan.ep * cp : dpc;
   micro_batch = plan.micro_batch_size;
@@ -101,6 +103,32 @@ sim::CommSet JobLayout::dp_rings(int s) const {
       for (int c = 0; c < cp; ++c) ring.push_back(host(s, r, c * t + k));
     set.groups.push_back(ring);
   }
+  return set;
+}
+
+sim::CommSet JobLayout::shard_rings(int s) const {
+  sim::CommSet set;
+  const int t = t_of(s), n = plan.shard_replicas();
+  for (int r0 = 0; r0 < d; r0 += n)
+    for (int k = 0; k < t; ++k) {
+      std::vector<int> ring;
+      for (int r = r0; r < r0 + n; ++r)
+        for (int c = 0; c < cp; ++c) ring.push_back(host(s, r, c * t + k));
+      set.groups.push_back(ring);
+    }
+  return set;
+}
+
+sim::CommSet JobLayout::across_shard_rings(int s) const {
+  sim::CommSet set;
+  const int t = t_of(s), n = plan.shard_replicas();
+  for (int i = 0; i < n; ++i)
+    for (int c = 0; c < cp; ++c)
+      for (int k = 0; k < t; ++k) {
+        std::vector<int> ring;
+        for (int r = i; r < d; r += n) ring.push_back(host(s, r, c * t + k));
+        set.groups.push_back(ring);
+      }
   return set;
 }
 
@@ -197,7 +225,7 @@ void JobLayout::add_device(LoweredJob& job, int s, int c) {
   sim::Device& device = g.device(dev[s][c]);
   device.capacity_bytes = capacity;
   device.comm_share = comm_share;
-  const ModelStateBytes state = model_state_per_param(model.dtype, plan, dpc);
+  const ModelStateBytes state = model_state_per_param(model.dtype, plan, dps);
   const ModelStateBytes expert_state = model_state_per_param(model.dtype, plan, dpe);
   const double dense = params[s] - (plan.ep > 1 ? expert_params[s] : 0), experts = params[s] - dense;
   device.resident = {{"gradients", dense * state.gradients + experts * expert_state.gradients}};

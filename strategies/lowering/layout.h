@@ -41,8 +41,11 @@ class JobLayout {
   // GPU stage s's tensor-parallel degree (Plan::stage_tp, else tp) and GPUs per replica (t x cp).
   int t_of(int s) const { return plan.tp_of(s); }
   int K_of(int s) const { return plan.tp_of(s) * cp; }
-  int pipes, Vp, V;                                   // pipelines run at once, virtual stages per pipeline, in all
-  int dpc, dpe;                                       // GPUs sharing each dense / expert gradient
+  int pipes, Vp, V;  // pipelines run at once, virtual stages per pipeline, in all
+  int dpc, dpe;      // GPUs sharing each dense / expert gradient
+  // GPUs each dense ZeRO shard is split over (plan dp_shard x cp; dpc without), and the
+  // groups holding a copy of every shard (plan dp_shard's HSDP: dp / dp_shard; else 1).
+  int dps, shard_groups;
   double micro_batch, element_bytes, gradient_bytes;  // per element: tensors, gradients (Plan::grad_dtype)
   bool fused, cp_ring;
   std::vector<StageWork> work;                // per virtual stage (pipeline copies included)
@@ -74,6 +77,10 @@ class JobLayout {
   // its server's host side: GPU -> CPU memory, or back.
   sim::CommSet host_copies(int s, const std::vector<int>& replicas, bool to_host) const;
   sim::CommSet expert_rings(int s) const;
+  // HSDP (plan dp_shard): the rings inside each shard group (its replicas and context ranks,
+  // one per tensor rank), and across the groups (the same member of every group).
+  sim::CommSet shard_rings(int s) const;
+  sim::CommSet across_shard_rings(int s) const;
 
   // Filled by add_devices: [stage][class] simulated device, its own participant set, its
   // tensor-parallel rings and (ring attention) its send to the next context rank; per

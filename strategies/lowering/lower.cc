@@ -106,7 +106,7 @@ OffloadUse offload_use(const lowering::JobLayout& L) {
   use.parameters = L.plan.offload_parameters;
   double most = -1;
   for (int s = 0; s < L.p; ++s) {
-    const double stepped = L.plan.zero >= 1 ? L.params[s] / L.dpc : L.params[s];
+    const double stepped = L.plan.zero >= 1 ? L.params[s] / L.dps : L.params[s];
     const platforms::ServerGroup& server = L.cluster.group_of(L.gpu(s, 0, 0));
     const OffloadCost cost =
         use.tier.empty() ? OffloadCost{} : offload_cost(use.tier, server, stepped, L.element_bytes, L.gradient_bytes);

@@ -18,7 +18,11 @@ Zero3Stage::Zero3Stage(sim::TaskGraph& g, const JobLayout& L, int s) : g_(g), L_
   fetch_stream_ = g.stream("param-fetch");
   gather_label_ = g.label("zero-3 gather weights");
   reduce_label_ = g.label("zero-3 reduce-scatter gradients");
-  dense_set_ = g.add_comm_set(L.dp_rings(s));
+  dense_set_ = g.add_comm_set(L.plan.hybrid_sharded() ? L.shard_rings(s) : L.dp_rings(s));
+  if (L.plan.hybrid_sharded()) {
+    across_set_ = g.add_comm_set(L.across_shard_rings(s));
+    across_label_ = g.label("zero-3 all-reduce gradient shards across shard groups");
+  }
   if (L.plan.ep > 1) expert_set_ = g.add_comm_set(L.expert_rings(s));
   if (L.plan.offload_parameters.empty()) return;
   std::vector<int> replicas(L.d);
@@ -43,17 +47,22 @@ std::vector<sim::TaskId> Zero3Stage::fetch(double shard_bytes, int j) {
   return out;
 }
 
-// A block's dense weights (or gradients) over every replica, its experts' over the replicas
-// holding them.
+// A block's dense weights (or gradients) over every replica (HSDP: its shard group), its
+// experts' over the replicas holding them.
 std::array<Zero3Stage::Share, 2> Zero3Stage::shares(const Block& blk, bool gradients) const {
   const double e = gradients ? L_.gradient_bytes : L_.element_bytes;
   const double experts = L_.plan.ep > 1 ? blk.expert_params_per_gpu * e : 0;
-  return {Share{blk.params_per_gpu * e - experts, L_.dpc, dense_set_}, Share{experts, L_.dpe, expert_set_}};
+  return {Share{blk.params_per_gpu * e - experts, L_.dps, dense_set_}, Share{experts, L_.dpe, expert_set_}};
 }
 
 void Zero3Stage::add(const Block& blk, bool gather, int microbatch) {
   Exchange out;
-  for (const auto& [bytes, shards, set] : shares(blk, !gather)) {
+  const std::array<Share, 2> parts = shares(blk, !gather);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const auto& [bytes, shards, set] = parts[i];
+    // HSDP: a dense reduction's shard is all-reduced across the shard groups after it.
+    const bool across = !gather && i == 0 && L_.plan.hybrid_sharded();
+    if (across && bytes > 0 && shards <= 1) out.ids.push_back(reduce_across(bytes, microbatch, -1));
     if (bytes <= 0 || shards <= 1) continue;
     const auto op = gather ? sim::CollectiveOp::AllGather : sim::CollectiveOp::ReduceScatter;
     const bool offloaded = gather && !L_.plan.offload_parameters.empty();
@@ -67,8 +76,17 @@ void Zero3Stage::add(const Block& blk, bool gather, int microbatch) {
     g_.add_memory(id, gather ? more : 0, gather ? 0 : more);
     out.ids.push_back(id);
     out.bytes += more;
+    if (across) out.ids.push_back(reduce_across(bytes / shards, microbatch, id));
   }
   (gather ? gathers_ : reductions_).push_back(std::move(out));
+}
+
+// A dense gradient shard all-reduced across HSDP's shard groups, after `after` (if any).
+sim::TaskId Zero3Stage::reduce_across(double shard_bytes, int microbatch, sim::TaskId after) {
+  const sim::TaskId id = g_.add_collective(participants_, L_.streams.dp, sim::CollectiveOp::AllReduce, across_set_,
+                                           shard_bytes, across_label_, microbatch);
+  if (after >= 0) g_.depend(after, id);
+  return id;
 }
 
 double Zero3Stage::reduced_bytes(const Block& blk) const {

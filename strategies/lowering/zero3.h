@@ -52,6 +52,7 @@ class Zero3Stage {
     sim::CommSetId set;
   };
   std::array<Share, 2> shares(const Block& blk, bool gradients) const;  // weights', or gradients' bytes
+  sim::TaskId reduce_across(double shard_bytes, int microbatch, sim::TaskId after);
   void add(const Block& blk, bool gather, int microbatch);
   double reduced_bytes(const Block& blk) const;                        // what a GPU holds until a block's reduction
   std::vector<sim::TaskId> fetch(double shard_bytes, int microbatch);  // offloaded parameters
@@ -63,8 +64,8 @@ class Zero3Stage {
   std::vector<Exchange> gathers_, reductions_;
   sim::ParticipantsId participants_;
   sim::StreamId fetch_stream_;
-  sim::LabelId gather_label_, reduce_label_;
-  sim::CommSetId dense_set_, expert_set_;
+  sim::LabelId gather_label_, reduce_label_, across_label_;
+  sim::CommSetId dense_set_, expert_set_, across_set_;
 };
 
 // One replica class's view of its stage's exchanges: wraps each block's tasks in their

@@ -36,7 +36,7 @@ std::string plan_key(const Plan& p) {
   add("rc", rc);
   add("sp", p.sequence_parallel ? "1" : "0");
   add("zero", std::to_string(p.zero) + "/" + std::to_string(p.zero_prefetch) + "/" + p.zero_backward_prefetch +
-                  (p.zero_reshard_after_forward ? "" : "/kept"));
+                  (p.zero_reshard_after_forward ? "" : "/kept") + "/" + std::to_string(p.dp_shard));
   const auto& d = p.data_parallel;
   char buf[128];
   std::snprintf(buf, sizeof buf, "%s/%d/%d/%d/%llu/%s/%a/%d/%a", d.sync.c_str(), d.servers, d.peers, d.step, d.seed,
@@ -68,7 +68,7 @@ double model_state_lower_bound_bytes(const workloads::ModelGraph& model, const P
   // the average, and tensor parallelism splits at most every parameter t ways.
   const double params = model.parameter_count() / static_cast<double>(p.tp_sum());
   if (p.ep > 1) return 0;  // experts shard further; no cheap bound
-  const ModelStateBytes state = model_state_per_param(model.dtype, p, static_cast<double>(p.dp) * p.cp);
+  const ModelStateBytes state = model_state_per_param(model.dtype, p, p.zero_shards());
   // Offloaded states are on the host.
   return params * (state.total() - (p.offload_optimizer.empty() ? 0 : state.optimizer) -
                    (p.offload_parameters.empty() ? 0 : state.weights));

@@ -280,7 +280,7 @@ PartitionProblem partition_problem(const Problem& problem, const Plan& plan, con
   PartitionProblem pr;
   pr.stages = V;
   pr.microbatches = m;
-  const double per_param = model_state_per_param(model.dtype, plan, static_cast<double>(plan.dp) * plan.cp).total();
+  const double per_param = model_state_per_param(model.dtype, plan, plan.zero_shards()).total();
   std::map<std::string, std::vector<BlockCost>> priced;  // stages on the same GPUs price alike
   for (int vs = 0; vs < V; ++vs) {
     const int s = vs % p;  // the GPU stage running virtual stage vs

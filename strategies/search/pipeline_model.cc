@@ -482,7 +482,8 @@ bool PipelineModel::walks(const Plan& plan) {
   if (plan.ep != 1 || plan.cp != 1 || plan.data_parallel.sync != "all-reduce" ||
       plan.data_parallel.compression != "none" || plan.gradient_bucket_bytes(1) > 0 || plan.overlap_param_gather ||
       plan.tp_comm_overlap || plan.defer_embedding_wgrad_compute || !plan.offload_parameters.empty() ||
-      !plan.zero_reshard_after_forward || !plan.offload_activations.empty() || !plan.replica_microbatches.empty())
+      !plan.zero_reshard_after_forward || !plan.offload_activations.empty() || !plan.replica_microbatches.empty() ||
+      plan.dp_shard > 0)
     return false;
   if (const auto schedule = schedules().make(plan.schedule);
       schedule->pipelines() > 1 || !schedule->flushes() || schedule->slices_tokens())

@@ -164,6 +164,7 @@ std::string describe(const Plan& p) {
   if (p.zero > 0) s += " zero" + std::to_string(p.zero);
   if (p.zero == 3 && p.zero_backward_prefetch != Plan{}.zero_backward_prefetch) s += "/bwd-" + p.zero_backward_prefetch;
   if (p.zero == 3 && !p.zero_reshard_after_forward) s += "/kept";
+  if (p.dp_shard > 0) s += "/shard" + std::to_string(p.dp_shard);
   if (p.sequence_parallel) s += " sp";
   if (p.ep > 1) s += " ep" + std::to_string(p.ep);
   if (p.cp > 1) s += " cp" + std::to_string(p.cp) + (p.cp_comm == "ring" ? "/ring" : "");
@@ -227,6 +228,7 @@ void write_plan_yaml(std::ostream& out, const Plan& p, const std::string& commen
   if (p.zero == 3 && p.zero_backward_prefetch != Plan{}.zero_backward_prefetch)
     out << "zero_backward_prefetch: " << p.zero_backward_prefetch << "\n";
   if (p.zero == 3 && !p.zero_reshard_after_forward) out << "zero_reshard_after_forward: false\n";
+  if (p.dp_shard > 0) out << "dp_shard: " << p.dp_shard << "\n";
   if (!p.grad_dtype.empty()) out << "grad_dtype: " << p.grad_dtype << "\n";
   if (!p.optimizer_dtype.empty()) out << "optimizer_dtype: " << p.optimizer_dtype << "\n";
   if (!p.offload_optimizer.empty() || !p.offload_parameters.empty() || !p.offload_activations.empty()) {

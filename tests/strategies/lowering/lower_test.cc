@@ -129,6 +129,49 @@ TEST(Zero3, TheNextLayersGatherRunsUnderThisLayersCompute) {
   EXPECT_NEAR(none.result.makespan_s - ahead.result.makespan_s, 7 * g, 1e-9);
 }
 
+TEST(Zero3, HybridShardingGathersInsideItsGroupAndAllReducesTheShardAcrossGroups) {
+  // The layers of TheNextLayersGatherRunsUnderThisLayersCompute over dp 4 on four GPUs,
+  // sharded in groups of two (HSDP). Each gather and reduce-scatter runs in a ring of 2 and
+  // moves S/2 = 1 GB (g = 1 ms, as at dp 2); each reduced shard (1 GB) is then all-reduced
+  // with the other group's, a ring of 2 moving 2(n-1)/n x 1 GB: g again. Each GPU steps
+  // half the model, as at dp 2. All of it runs under the compute but the first gather and
+  // the last layer's reduce-scatter and all-reduce: g + 4f + 4b + 2g + step.
+  const double g = 1e-3;
+  const auto [model, dp2_cluster, f, b, step] = zero3_case(4, 4e12, 1e9, 1e12);
+  const auto cluster = free_network(4, 1e12);
+  Plan plan = zero3_dp2();
+  plan.dp = 4;
+  plan.global_batch_size = 4;
+  plan.dp_shard = 2;
+  ASSERT_GT(b, 3 * g);  // a backward layer's gather, reduce-scatter and all-reduce fit under it
+  const Simulation s = simulate(model, cluster, plan, "analytic-no-contention");
+  EXPECT_NEAR(s.result.makespan_s, g + 4 * f + 4 * b + 2 * g + step, 1e-9);
+  size_t across = 0;
+  for (const sim::Task& t : s.job.graph.tasks())
+    if (s.job.graph.labels()[t.label].find("across shard groups") != std::string::npos) {
+      ++across;
+      EXPECT_EQ(t.bytes, 1e9);  // half of a layer's 2 GB of bf16 gradients
+    }
+  EXPECT_EQ(across, 4u);  // one per layer
+}
+
+TEST(Zero2, HybridShardingReducesInsideItsGroupThenAcrossAndGathersInsideIt) {
+  // The same four layers (4Q = 4e9 bf16 parameters, 8 GB of gradients and of weights) over dp
+  // 4 in groups of two at ZeRO-2, one reduction after the backward: the reduce-scatter in a
+  // ring of 2 moves 4 GB (4 ms at 1e12 B/s), the 4 GB shard all-reduced across the groups
+  // in a ring of 2 moves 4 GB (4 ms), each GPU steps half the model (the step of dp 2), and
+  // the updated weights all-gathered in the group move 4 GB (4 ms): 4f + 4b + 12 ms + step.
+  const double g = 4e-3;
+  const auto [model, dp2_cluster, f, b, step] = zero3_case(4, 4e12, 1e9, 1e12);
+  Plan plan = zero3_dp2();
+  plan.zero = 2;
+  plan.dp = 4;
+  plan.global_batch_size = 4;
+  plan.dp_shard = 2;
+  const Simulation s = simulate(model, free_network(4, 1e12), plan, "analytic-no-contention");
+  EXPECT_NEAR(s.result.makespan_s, 4 * f + 4 * b + 3 * g + step, 1e-9);
+}
+
 TEST(Zero3, BackwardPrefetchPostAndNoneWaitForTheLayerBefore) {
   // The layers of TheNextLayersGatherRunsUnderThisLayersCompute (g = 1 ms < f, b), as
   // PyTorch documents FSDP's backward_prefetch. post: each backward gather is issued after

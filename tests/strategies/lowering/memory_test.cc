@@ -228,6 +228,27 @@ TEST(Zero3Memory, GathersOneLayerAheadAndReleasesItsWeightsAfterUse) {
   EXPECT_LT(peak(3), peak(2));
 }
 
+TEST(Zero3Memory, HybridShardingShardsOverItsGroupNotEveryReplica) {
+  // GathersOneLayerAheadAndReleasesItsWeightsAfterUse's four layers over dp 4, sharded in
+  // two groups of two (dp_shard 2, HSDP): states over 2 GPUs, not 4, and a gathered layer or
+  // a layer's full gradient is G = 2Q/2 beyond the shard: 16·4Q/2 + 3G + 4A + R. ZeRO-2:
+  // (2 + 14/2)·4Q + 4A + R.
+  const double Q = 1e9, A = 4e9, G = Q, R = platforms::kCudaContextBytes + platforms::kNcclBuffersBytes;
+  const auto model = weighted_layers(4, Q, A);
+  const auto cluster = fast_server(4);
+  Plan plan;
+  plan.dp = 4;
+  plan.dp_shard = 2;
+  plan.global_batch_size = 4;
+  auto peak = [&](int zero) {
+    plan.zero = zero;
+    const Simulation s = simulate(model, cluster, plan);
+    return sim::memory_profiles(s.job.graph, s.result)[0].peak_bytes;
+  };
+  EXPECT_NEAR(peak(3), 16 * 4 * Q / 2 + 3 * G + 4 * A + R, 1e3);
+  EXPECT_NEAR(peak(2), (2 + 14.0 / 2) * 4 * Q + 4 * A + R, 1e3);
+}
+
 TEST(Zero3Memory, WithoutPipelineStagesGathersALayerNotTheWholeModel) {
   // GPT-3 175B over 384 GPUs with full recomputation, pp 1: a GPU holds its 16 bytes per
   // parameter / 384 plus at most two layers' weights gathered (12·h² parameters each, bf16),
