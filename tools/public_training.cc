@@ -29,6 +29,7 @@ PublicRun public_rows::run_of(const CsvRow& r, const public_rows::ResolvedRow& r
   run.measured_s = r.as_double("measured_step_s", 1e-6, 1e6);
   run.predicted_s = row.simulation.report.iteration_time_s;
   run.oom = row.simulation.report.oom;
+  run.memory_share = row.simulation.report.peak_memory_bytes / row.simulation.report.capacity_bytes;
   run.run = shape_of(plan, row.model, {r.text("gpu")});
   run.run.step_calibrated = platforms::step_calibrated(row.cluster, r.text("gpu"));
   return run;
@@ -52,7 +53,7 @@ std::string encode(const PublicRun& r) {
   const RunShape& s = r.run;
   o << "run\n"
     << r.label << "\n"
-    << r.held_out << " " << r.measured_s << " " << r.predicted_s << " " << r.oom << "\n"
+    << r.held_out << " " << r.measured_s << " " << r.predicted_s << " " << r.oom << " " << r.memory_share << "\n"
     << s.gpu << "\n"
     << s.precision << "\n"
     << s.offload << "\n"
@@ -69,7 +70,7 @@ std::variant<PublicRun, std::string> decode(const std::string& text) {
   PublicRun r;
   RunShape& s = r.run;
   std::getline(in, r.label);
-  in >> r.held_out >> r.measured_s >> r.predicted_s >> r.oom;
+  in >> r.held_out >> r.measured_s >> r.predicted_s >> r.oom >> r.memory_share;
   in.ignore();
   std::getline(in, s.gpu);
   std::getline(in, s.precision);

@@ -18,7 +18,8 @@ struct PublicRun {
   std::string label;
   bool held_out = false;
   double measured_s = 0, predicted_s = 0;
-  bool oom = false;  // dejavu says the run did not fit, though it ran
+  bool oom = false;         // dejavu says the run did not fit, though it ran
+  double memory_share = 0;  // the fullest GPU's predicted peak over its capacity
   RunShape run;
 };
 

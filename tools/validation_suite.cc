@@ -16,6 +16,16 @@
 namespace dejavu::tools {
 
 namespace {
+
+// A public row's note: OOM when dejavu says it did not fit, its predicted peak when within a
+// tenth of the GPU's memory (where the caching allocator's retries can slow a real step).
+std::string memory_note(const PublicRun& run) {
+  if (run.oom) return "OOM";
+  if (run.memory_share < 0.9) return "";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "peak %.0f%% of memory", 100 * run.memory_share);
+  return buf;
+}
 std::string beside(const std::string& suite, const ConfigNode& n) {
   const std::filesystem::path p = std::filesystem::path(suite).parent_path() / n.as_string();
   if (!std::filesystem::exists(p)) n.fail("no such file: " + p.string());
@@ -87,7 +97,7 @@ ValidationReport run_validation_suite(const std::string& path, int jobs, const s
       suite =
           run_public_training(measurements, root.get_string("source"), beside(path, root.child("platforms")), options);
     for (const PublicRun& run : suite.runs)
-      r.rows.push_back({run.label, run.measured_s, run.predicted_s, run.held_out, run.oom ? "OOM" : "", true, run.run});
+      r.rows.push_back({run.label, run.measured_s, run.predicted_s, run.held_out, memory_note(run), true, run.run});
     r.skipped = suite.skipped;
   } else if (r.kind == "megatron") {
     r.unit = "s";
