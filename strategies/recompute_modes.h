@@ -6,6 +6,9 @@
 //   selective-op  torchtitan's op-level policy (selective_ac_option "op"): a layer keeps its
 //                 input, its attention's output and every other matmul's output, and replays
 //                 the rest (workloads/op_sac.h)
+//   save-dot-except-mlpwi  MaxText's remat_policy: a layer keeps its input and the outputs of
+//                 its attention projections, and replays the attention kernel, the norms,
+//                 the MLP's input projections and its activation (workloads/op_sac.h)
 //   full          a layer keeps its input and replays its whole forward
 #pragma once
 
@@ -21,7 +24,7 @@ struct RecomputeMode {
 
 const std::vector<RecomputeMode>& recompute_modes();
 const std::vector<std::string>& recompute_mode_names();  // for ConfigNode::as_choice
-std::string recompute_mode_list();                       // "none, selective, selective-op, full"
+std::string recompute_mode_list();                       // "none, selective, selective-op, save-dot-except-mlpwi, full"
 // Position in recompute_modes(); throws std::invalid_argument on an unknown name.
 int recompute_mode_index(const std::string& name);
 double recompute_replayed(const std::string& name);  // its RecomputeMode::replayed

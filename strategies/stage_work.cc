@@ -24,6 +24,12 @@ std::vector<int> stage_of_ops(const ModelGraph& m, const std::vector<int>& order
   return stage;
 }
 
+double replayed_share(const Op& op, Pass pass) {
+  if (pass == Pass::ReplayShare) return op.sac_replay_share;
+  if (pass == Pass::ReplayKept) return op.dot_replayed ? 1 : 0;
+  return 1;
+}
+
 ActivationSplit activation_of(const Op& op, const ModelGraph& m, const Plan& plan, const std::string& recompute) {
   const bool in_layer = op.layer >= 0 && op.layer < m.layers;
   const double t = plan.tp;
@@ -43,6 +49,8 @@ ActivationSplit activation_of(const Op& op, const ModelGraph& m, const Plan& pla
     const bool out_split = (op.tp == workloads::TpMode::Split && !op.tp_sync_fwd) || plan.sequence_parallel;
     a.stored = op.layer_input ? a.full : op.sac_saved_bytes / (out_split ? t : 1) / plan.cp;
   }
+  if (in_layer && recompute == "save-dot-except-mlpwi")  // the kept part of its input, split as it is
+    a.stored = op.layer_input ? a.full : std::min(a.full, op.dot_saved_bytes / (split ? t : 1) / plan.cp);
   return a;
 }
 
@@ -77,12 +85,14 @@ std::vector<int> early_stop_replay(const workloads::ModelGraph& model, const std
   return {ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(end)};
 }
 
+bool replay(Pass kind) { return kind == Pass::Replay || kind == Pass::ReplayShare || kind == Pass::ReplayKept; }
+
 const char* pass_name(Pass kind) {
-  return kind == Pass::Forward                               ? "fwd"
-         : kind == Pass::Replay || kind == Pass::ReplayShare ? "recompute"
-         : kind == Pass::Backward                            ? "bwd"
-         : kind == Pass::BackwardInput                       ? "bwd-input"
-                                                             : "bwd-weight";
+  return kind == Pass::Forward         ? "fwd"
+         : replay(kind)                ? "recompute"
+         : kind == Pass::Backward      ? "bwd"
+         : kind == Pass::BackwardInput ? "bwd-input"
+                                       : "bwd-weight";
 }
 
 std::vector<int> pass_ops(const ModelGraph& m, const std::vector<int>& all_ops, Pass kind) {
@@ -126,7 +136,8 @@ class Cutter {
     deps_.take(v);
     cur_.ops.push_back(v);
     account(op);
-    const bool syncs = plan_.tp > 1 && kind_ != Pass::BackwardWeight && (backward_ ? op.tp_sync_bwd : op.tp_sync_fwd);
+    const bool syncs = plan_.tp > 1 && kind_ != Pass::BackwardWeight && replayed_share(op, kind_) > 0 &&
+                       (backward_ ? op.tp_sync_bwd : op.tp_sync_fwd);
     const double a2a = !exchanges_ ? 0 : backward_ ? op.ep_a2a_bwd_bytes : op.ep_a2a_fwd_bytes;
     if (syncs) {
       cur_.sync_bytes_per_sample = op.tp_sync_bytes;
@@ -155,7 +166,7 @@ class Cutter {
     if (backward_ && frees)
       cur_.free_per_sample += act.full;
     else if (!backward_)
-      cur_.alloc_per_sample += kind_ == Pass::Replay || kind_ == Pass::ReplayShare ? act.full - act.stored : act.stored;
+      cur_.alloc_per_sample += replay(kind_) ? act.full - act.stored : act.stored;
   }
 
   void close() {
@@ -261,6 +272,13 @@ Block make_block(const ModelGraph& model, const Plan& plan, const std::string& r
     for (int v : early_stop_replay(model, ops))
       if (model.op(v).sac_replay_share > 0) replayed.push_back(v);
     if (!replayed.empty()) blk.recompute = cut(model, plan, rc, replayed, Pass::ReplayShare);
+  } else if (blk.is_layer && rc == "save-dot-except-mlpwi") {
+    // MaxText's policy (workloads/op_sac.h) under jax.checkpoint: the layer up to its last
+    // GEMM comes back, the kept GEMMs and the last one running nothing (Pass::ReplayKept)
+    size_t end = ops.size();
+    while (end > 0 && model.op(ops[end - 1]).op_class != sim::OpClass::Gemm) --end;
+    if (end > 0)
+      blk.recompute = cut(model, plan, rc, {ops.begin(), ops.begin() + static_cast<long>(end)}, Pass::ReplayKept);
   }
   return blk;
 }

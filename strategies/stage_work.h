@@ -14,7 +14,12 @@
 namespace dejavu::strategies {
 
 // ReplayShare: a replay of each op's sac_replay_share (op-level selective checkpointing).
-enum class Pass { Forward, Backward, BackwardInput, BackwardWeight, Replay, ReplayShare };
+// ReplayKept: a replay under a policy that kept some ops' outputs (MaxText's, workloads/
+// op_sac.h): those ops (dot_replayed false) run nothing, while their inputs come back.
+enum class Pass { Forward, Backward, BackwardInput, BackwardWeight, Replay, ReplayShare, ReplayKept };
+
+// The share of `op`'s forward a replay pass runs again (1 outside replays).
+double replayed_share(const workloads::Op& op, Pass pass);
 
 struct Segment {
   Pass pass = Pass::Forward;

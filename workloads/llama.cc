@@ -40,6 +40,7 @@ Mlp mlp_ops(const std::string& p, int l, double tokens, double f, const Dims& d,
   m.gate_up.activation_bytes = tokens * h * d.q;
   if (gated) m.gate_up.linear_cols = {f, f};  // w1, then w3 (torchtitan's w2(silu(w1(x)) * w3(x)))
   m.gate_up.activation_split = false;
+  m.gate_up.mlp_in = true;
   m.gate_up.tp_sync_bwd = true;
   m.gate_up.tp_sync_bytes = tokens * h * e;
   m.act = memory_op(p + (gated ? "swiglu" : "squared_relu"), OpClass::Elementwise, l, tokens * (gated ? 2 : 1) * f, e,

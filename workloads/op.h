@@ -41,6 +41,14 @@ struct Op {
   // backward, per sample, and the share of its forward the backward's replay runs again.
   double sac_saved_bytes = 0;
   double sac_replay_share = 1;
+  // The MLP's input projection (Llama's fused gate and up, GPT's fc1: MaxText's mlpwi).
+  bool mlp_in = false;
+  // MaxText's remat policy save_dot_except_mlpwi (plan `recompute: save-dot-except-mlpwi`,
+  // workloads/op_sac.h): the bytes of this op's input the forward keeps, per sample (the
+  // kept outputs of the GEMMs before it), and whether its replay runs (false: a GEMM whose
+  // output was kept, or the layer's last, whose output no backward reads).
+  double dot_saved_bytes = 0;
+  bool dot_replayed = true;
   TpMode tp = TpMode::Split;
   // Megatron's f/g operators: an all-reduce of `tp_sync_bytes` per sample over the
   // tensor-parallel group after the forward (g, after row-parallel ops) or after the

@@ -18,6 +18,35 @@ void mark_op_sac(ModelGraph& g) {
     op.sac_saved_bytes = tokens * saved * e;
     op.sac_replay_share = replayed / (saved + replayed);
   }
+  mark_dot_sac(g);
+}
+
+namespace {
+bool layer_gemm(const Op& op, int layers) {
+  return op.op_class == sim::OpClass::Gemm && op.weight_rows > 0 && op.weight_cols > 0 && op.layer >= 0 &&
+         op.layer < layers && !op.expert;
+}
+}  // namespace
+
+void mark_dot_sac(ModelGraph& g) {
+  const double e = sim::dtype_bytes(sim::storage_of(g.dtype));
+  const std::vector<int> order = g.topological_order();
+  std::map<int, int> last;  // per layer, its last GEMM
+  for (int v : order)
+    if (layer_gemm(g.op(v), g.layers)) last[g.op(v).layer] = v;
+  double kept = 0;  // a kept GEMM output waiting for the op that reads it
+  for (int v : order) {
+    Op& op = g.mutable_op(v);
+    if (kept > 0 && op.activation_bytes > 0) {
+      op.dot_saved_bytes = kept;
+      kept = 0;
+    }
+    if (!layer_gemm(op, g.layers) || op.mlp_in) continue;
+    op.dot_replayed = false;
+    if (last[op.layer] == v) continue;
+    const double tokens = op.fwd_flops / (2 * op.weight_rows * op.weight_cols);
+    kept = tokens * op.weight_cols * e;
+  }
 }
 
 }  // namespace dejavu::workloads

@@ -94,6 +94,7 @@ void add_layer(Chain& chain, int l, const Dims& d, AttentionKind kind, bool caus
   Op fc1 = keep(gemm(p + "fc1", l, s, h, f, e, true), s * h * d.q, false);
   fc1.tp_sync_bwd = true;
   fc1.tp_sync_bytes = s * h * e;
+  fc1.mlp_in = true;
   chain.add(fc1);
   chain.add(keep(memory_op(p + "gelu", OpClass::Elementwise, l, s * f, e, TpMode::Split), s * f * e, true));
   Op fc2 = keep(gemm(p + "fc2", l, s, f, h, e, true), s * f * d.q, true);

@@ -78,7 +78,7 @@ sim::Kernel kernel_of(const workloads::Op& op, const workloads::ModelGraph& m, c
   const bool gathered = plan.sequence_parallel && in_layer && op.tp == workloads::TpMode::Split && !op.expert;
   const double shard = gathered ? t : 1;
   if (k.dtype == sim::DType::FP8) k.fp8_recipe = plan.fp8_recipe;
-  if (pass == Pass::Forward || pass == Pass::Replay || pass == Pass::ReplayShare) {
+  if (pass == Pass::Forward || pass == Pass::Replay || pass == Pass::ReplayShare || pass == Pass::ReplayKept) {
     k.flops = op.fwd_flops * b / t;
     k.bytes = (op.fwd_bytes * b + weights) / t;
     if (shaped) k.products[k.product_count++] = product;
@@ -115,7 +115,9 @@ double GroupPricer::segment_s(const Segment& seg) const {
   double worst = 0;
   for (const auto& pm : perf_) {
     double sum = 0;
-    for (int op : seg.ops) sum += pm.time_s(kernel_of(model_.op(op), model_, plan_, seg.pass));
+    for (int op : seg.ops)
+      if (replayed_share(model_.op(op), seg.pass) > 0)
+        sum += pm.time_s(kernel_of(model_.op(op), model_, plan_, seg.pass));
     worst = std::max(worst, sum);
   }
   return worst;
@@ -127,6 +129,7 @@ SegmentTime GroupPricer::times(const Segment& seg) const {
     SegmentTime t;
     bool first = true;
     for (int op : seg.ops) {
+      if (replayed_share(model_.op(op), seg.pass) <= 0) continue;
       const double s = pm.time_s(kernel_of(model_.op(op), model_, plan_, seg.pass));
       t.total_s += s;
       if (model_.op(op).op_class != sim::OpClass::Gemm) continue;

@@ -69,7 +69,9 @@ TEST(PublicRowExport, TheFilesRerunTheRowAsValidateRunsIt) {
     char note[48];
     std::snprintf(note, sizeof note, "peak %.0f%% of memory", 100 * share);
     EXPECT_EQ(report.rows[0].note, share >= 0.9 ? note : "");
-    if (row == "21") EXPECT_EQ(report.rows[0].note, "peak 95% of memory");
+    if (row == "21") {
+      EXPECT_EQ(report.rows[0].note, "peak 95% of memory");
+    }
   }
 }
 

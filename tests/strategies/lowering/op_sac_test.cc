@@ -51,9 +51,11 @@ double layer0_stored(const workloads::ModelGraph& m, const Plan& p) {
 }
 
 // Layer 0's replay: the ops it runs and the GEMM products (rows, cols, depth) it prices.
+// `back`: the ops it brings back without running them (their outputs kept).
 struct Replay {
   std::vector<std::string> ops;
   std::vector<std::tuple<double, double, double>> products;
+  std::vector<std::string> back;
 };
 Replay layer0_replay(const workloads::ModelGraph& m, const Plan& p) {
   Replay out;
@@ -62,6 +64,10 @@ Replay layer0_replay(const workloads::ModelGraph& m, const Plan& p) {
     if (!blk.is_layer || m.op(blk.fwd.front().ops.front()).layer != 0) continue;
     for (const Segment& seg : blk.recompute)
       for (int v : seg.ops) {
+        if (replayed_share(m.op(v), seg.pass) <= 0) {
+          out.back.push_back(m.op(v).name);
+          continue;
+        }
         out.ops.push_back(m.op(v).name);
         const sim::Kernel k = lowering::kernel_of(m.op(v), m, p, seg.pass);
         for (int i = 0; i < k.product_count; ++i)
@@ -106,6 +112,40 @@ TEST(OpSac, AGptLayerKeepsQkvAndFc1AndReplaysTheProjection) {
   using P = std::tuple<double, double, double>;
   EXPECT_EQ(r.products, (std::vector<P>{P{128, 64, 64}}));
   EXPECT_EQ(std::find(r.ops.begin(), r.ops.end(), "L0.fc2"), r.ops.end());
+}
+
+// MaxText's save_dot_except_mlpwi: a Llama layer keeps its input, the fused q, k and v
+// projection's output (h + 2 kv wide) and the output projection's (h); the gate and up
+// projection's output and the down projection's (read by no backward) are not kept, nor the
+// attention kernel's.
+TEST(DotSac, ALlamaLayerKeepsItsInputAndTheAttentionProjectionsOutputs) {
+  const workloads::ModelGraph m = tiny_llama();
+  const double s = 128, h = 64, kv = 32, e = 2;
+  EXPECT_DOUBLE_EQ(layer0_stored(m, plan_with("save-dot-except-mlpwi")), s * h * e + s * (h + 2 * kv) * e + s * h * e);
+}
+
+// Its backward replays the norms, the attention kernel, the gate and up projection (both
+// halves: 192 columns) and SwiGLU; not qkv nor out_proj, whose outputs it kept, nor the down
+// projection, whose output no backward reads: their inputs come back, their kernels do not run.
+TEST(DotSac, ALlamaLayerReplaysTheAttentionKernelAndTheMlpsInputProjection) {
+  const workloads::ModelGraph m = tiny_llama();
+  const Replay r = layer0_replay(m, plan_with("save-dot-except-mlpwi"));
+  EXPECT_EQ(r.ops, (std::vector<std::string>{"L0.rmsnorm1", "L0.attention", "L0.rmsnorm2", "L0.gate_up", "L0.swiglu"}));
+  EXPECT_EQ(r.back, (std::vector<std::string>{"L0.qkv", "L0.out_proj", "L0.down"}));
+  using P = std::tuple<double, double, double>;
+  ASSERT_FALSE(r.products.empty());
+  EXPECT_EQ(r.products.back(), (P{128, 192, 64}));
+}
+
+// GPT: qkv's and the projection's outputs kept; fc1 replayed; fc2 neither.
+TEST(DotSac, AGptLayerKeepsQkvAndTheProjectionAndReplaysFc1) {
+  const workloads::ModelGraph m = tiny_gpt();
+  const double s = 128, h = 64, e = 2;
+  EXPECT_DOUBLE_EQ(layer0_stored(m, plan_with("save-dot-except-mlpwi")), s * h * e + s * 3 * h * e + s * h * e);
+  const Replay r = layer0_replay(m, plan_with("save-dot-except-mlpwi"));
+  EXPECT_NE(std::find(r.ops.begin(), r.ops.end(), "L0.fc1"), r.ops.end());
+  EXPECT_EQ(std::find(r.ops.begin(), r.ops.end(), "L0.fc2"), r.ops.end());
+  EXPECT_EQ(std::find(r.ops.begin(), r.ops.end(), "L0.qkv"), r.ops.end());
 }
 
 }  // namespace

@@ -249,6 +249,17 @@ TEST(PipelineModel, MatchesTheEngineOnOpLevelSelectiveRecomputation) {
   EXPECT_GT(taken, 5);
 }
 
+// MaxText's save_dot_except_mlpwi (the attention kernel and the MLP's input projection
+// replayed) prices as the engine prices it, faster than full recomputation and fuller.
+TEST(PipelineModel, MatchesTheEngineOnMaxTextsDotSavingRecomputation) {
+  const int taken = expect_full_recompute_variants([](Plan& p) { p.recompute = "save-dot-except-mlpwi"; },
+                                                   [](const Score&, const Score& f, const Score&, const Score& full) {
+                                                     EXPECT_LT(f.iteration_time_s, full.iteration_time_s);
+                                                     EXPECT_GT(f.peak_memory_bytes, full.peak_memory_bytes);
+                                                   });
+  EXPECT_GT(taken, 5);
+}
+
 // Megatron-Core's block method (recompute_layers: the first N layers of each model chunk
 // recomputed, the rest keeping everything) prices as the engine prices it, between full
 // recomputation and none, on every schedule and ZeRO stage of the space.
