@@ -87,6 +87,7 @@ STEP_FITS = llmfoundry_mpt_bench:H100-SXM-80GB:llm-foundry_h100-sxm-80gb \
             bigscience_bloom_prequel:A100-SXM-80GB:megatron-deepspeed_a100-sxm-80gb \
             mtnlg_via_llm_analysis:A100-SXM-80GB:megatron-deepspeed-mtnlg_a100-sxm-80gb \
             dgxc_benchmarking:H100-SXM-80GB:nemo_h100-sxm-80gb \
+            dgxc_maxtext:H100-SXM-80GB:maxtext_h100-sxm-80gb \
             fp8/megatron_bridge_perf_summary:GB200-186GB:megatron-bridge_gb200-186gb \
             fp8/megatron_bridge_perf_summary:B200-SXM-180GB:megatron-bridge_b200-sxm-180gb \
             fp8/megatron_bridge_perf_summary:GB300-288GB:megatron-bridge_gb300-288gb

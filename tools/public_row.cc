@@ -157,7 +157,8 @@ strategies::Plan plan_of(const CsvRow& r) {
   const std::string& fw = r.text("framework");
   const bool nemo = fw == "NeMo" || fw.rfind("Megatron-Bridge", 0) == 0;
   set_sharding(r, nemo, p);
-  const std::string& re = choice(r, "recompute", {"none", "full", "selective", "selective-op", "unknown"});
+  const std::string& re =
+      choice(r, "recompute", {"none", "full", "selective", "selective-op", "save-dot-except-mlpwi", "unknown"});
   p.recompute = re == "unknown" ? "none" : re;
   p.recompute_early_stop = p.recompute == "full" && pytorch_checkpoint(r);
   p.sequence_parallel = p.tp > 1 && (nemo || fw == "torchtitan") && !sequence_parallel_off(r);
@@ -173,6 +174,7 @@ strategies::Plan plan_of(const CsvRow& r) {
     sim::parse_fp8_recipe(choice(r, "fp8_recipe", recipes), &p.fp8_recipe);
   }
   set_overlaps(r, p);
+  if (r.has("dp_shard") && !r.text("dp_shard").empty()) p.dp_shard = whole(r, "dp_shard");  // HSDP's groups
   // the layers whose activations the run's recipe sends to CPU memory (tools/public_training.py)
   if (r.has("offload_layers") && !r.text("offload_layers").empty()) {
     p.offload_activations = "cpu";
@@ -233,8 +235,8 @@ std::optional<std::string> unsupported(const CsvRow& r) {
   if (r.text("sharding") == "offload") return "ZeRO-3 with CPU offload on a host the source does not describe";
   const std::string& fw = r.text("framework");
   if (r.text("sharding") == "unknown" && (fw == "MaxText" || fw == "Paxml"))
-    return "JAX on XLA (Paxml's FSDP degree unstated; MaxText's FSDP beside data parallelism at 512 GPUs and up); "
-           "not converted";
+    return "JAX on XLA (Paxml's FSDP degree unstated; MaxText's save_qkv_proj remat policy, Llama 3 70B, not "
+           "modelled)";
   if (!r.has("global_batch") || !r.has("measured_step_s") || !r.has("layers")) return "batch, step or model not stated";
   if (!r.has("vocab")) return "vocabulary not stated";
   if (!r.has("heads")) return "attention heads not stated";

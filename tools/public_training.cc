@@ -19,7 +19,8 @@ PublicRun public_rows::run_of(const CsvRow& r, const public_rows::ResolvedRow& r
               std::to_string(plan.tp) + " pp" + std::to_string(plan.pp) + " dp" + std::to_string(plan.dp) +
               (plan.zero ? " zero" + std::to_string(plan.zero) : "") +
               (plan.zero == 3 ? " bwd-" + plan.zero_backward_prefetch : "") +
-              (plan.zero_reshard_after_forward ? "" : " kept") + " " + plan.recompute +
+              (plan.zero_reshard_after_forward ? "" : " kept") +
+              (plan.dp_shard > 0 ? " shard" + std::to_string(plan.dp_shard) : "") + " " + plan.recompute +
               (plan.recompute_layers ? std::to_string(plan.recompute_layers) : "") +
               (r.text("recompute") == "unknown" ? "?" : "") +
               (plan.offload_activation_layers ? " offload" + std::to_string(plan.offload_activation_layers) : "") +

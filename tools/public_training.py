@@ -101,6 +101,8 @@ def sharding(t):
 # dejavu's selective-op (strategies/recompute_modes.h); Megatron's selective is the others'.
 def recompute(t, source=""):
     t = t.lower()
+    if t == "save-dot-except-mlpwi":
+        return t
     for k in ("none", "full", "selective"):
         if t.startswith(k):
             return "selective-op" if k == "selective" and source == "torchtitan_benchmarks" else k
@@ -239,6 +241,8 @@ TRANSFORMER_ENGINE_FRAMEWORKS = ("NeMo", "Megatron-Bridge")
 
 
 def attention(r, framework):
+    if maxtext(r):
+        return "cudnn"
     if framework in TRANSFORMER_ENGINE_FRAMEWORKS and not gpu(r["gpu_type"]).startswith(("A100", "unsupported")):
         return "cudnn"
     return ATTENTION_OF_FRAMEWORK.get(framework, "flash")
@@ -281,7 +285,7 @@ CROSS_ENTROPY_OF_FRAMEWORK = {"Megatron-Bridge": "te", "Composer/llm-foundry": "
 def grad_dtype(r):
     bf16_optimizer = r["source_id"].startswith("bigscience_bloom") and precision(r["precision"]) == "bf16"
     torchtitan_fsdp = r["source_id"] == "torchtitan_benchmarks" and "FSDP" in r["sharding"]
-    return "fp32" if "MP mode DEFAULT" in r["precision"] or bf16_optimizer or torchtitan_fsdp else ""
+    return "fp32" if "MP mode DEFAULT" in r["precision"] or bf16_optimizer or torchtitan_fsdp or maxtext(r) else ""
 
 
 # Megatron-Bridge's llama31_405b_pretrain_config sets account_for_embedding_in_pipeline_split and
@@ -484,7 +488,27 @@ def fp8_recipe(r):
     # torchtitan/components/quantization/float8.py); its rowwise recipe has no dejavu name.
     if r["source_id"] == "torchtitan_benchmarks" and "rowwise" not in r["precision"]:
         return "tensorwise"
+    if maxtext(r):
+        return "delayed"
     return ""
+
+
+# MaxText's Llama 2 70B runs of dgxc-benchmarking (maxtext/configure.sh at 35a9aecc, container
+# 2024.12.09): FSDP inside each server's 8 GPUs and across up to 16 servers (ici_fsdp 8 x dcn_fsdp),
+# data parallelism across those groups from 64 servers (dcn_data_parallelism): hybrid sharding of
+# sharding_degree GPUs (dejavu's dp_shard) over every GPU as a replica; remat_policy custom saving
+# query_proj, key_proj, value_proj, qkv_proj, out_proj (and mlpwo in bf16), MaxText's
+# save_dot_except_mlpwi and save_dot_except_mlp, which act alike (workloads/op_sac.h); attention
+# cudnn_flash_te (Transformer Engine's fused attention, cuDNN's); weights and so gradients in fp32
+# (MaxText/configs/base.yml weight_dtype float32 at 8e55ab1a); fp8 through Flax's Fp8DotGeneralOp,
+# scaled from an amax history (delayed). Its Llama 3 70B runs (configure.sh at 85380ffe) save only
+# the q, k and v projections (save_qkv_proj), a policy dejavu does not model: their sharding stays
+# unknown and dejavu skips them, as Paxml's, whose FSDP degree is not stated.
+MAXTEXT_COMMIT = "35a9aecc8d5b17d99d80f52f38c75ade0dbab7ae"
+
+
+def maxtext(r):
+    return r["framework"].startswith("MaxText") and "@" + MAXTEXT_COMMIT in r["source"]
 
 
 def main(path):
@@ -493,7 +517,7 @@ def main(path):
                   "seq_len", "gpu", "gpus", "framework", "precision", "tp", "pp", "vp", "cp", "dp", "sharding",
                   "micro_batch", "global_batch", "recompute", "measured_step_s", "attention", "grad_dtype",
                   "pipeline_split", "overlaps", "optimizer_dtype", "server", "held_out", "fp8_param_gather",
-                  "fp8_recipe", "cross_entropy", "offload_layers"])
+                  "fp8_recipe", "cross_entropy", "offload_layers", "dp_shard"])
     for r in csv.DictReader(open(path)):
         config = launcher_config(r)
         if config:
@@ -513,18 +537,23 @@ def main(path):
         framework = r["framework"].split(" ")[0].replace(",", ";")
         vocab = r["vocab_size"] or VOCAB_OF_SOURCE.get(r["source_id"], "")
         heads = r["num_attention_heads"] or HEADS_OF_SOURCE.get(r["source_id"], "")
+        source, dp_shard = r["source_id"], ""
+        if maxtext(r):
+            source = "dgxc_maxtext"
+            r["sharding"], r["activation_recompute"], r["dp"] = "FSDP", "save-dot-except-mlpwi", r["num_gpus"]
+            dp_shard = r["sharding_degree"] if r["sharding_degree"] != r["num_gpus"] else ""
         vp = r["vp_chunks"] or (VP_OF_MODEL.get((r["source_id"], r["model"]), "") if gpu(r["gpu_type"]).startswith("H100") else "")
-        out.writerow([r["row_id"], r["source_id"], model, r["num_layers"], r["hidden_size"],
+        out.writerow([r["row_id"], source, model, r["num_layers"], r["hidden_size"],
                       heads, r["num_kv_heads"], r["ffn_hidden_size"], vocab,
                       r["seq_len"], gpu(r["gpu_type"]), r["num_gpus"], framework, precision(r["precision"]),
-                      r["tp"], r["pp"], vp, r["cp"], r["dp"], sharding(r["sharding"]),
+                      r["tp"], r["pp"], vp, r["cp"], r["dp"], "zero3" if maxtext(r) else sharding(r["sharding"]),
                       r["micro_batch_size"], r["global_batch_size_seqs"],
                       recipe_recompute(r) or recompute(r["activation_recompute"], r["source_id"]),
                       step, "unfused" if config else attention(r, framework),
                       grad_dtype(r),
                       pipeline_split(r), overlaps(r), optimizer_dtype(r), server(r),
                       1 if int(r["row_id"]) % 3 == 0 else 0, fp8_param_gather(r), fp8_recipe(r),
-                      CROSS_ENTROPY_OF_FRAMEWORK.get(framework, "unfused"), offload_layers(r)])
+                      CROSS_ENTROPY_OF_FRAMEWORK.get(framework, "unfused"), offload_layers(r), dp_shard])
 
 
 if __name__ == "__main__":

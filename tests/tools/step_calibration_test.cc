@@ -144,11 +144,9 @@ TEST(StepCalibration, CalibratedSuitesBeatUncalibratedOnTheirHeldOutRows) {
       ++s.rows[c];
     }
   // Held-out geometric-mean |error| each calibrated suite must stay within (issue 20: 5%).
-  const std::map<std::string, double> bound = {{"bigscience_bloom_prequel", 0.05},
-                                               {"bigscience_bloom", 0.05},
-                                               {"dgxc_benchmarking", 0.03},
-                                               {"llmfoundry_mpt_bench", 0.03},
-                                               {"mtnlg_via_llm_analysis", 0.03}};
+  const std::map<std::string, double> bound = {{"bigscience_bloom_prequel", 0.05}, {"bigscience_bloom", 0.05},
+                                               {"dgxc_benchmarking", 0.03},        {"dgxc_maxtext", 0.03},
+                                               {"llmfoundry_mpt_bench", 0.03},     {"mtnlg_via_llm_analysis", 0.03}};
   for (const auto& [suite, b] : bound) {
     SCOPED_TRACE(suite);
     const Sums& s = by_suite[suite];
@@ -212,6 +210,16 @@ TEST(StepCalibration, NemoFp8RowsOutOfSample) {
   ASSERT_GE(suite.runs.size(), 20u);
   const RunErrors errors(suite);
   EXPECT_LT(errors.geomean(), 0.05);
+}
+
+// MaxText's fp8 rows (Llama 2 70B, Flax's fp8 dot products, 64 to 2048 H100s) out of sample
+// with MaxText's H100 step efficiency fitted to its 4 bf16 fit rows: measured 4.8% over the 6
+// rows, 5.1% over the 2 held out, from -5.4% to +10.4%; the measured step grows 17% from 64 to
+// 512 GPUs where dejavu's grows 0.3% (make validate). Bound: the issue's 15%.
+TEST(StepCalibration, MaxTextFp8RowsOutOfSample) {
+  const PublicSuite suite = shipped_suite("dgxc_maxtext", "maxtext_h100-sxm-80gb.yaml", fp8(false));
+  ASSERT_EQ(suite.runs.size(), 6u);
+  EXPECT_LT(RunErrors(suite).worst, 0.15);
 }
 
 // NeMo's July 2024 fp8 summary (NeMo 24.07 on H100), held out, with NeMo's H100 step efficiency
