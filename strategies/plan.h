@@ -17,8 +17,8 @@
 //   token_slices: auto     # schedule terapipe: auto (TeraPipe's dynamic program) | k equal
 //                          # slices | [lengths] adding up to the sequence
 //   recompute: full        # none | selective (attention) | selective-op (torchtitan's op
-//                          # policy) | save-dot-except-mlpwi (MaxText's) | full, or one per
-//                          # pipeline stage (recompute_modes.h)
+//                          # policy) | save-dot-except-mlpwi | save-qkv-proj (MaxText's) |
+//                          # full, or one per pipeline stage (recompute_modes.h)
 //   recompute_layers: 5    # (full) only the first 5 layers of each model chunk recomputed, the
 //                          # rest keep everything (Megatron-Core's recompute_method: block)
 //   recompute_early_stop: true  # (full) PyTorch's non-reentrant checkpoint: a block's replay

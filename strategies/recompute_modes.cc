@@ -8,7 +8,8 @@ namespace dejavu::strategies {
 
 const std::vector<RecomputeMode>& recompute_modes() {
   static const std::vector<RecomputeMode> modes = {
-      {"none", 0}, {"selective", 0.5}, {"selective-op", 0.75}, {"save-dot-except-mlpwi", 0.85}, {"full", 1}};
+      {"none", 0}, {"selective", 0.5}, {"selective-op", 0.75}, {"save-dot-except-mlpwi", 0.85}, {"save-qkv-proj", 0.9},
+      {"full", 1}};
   return modes;
 }
 

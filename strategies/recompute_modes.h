@@ -9,6 +9,8 @@
 //   save-dot-except-mlpwi  MaxText's remat_policy: a layer keeps its input and the outputs of
 //                 its attention projections, and replays the attention kernel, the norms,
 //                 the MLP's input projections and its activation (workloads/op_sac.h)
+//   save-qkv-proj MaxText's save_qkv_proj: as above but for the attention's output
+//                 projection, replayed too
 //   full          a layer keeps its input and replays its whole forward
 #pragma once
 
@@ -24,7 +26,7 @@ struct RecomputeMode {
 
 const std::vector<RecomputeMode>& recompute_modes();
 const std::vector<std::string>& recompute_mode_names();  // for ConfigNode::as_choice
-std::string recompute_mode_list();                       // "none, selective, selective-op, save-dot-except-mlpwi, full"
+std::string recompute_mode_list();                       // "none, selective, selective-op, ..., full"
 // Position in recompute_modes(); throws std::invalid_argument on an unknown name.
 int recompute_mode_index(const std::string& name);
 double recompute_replayed(const std::string& name);  // its RecomputeMode::replayed

@@ -4,6 +4,7 @@
 
 #include "platforms/perf_model.h"
 #include "sim/kernel.h"
+#include "workloads/op_sac.h"
 
 namespace dejavu::strategies {
 
@@ -24,9 +25,9 @@ std::vector<int> stage_of_ops(const ModelGraph& m, const std::vector<int>& order
   return stage;
 }
 
-double replayed_share(const Op& op, Pass pass) {
-  if (pass == Pass::ReplayShare) return op.sac_replay_share;
-  if (pass == Pass::ReplayKept) return op.dot_replayed ? 1 : 0;
+double replayed_share(const Op& op, const Segment& seg) {
+  if (seg.pass == Pass::ReplayShare) return op.sac_replay_share;
+  if (seg.pass == Pass::ReplayKept) return op.dot_replayed[static_cast<size_t>(seg.dot_policy)] ? 1 : 0;
   return 1;
 }
 
@@ -49,8 +50,10 @@ ActivationSplit activation_of(const Op& op, const ModelGraph& m, const Plan& pla
     const bool out_split = (op.tp == workloads::TpMode::Split && !op.tp_sync_fwd) || plan.sequence_parallel;
     a.stored = op.layer_input ? a.full : op.sac_saved_bytes / (out_split ? t : 1) / plan.cp;
   }
-  if (in_layer && recompute == "save-dot-except-mlpwi")  // the kept part of its input, split as it is
-    a.stored = op.layer_input ? a.full : std::min(a.full, op.dot_saved_bytes / (split ? t : 1) / plan.cp);
+  if (const int k = workloads::dot_policy_index(recompute); in_layer && k >= 0)  // its input's kept part
+    a.stored = op.layer_input
+                   ? a.full
+                   : std::min(a.full, op.dot_saved_bytes[static_cast<size_t>(k)] / (split ? t : 1) / plan.cp);
   return a;
 }
 
@@ -115,7 +118,7 @@ class Cutter {
         backward_(kind == Pass::Backward || kind == Pass::BackwardInput || kind == Pass::BackwardWeight),
         exchanges_(kind != Pass::BackwardWeight && plan.ep > 1),
         deps_(m, ops, backward_) {
-    cur_.pass = kind;
+    cur_ = fresh();
   }
 
   void add(int v) {
@@ -136,7 +139,7 @@ class Cutter {
     deps_.take(v);
     cur_.ops.push_back(v);
     account(op);
-    const bool syncs = plan_.tp > 1 && kind_ != Pass::BackwardWeight && replayed_share(op, kind_) > 0 &&
+    const bool syncs = plan_.tp > 1 && kind_ != Pass::BackwardWeight && replayed_share(op, cur_) > 0 &&
                        (backward_ ? op.tp_sync_bwd : op.tp_sync_fwd);
     const double a2a = !exchanges_ ? 0 : backward_ ? op.ep_a2a_bwd_bytes : op.ep_a2a_fwd_bytes;
     if (syncs) {
@@ -186,6 +189,7 @@ class Cutter {
   Segment fresh() const {
     Segment s;
     s.pass = kind_;
+    if (kind_ == Pass::ReplayKept) s.dot_policy = workloads::dot_policy_index(recompute_);
     return s;
   }
 
@@ -272,8 +276,8 @@ Block make_block(const ModelGraph& model, const Plan& plan, const std::string& r
     for (int v : early_stop_replay(model, ops))
       if (model.op(v).sac_replay_share > 0) replayed.push_back(v);
     if (!replayed.empty()) blk.recompute = cut(model, plan, rc, replayed, Pass::ReplayShare);
-  } else if (blk.is_layer && rc == "save-dot-except-mlpwi") {
-    // MaxText's policy (workloads/op_sac.h) under jax.checkpoint: the layer up to its last
+  } else if (blk.is_layer && workloads::dot_policy_index(rc) >= 0) {
+    // MaxText's policies (workloads/op_sac.h) under jax.checkpoint: the layer up to its last
     // GEMM comes back, the kept GEMMs and the last one running nothing (Pass::ReplayKept)
     size_t end = ops.size();
     while (end > 0 && model.op(ops[end - 1]).op_class != sim::OpClass::Gemm) --end;

@@ -18,9 +18,6 @@ namespace dejavu::strategies {
 // op_sac.h): those ops (dot_replayed false) run nothing, while their inputs come back.
 enum class Pass { Forward, Backward, BackwardInput, BackwardWeight, Replay, ReplayShare, ReplayKept };
 
-// The share of `op`'s forward a replay pass runs again (1 outside replays).
-double replayed_share(const workloads::Op& op, Pass pass);
-
 struct Segment {
   Pass pass = Pass::Forward;
   std::vector<int> ops;
@@ -42,10 +39,14 @@ struct Segment {
   // recomputation (the rest), freed by the backward of the same ops.
   double alloc_per_sample = 0;
   double free_per_sample = 0;
+  int dot_policy = -1;  // ReplayKept: the MaxText policy (workloads/op_sac.h) that kept what it did
   std::string name;
   // The segments of the same block and pass it waits for (none: only the block's start).
   std::vector<SegmentDep> after;
 };
+
+// The share of `op`'s forward a segment runs (1 outside replays that keep part of it).
+double replayed_share(const workloads::Op& op, const Segment& seg);
 
 struct Block {
   bool is_layer = false;

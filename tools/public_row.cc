@@ -158,7 +158,8 @@ strategies::Plan plan_of(const CsvRow& r) {
   const bool nemo = fw == "NeMo" || fw.rfind("Megatron-Bridge", 0) == 0;
   set_sharding(r, nemo, p);
   const std::string& re =
-      choice(r, "recompute", {"none", "full", "selective", "selective-op", "save-dot-except-mlpwi", "unknown"});
+      choice(r, "recompute",
+             {"none", "full", "selective", "selective-op", "save-dot-except-mlpwi", "save-qkv-proj", "unknown"});
   p.recompute = re == "unknown" ? "none" : re;
   p.recompute_early_stop = p.recompute == "full" && pytorch_checkpoint(r);
   p.sequence_parallel = p.tp > 1 && (nemo || fw == "torchtitan") && !sequence_parallel_off(r);
@@ -235,8 +236,7 @@ std::optional<std::string> unsupported(const CsvRow& r) {
   if (r.text("sharding") == "offload") return "ZeRO-3 with CPU offload on a host the source does not describe";
   const std::string& fw = r.text("framework");
   if (r.text("sharding") == "unknown" && (fw == "MaxText" || fw == "Paxml"))
-    return "JAX on XLA (Paxml's FSDP degree unstated; MaxText's save_qkv_proj remat policy, Llama 3 70B, not "
-           "modelled)";
+    return "JAX on XLA with an FSDP degree its source does not state (Paxml)";
   if (!r.has("global_batch") || !r.has("measured_step_s") || !r.has("layers")) return "batch, step or model not stated";
   if (!r.has("vocab")) return "vocabulary not stated";
   if (!r.has("heads")) return "attention heads not stated";

@@ -101,7 +101,7 @@ def sharding(t):
 # dejavu's selective-op (strategies/recompute_modes.h); Megatron's selective is the others'.
 def recompute(t, source=""):
     t = t.lower()
-    if t == "save-dot-except-mlpwi":
+    if t in ("save-dot-except-mlpwi", "save-qkv-proj"):
         return t
     for k in ("none", "full", "selective"):
         if t.startswith(k):
@@ -501,14 +501,17 @@ def fp8_recipe(r):
 # save_dot_except_mlpwi and save_dot_except_mlp, which act alike (workloads/op_sac.h); attention
 # cudnn_flash_te (Transformer Engine's fused attention, cuDNN's); weights and so gradients in fp32
 # (MaxText/configs/base.yml weight_dtype float32 at 8e55ab1a); fp8 through Flax's Fp8DotGeneralOp,
-# scaled from an amax history (delayed). Its Llama 3 70B runs (configure.sh at 85380ffe) save only
-# the q, k and v projections (save_qkv_proj), a policy dejavu does not model: their sharding stays
-# unknown and dejavu skips them, as Paxml's, whose FSDP degree is not stated.
-MAXTEXT_COMMIT = "35a9aecc8d5b17d99d80f52f38c75ade0dbab7ae"
+# scaled from an amax history (delayed). Its Llama 3 70B runs (configure.sh at 85380ffe, container
+# 25.01) shard the same way at 8192 tokens and save only the q, k and v projections
+# (remat_policy save_qkv_proj). Paxml's rows state no FSDP degree: dejavu skips them.
+MAXTEXT_POLICY = {"35a9aecc8d5b17d99d80f52f38c75ade0dbab7ae": "save-dot-except-mlpwi",
+                  "85380ffe02eac74e1d07e556b28cdcf7cce2d2f0": "save-qkv-proj"}
 
 
 def maxtext(r):
-    return r["framework"].startswith("MaxText") and "@" + MAXTEXT_COMMIT in r["source"]
+    if not r["framework"].startswith("MaxText"):
+        return ""
+    return next((mode for commit, mode in MAXTEXT_POLICY.items() if "@" + commit in r["source"]), "")
 
 
 def main(path):
@@ -540,7 +543,7 @@ def main(path):
         source, dp_shard = r["source_id"], ""
         if maxtext(r):
             source = "dgxc_maxtext"
-            r["sharding"], r["activation_recompute"], r["dp"] = "FSDP", "save-dot-except-mlpwi", r["num_gpus"]
+            r["sharding"], r["activation_recompute"], r["dp"] = "FSDP", maxtext(r), r["num_gpus"]
             dp_shard = r["sharding_degree"] if r["sharding_degree"] != r["num_gpus"] else ""
         vp = r["vp_chunks"] or (VP_OF_MODEL.get((r["source_id"], r["model"]), "") if gpu(r["gpu_type"]).startswith("H100") else "")
         out.writerow([r["row_id"], source, model, r["num_layers"], r["hidden_size"],

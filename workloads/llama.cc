@@ -40,7 +40,7 @@ Mlp mlp_ops(const std::string& p, int l, double tokens, double f, const Dims& d,
   m.gate_up.activation_bytes = tokens * h * d.q;
   if (gated) m.gate_up.linear_cols = {f, f};  // w1, then w3 (torchtitan's w2(silu(w1(x)) * w3(x)))
   m.gate_up.activation_split = false;
-  m.gate_up.mlp_in = true;
+  m.gate_up.role = LinearRole::MlpIn;
   m.gate_up.tp_sync_bwd = true;
   m.gate_up.tp_sync_bytes = tokens * h * e;
   m.act = memory_op(p + (gated ? "swiglu" : "squared_relu"), OpClass::Elementwise, l, tokens * (gated ? 2 : 1) * f, e,
@@ -108,12 +108,14 @@ void add_layer(Chain& chain, const LlamaConfig& c, int l, const Dims& d, int& re
   qkv.activation_split = false;
   qkv.tp_sync_bwd = true;
   qkv.tp_sync_bytes = s * h * e;
+  qkv.role = LinearRole::AttentionIn;
   chain.add(qkv);
   chain.add(attention_op(p + "attention", l, d.s, d.h, d.a, d.kv, d.e, c.attention, true));  // grouped-query, causal
   Op out = gemm(p + "out_proj", l, s, h, h, e, false);
   out.activation_bytes = s * h * d.o;
   out.tp_sync_fwd = true;
   out.tp_sync_bytes = s * h * e;
+  out.role = LinearRole::AttentionOut;
   chain.add(out);
   Op norm2 = memory_op(p + "rmsnorm2", OpClass::Norm, l, s * h, e, TpMode::Replicated);
   norm2.params = h;

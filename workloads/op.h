@@ -2,6 +2,7 @@
 // a micro-batch of b samples costs b times the per-sample FLOPs and activation bytes.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,11 @@
 namespace dejavu::workloads {
 
 // How an op behaves under Megatron tensor parallelism over t GPUs.
+// A layer's linears by their part: the attention's input (q, k, v) and output projections,
+// the MLP's input projection (gate and up, or fc1).
+enum class LinearRole { Other, AttentionIn, AttentionOut, MlpIn };
+inline constexpr int kDotPolicies = 2;  // MaxText remat policies (workloads/op_sac.h)
+
 enum class TpMode {
   Split,       // FLOPs, weights and activations divided by t
   Replicated,  // every rank does the whole op (LayerNorm without sequence parallelism)
@@ -41,14 +47,14 @@ struct Op {
   // backward, per sample, and the share of its forward the backward's replay runs again.
   double sac_saved_bytes = 0;
   double sac_replay_share = 1;
-  // The MLP's input projection (Llama's fused gate and up, GPT's fc1: MaxText's mlpwi).
-  bool mlp_in = false;
-  // MaxText's remat policy save_dot_except_mlpwi (plan `recompute: save-dot-except-mlpwi`,
-  // workloads/op_sac.h): the bytes of this op's input the forward keeps, per sample (the
-  // kept outputs of the GEMMs before it), and whether its replay runs (false: a GEMM whose
-  // output was kept, or the layer's last, whose output no backward reads).
-  double dot_saved_bytes = 0;
-  bool dot_replayed = true;
+  // What a layer's linear is (MaxText's checkpoint names: qkv_proj, out_proj, mlpwi).
+  LinearRole role = LinearRole::Other;
+  // Per MaxText remat policy (workloads/op_sac.h's dot_policies(), plan `recompute:
+  // save-dot-except-mlpwi | save-qkv-proj`): the bytes of this op's input the forward keeps,
+  // per sample (the kept outputs of the GEMMs before it), and whether its replay runs (false:
+  // a GEMM whose output was kept, or the layer's last, whose output no backward reads).
+  std::array<double, kDotPolicies> dot_saved_bytes{};
+  std::array<bool, kDotPolicies> dot_replayed{true, true};
   TpMode tp = TpMode::Split;
   // Megatron's f/g operators: an all-reduce of `tp_sync_bytes` per sample over the
   // tensor-parallel group after the forward (g, after row-parallel ops) or after the

@@ -11,6 +11,9 @@
 // log-sum-exp, w1's output and w2's, and replays the norms, wk, RoPE, wo, w3 and SwiGLU.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "workloads/model_graph.h"
 
 namespace dejavu::workloads {
@@ -21,15 +24,23 @@ namespace dejavu::workloads {
 // Then marks MaxText's save_dot_except_mlpwi (mark_dot_sac).
 void mark_op_sac(ModelGraph& g);
 
-// MaxText's remat_policy save_dot_except_mlpwi (MaxText/layers/models.py, December 2024:
-// jax.checkpoint_policies.save_only_these_names of query_proj, key_proj, value_proj, qkv_proj,
-// out_proj and mlpwo) under jax.checkpoint: a layer keeps its input and those projections'
-// outputs its backward reads, and replays everything else it needs, the attention kernel
-// (its output, `context`, is not saved) and the MLP's input projections (mlpwi) included.
-// The MLP's output projection's output is read by no backward, so neither kept nor replayed;
-// save_dot_except_mlp (no mlpwo) acts the same. A kept GEMM's output (every layer GEMM but
-// the MLP's input projections and the layer's last) counts as kept input of the next op that
-// keeps any (dot_saved_bytes); the kept GEMMs and the last are not run again (dot_replayed).
+// MaxText's remat policies under jax.checkpoint (MaxText/layers/models.py, December 2024:
+// jax.checkpoint_policies.save_only_these_names): a layer keeps its input and the outputs of
+// the projections the policy names that its backward reads, and replays everything else it
+// needs, the attention kernel (its output, `context`, is not saved) included.
+//   save-dot-except-mlpwi  save_dot_except_mlpwi (query_proj, key_proj, value_proj, qkv_proj,
+//                          out_proj, mlpwo) and save_dot_except_mlp (without mlpwo), which
+//                          act alike: the MLP's output projection's output is read by no
+//                          backward, so neither kept nor replayed
+//   save-qkv-proj          save_qkv_proj: only the q, k and v projections' outputs kept
+// A kept output counts as kept input of the next op that keeps any (dot_saved_bytes); the
+// kept GEMMs and the layer's last are not run again (dot_replayed).
+struct DotPolicy {
+  const char* mode;  // the plan's `recompute` value
+  bool keeps_attention_out;
+};
+const std::vector<DotPolicy>& dot_policies();   // kDotPolicies of them, in Op's arrays' order
+int dot_policy_index(const std::string& mode);  // -1: not a MaxText policy
 void mark_dot_sac(ModelGraph& g);
 
 }  // namespace dejavu::workloads

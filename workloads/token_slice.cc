@@ -7,9 +7,10 @@ bool is_attention(const Op& op) { return op.op_class == sim::OpClass::Attention 
 
 // Every per-sample figure of `op` that grows with the tokens, times `f`.
 void scale_linear(Op& op, double f) {
-  for (double* x : {&op.fwd_flops, &op.bwd_flops, &op.fwd_bytes, &op.bwd_bytes, &op.activation_bytes,
-                    &op.selective_recompute_bytes, &op.sac_saved_bytes, &op.dot_saved_bytes, &op.tp_sync_bytes,
-                    &op.cp_kv_bytes, &op.ep_a2a_fwd_bytes, &op.ep_a2a_bwd_bytes, &op.ep_a2a_bwd_before_bytes})
+  for (double* x :
+       {&op.fwd_flops, &op.bwd_flops, &op.fwd_bytes, &op.bwd_bytes, &op.activation_bytes, &op.selective_recompute_bytes,
+        &op.sac_saved_bytes, &op.dot_saved_bytes[0], &op.dot_saved_bytes[1], &op.tp_sync_bytes, &op.cp_kv_bytes,
+        &op.ep_a2a_fwd_bytes, &op.ep_a2a_bwd_bytes, &op.ep_a2a_bwd_before_bytes})
     *x *= f;
   if (op.model_fwd_flops >= 0) op.model_fwd_flops *= f;
 }
@@ -29,7 +30,7 @@ void scale_attention(Op& op, double o, double l, double s) {
   op.activation_bytes = (op.activation_bytes - stored_scores) * tokens + stored_scores * flops;
   op.selective_recompute_bytes = stored_scores * flops;
   for (double* x : {&op.tp_sync_bytes, &op.cp_kv_bytes, &op.sac_saved_bytes}) *x *= tokens;
-  op.dot_saved_bytes *= tokens;
+  for (double& x : op.dot_saved_bytes) x *= tokens;
 }
 }  // namespace
 

@@ -75,12 +75,14 @@ void add_layer(Chain& chain, int l, const Dims& d, AttentionKind kind, bool caus
   Op qkv = keep(gemm(p + "qkv", l, s, h, 3 * h, e, true), s * h * d.q, false);
   qkv.tp_sync_bwd = true;  // Megatron's f: all-reduce of the input gradient
   qkv.tp_sync_bytes = s * h * e;
+  qkv.role = LinearRole::AttentionIn;
   chain.add(qkv);
   // multi-head: keys as wide as queries
   chain.add(attention_op(p + "attention", l, d.s, d.h, d.a, d.h, d.e, kind, causal, dropout));
   Op proj = keep(gemm(p + "proj", l, s, h, h, e, true), s * h * d.o, true);
   proj.tp_sync_fwd = true;  // Megatron's g: all-reduce of the row-parallel output
   proj.tp_sync_bytes = s * h * e;
+  proj.role = LinearRole::AttentionOut;
   chain.add(proj);
   chain.feed_next(input);
   auto residual = [&](const std::string& branch) {  // attn or mlp
@@ -94,7 +96,7 @@ void add_layer(Chain& chain, int l, const Dims& d, AttentionKind kind, bool caus
   Op fc1 = keep(gemm(p + "fc1", l, s, h, f, e, true), s * h * d.q, false);
   fc1.tp_sync_bwd = true;
   fc1.tp_sync_bytes = s * h * e;
-  fc1.mlp_in = true;
+  fc1.role = LinearRole::MlpIn;
   chain.add(fc1);
   chain.add(keep(memory_op(p + "gelu", OpClass::Elementwise, l, s * f, e, TpMode::Split), s * f * e, true));
   Op fc2 = keep(gemm(p + "fc2", l, s, f, h, e, true), s * f * d.q, true);

@@ -55,7 +55,7 @@ void count_flops(LoweredJob& job, const lowering::JobLayout& L) {
       for (const Segment& seg : blk.recompute)
         for (int op : seg.ops)
           if (L.model.op(op).counts_as_model_flops)
-            job.hardware_flops += L.model.op(op).model_flops() * replayed_share(L.model.op(op), seg.pass) * samples;
+            job.hardware_flops += L.model.op(op).model_flops() * replayed_share(L.model.op(op), seg) * samples;
 }
 
 }  // namespace

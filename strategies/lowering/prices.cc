@@ -116,8 +116,7 @@ double GroupPricer::segment_s(const Segment& seg) const {
   for (const auto& pm : perf_) {
     double sum = 0;
     for (int op : seg.ops)
-      if (replayed_share(model_.op(op), seg.pass) > 0)
-        sum += pm.time_s(kernel_of(model_.op(op), model_, plan_, seg.pass));
+      if (replayed_share(model_.op(op), seg) > 0) sum += pm.time_s(kernel_of(model_.op(op), model_, plan_, seg.pass));
     worst = std::max(worst, sum);
   }
   return worst;
@@ -129,7 +128,7 @@ SegmentTime GroupPricer::times(const Segment& seg) const {
     SegmentTime t;
     bool first = true;
     for (int op : seg.ops) {
-      if (replayed_share(model_.op(op), seg.pass) <= 0) continue;
+      if (replayed_share(model_.op(op), seg) <= 0) continue;
       const double s = pm.time_s(kernel_of(model_.op(op), model_, plan_, seg.pass));
       t.total_s += s;
       if (model_.op(op).op_class != sim::OpClass::Gemm) continue;

@@ -61,8 +61,8 @@ TEST(ProfileFit, BadRowsNameTheLine) {
     load_stage_measurements(p.string());
     ADD_FAILURE();
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  ":2:3: recompute: \"some\"; valid: none, selective, selective-op, save-dot-except-mlpwi, full"),
+    EXPECT_NE(std::string(e.what()).find(":2:3: recompute: \"some\"; valid: none, selective, selective-op, "
+                                         "save-dot-except-mlpwi, save-qkv-proj, full"),
               std::string::npos)
         << e.what();
   }

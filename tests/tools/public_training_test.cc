@@ -268,9 +268,10 @@ TEST(PublicTraining, TorchtitanTensorParallelRowsRunSequenceParallel) {
   EXPECT_FALSE(public_rows::resolve_row(table.rows()[1], src("platforms/presets"), {}, {}).plan.sequence_parallel);
 }
 
-// MaxText's Llama 2 70B runs (dgxc-benchmarking's configure.sh at 35a9aecc) shard over every
-// GPU up to 256 and over 128 beside data parallelism from 512 (ici_fsdp 8 x dcn_fsdp 16): the
-// shipped rows run as hybrid sharding there, with MaxText's remat policy and cuDNN's attention.
+// MaxText's Llama 2 and 3 70B runs (dgxc-benchmarking's configure.sh at 35a9aecc and 85380ffe)
+// shard over every GPU up to 256 and over 128 beside data parallelism from 512 (ici_fsdp 8 x
+// dcn_fsdp 16): the shipped rows run as hybrid sharding there, with the remat policy each
+// configure.sh sets (Llama 2: save_dot_except_mlpwi or _mlp; Llama 3: save_qkv_proj).
 TEST(PublicTraining, MaxTextRowsShardOverGroupsOf128FromFiveHundredTwelveGpus) {
   const CsvTable table = public_rows::load_training_table(src("strategies/validation/public/training.csv"));
   int rows = 0;
@@ -283,9 +284,9 @@ TEST(PublicTraining, MaxTextRowsShardOverGroupsOf128FromFiveHundredTwelveGpus) {
     EXPECT_EQ(plan.dp, gpus);
     EXPECT_EQ(plan.zero, 3);
     EXPECT_EQ(plan.shard_replicas(), gpus >= 512 ? 128 : gpus);
-    EXPECT_EQ(plan.recompute, "save-dot-except-mlpwi");
+    EXPECT_EQ(plan.recompute, r.text("model") == "Llama 2 70B" ? "save-dot-except-mlpwi" : "save-qkv-proj");
   }
-  EXPECT_EQ(rows, 12);  // 6 bf16, 6 fp8
+  EXPECT_EQ(rows, 22);  // Llama 2: 6 bf16, 6 fp8; Llama 3: 5 and 5
 }
 
 // A cell outside its column's values refuses its row, naming the row, the column and the values.

@@ -61,7 +61,7 @@ class SearchCommand : public Command {
     cmd.add_option("--recompute", a_.recompute,
                    "the recomputation modes plans try, as the framework offers them, comma-separated (default "
                    "none,selective,full: Megatron's; torchtitan's: none,selective-op,full; MaxText's: "
-                   "none,save-dot-except-mlpwi,full)")
+                   "none,save-dot-except-mlpwi,save-qkv-proj,full)")
         ->delimiter(',')
         ->check(CLI::IsMember(strategies::recompute_mode_names()));
     cmd.add_option("--budget", a_.budget, "wall-clock cap per searcher, e.g. 30s");

@@ -64,7 +64,7 @@ Replay layer0_replay(const workloads::ModelGraph& m, const Plan& p) {
     if (!blk.is_layer || m.op(blk.fwd.front().ops.front()).layer != 0) continue;
     for (const Segment& seg : blk.recompute)
       for (int v : seg.ops) {
-        if (replayed_share(m.op(v), seg.pass) <= 0) {
+        if (replayed_share(m.op(v), seg) <= 0) {
           out.back.push_back(m.op(v).name);
           continue;
         }
@@ -135,6 +135,18 @@ TEST(DotSac, ALlamaLayerReplaysTheAttentionKernelAndTheMlpsInputProjection) {
   using P = std::tuple<double, double, double>;
   ASSERT_FALSE(r.products.empty());
   EXPECT_EQ(r.products.back(), (P{128, 192, 64}));
+}
+
+// MaxText's save_qkv_proj: only the q, k and v projection's output kept beside the input;
+// the attention's output projection replayed with the rest.
+TEST(DotSac, SaveQkvProjKeepsOnlyTheQkvOutputAndReplaysTheOutputProjection) {
+  const workloads::ModelGraph m = tiny_llama();
+  const double s = 128, h = 64, kv = 32, e = 2;
+  EXPECT_DOUBLE_EQ(layer0_stored(m, plan_with("save-qkv-proj")), s * h * e + s * (h + 2 * kv) * e);
+  const Replay r = layer0_replay(m, plan_with("save-qkv-proj"));
+  EXPECT_EQ(r.ops, (std::vector<std::string>{"L0.rmsnorm1", "L0.attention", "L0.out_proj", "L0.rmsnorm2", "L0.gate_up",
+                                             "L0.swiglu"}));
+  EXPECT_EQ(r.back, (std::vector<std::string>{"L0.qkv", "L0.down"}));
 }
 
 // GPT: qkv's and the projection's outputs kept; fc1 replayed; fc2 neither.
