@@ -24,7 +24,6 @@ JobLayout::JobLayout(const workloads::ModelGraph& model_, const platforms::Clust
   pipes = schedule->pipelines(), Vp = plan.total_stages(), V = Vp * pipes;
   dpc = d * cp;
   dps = plan.shard_replicas() * cp;
-  shard_groups = d / plan.shard_replicas();
   // Experts (with ep > 1) are held by d / ep replicas only: ZeRO shards their states that way.
   dpe = plan.ep > 1 ? d / plan.ep * cp : dpc;
   micro_batch = plan.micro_batch_size;

@@ -43,9 +43,7 @@ class JobLayout {
   int K_of(int s) const { return plan.tp_of(s) * cp; }
   int pipes, Vp, V;  // pipelines run at once, virtual stages per pipeline, in all
   int dpc, dpe;      // GPUs sharing each dense / expert gradient
-  // GPUs each dense ZeRO shard is split over (plan dp_shard x cp; dpc without), and the
-  // groups holding a copy of every shard (plan dp_shard's HSDP: dp / dp_shard; else 1).
-  int dps, shard_groups;
+  int dps;           // GPUs each dense ZeRO shard is split over (plan dp_shard x cp; dpc without)
   double micro_batch, element_bytes, gradient_bytes;  // per element: tensors, gradients (Plan::grad_dtype)
   bool fused, cp_ring;
   std::vector<StageWork> work;                // per virtual stage (pipeline copies included)
