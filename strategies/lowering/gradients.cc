@@ -71,36 +71,28 @@ void GradientPass::pair_syncs() {
 }
 
 // A data-parallel collective over the gradients' holders: the dense part over every
-// replica, the experts' part over the replicas holding the same experts.
+// replica (HSDP: its shard group, a reduction then across the groups), the experts' part
+// over the replicas holding the same experts.
 std::vector<sim::TaskId> GradientPass::dp_collective(int s, sim::CollectiveOp op, const std::string& label,
                                                      double bytes, double expert_bytes, sim::StreamId stream) {
   if (stream < 0) stream = L_.streams.dp;
   std::vector<sim::TaskId> out;
-  if (bytes - expert_bytes > 0 && L_.plan.hybrid_sharded())
-    hybrid_collective(s, op, label, bytes - expert_bytes, stream, out);
-  else if (bytes - expert_bytes > 0 && L_.dpc > 1)
-    out.push_back(g_.add_collective(g_.add_participants(L_.dev[s]), stream, op, g_.add_comm_set(L_.dp_rings(s)),
-                                    bytes - expert_bytes, g_.label(label), -1));
+  const double dense = bytes - expert_bytes;
+  if (dense > 0 && L_.dps > 1)
+    out.push_back(g_.add_collective(g_.add_participants(L_.dev[s]), stream, op, g_.add_comm_set(L_.dp_rings(s)), dense,
+                                    g_.label(label), -1));
+  if (dense > 0 && op == sim::CollectiveOp::ReduceScatter && L_.plan.hybrid_sharded()) {
+    // HSDP: the reduced shard then all-reduced with the same shard of the other groups
+    const sim::TaskId across = g_.add_collective(g_.add_participants(L_.dev[s]), stream, sim::CollectiveOp::AllReduce,
+                                                 g_.add_comm_set(L_.across_shard_rings(s)), dense / L_.dps,
+                                                 g_.label(label + " (across shard groups)"), -1);
+    if (L_.dps > 1) g_.depend(out.back(), across);
+    out.push_back(across);
+  }
   if (expert_bytes > 0 && L_.dpe > 1)
     out.push_back(g_.add_collective(g_.add_participants(L_.dev[s]), stream, op, g_.add_comm_set(L_.expert_rings(s)),
                                     expert_bytes, g_.label("expert " + label), -1));
   return out;
-}
-
-// HSDP (plan dp_shard): the dense collective inside each shard group; a reduce-scatter's
-// shard is then all-reduced with the same shard of the other groups, after it.
-void GradientPass::hybrid_collective(int s, sim::CollectiveOp op, const std::string& label, double bytes,
-                                     sim::StreamId stream, std::vector<sim::TaskId>& out) {
-  const auto devices = g_.add_participants(L_.dev[s]);
-  if (L_.dps > 1)
-    out.push_back(
-        g_.add_collective(devices, stream, op, g_.add_comm_set(L_.shard_rings(s)), bytes, g_.label(label), -1));
-  if (op != sim::CollectiveOp::ReduceScatter) return;
-  const sim::TaskId across =
-      g_.add_collective(devices, stream, sim::CollectiveOp::AllReduce, g_.add_comm_set(L_.across_shard_rings(s)),
-                        bytes / L_.dps, g_.label(label + " (across shard groups)"), -1);
-  if (L_.dps > 1) g_.depend(out.back(), across);
-  out.push_back(across);
 }
 
 // A stage's blocks in gradient buckets (Megatron-Core's param-and-grad buffer): in the

@@ -28,8 +28,6 @@ class GradientPass {
   void emit_stage(int s);
   std::vector<sim::TaskId> dp_collective(int s, sim::CollectiveOp op, const std::string& label, double bytes,
                                          double expert_bytes, sim::StreamId stream = sim::StreamId());
-  void hybrid_collective(int s, sim::CollectiveOp op, const std::string& label, double bytes, sim::StreamId stream,
-                         std::vector<sim::TaskId>& out);
   struct Bucket {
     std::vector<std::pair<int, size_t>> blocks;  // (virtual stage, block), in backward order
     double bytes = 0, expert_bytes = 0;          // its gradients' (JobLayout::gradient_bytes each)

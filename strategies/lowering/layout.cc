@@ -95,18 +95,6 @@ sim::CommSet JobLayout::host_copies(int s, const std::vector<int>& replicas, boo
 
 sim::CommSet JobLayout::dp_rings(int s) const {
   sim::CommSet set;
-  const int t = t_of(s);
-  for (int k = 0; k < t; ++k) {
-    std::vector<int> ring;
-    for (int r = 0; r < d; ++r)
-      for (int c = 0; c < cp; ++c) ring.push_back(host(s, r, c * t + k));
-    set.groups.push_back(ring);
-  }
-  return set;
-}
-
-sim::CommSet JobLayout::shard_rings(int s) const {
-  sim::CommSet set;
   const int t = t_of(s), n = plan.shard_replicas();
   for (int r0 = 0; r0 < d; r0 += n)
     for (int k = 0; k < t; ++k) {

@@ -68,16 +68,15 @@ class JobLayout {
   // Work items per stage of replica class c's replicas (plan.replica_microbatches: uneven).
   int m_of(int c) const { return plan.microbatches_of(classes[c][0]) * std::max(1, slices.count()); }
 
-  // The data-parallel rings of GPU stage s (one per tensor rank, over every replica and
-  // context rank), and the experts' (over the replicas holding the same experts).
+  // The data-parallel rings of GPU stage s (one per tensor rank and shard group, over the
+  // group's replicas and context ranks: every replica without plan dp_shard), and the
+  // experts' (over the replicas holding the same experts).
   sim::CommSet dp_rings(int s) const;
   // Copies between each GPU of GPU stage s in `replicas` (every tensor and context rank) and
   // its server's host side: GPU -> CPU memory, or back.
   sim::CommSet host_copies(int s, const std::vector<int>& replicas, bool to_host) const;
   sim::CommSet expert_rings(int s) const;
-  // HSDP (plan dp_shard): the rings inside each shard group (its replicas and context ranks,
-  // one per tensor rank), and across the groups (the same member of every group).
-  sim::CommSet shard_rings(int s) const;
+  // HSDP (plan dp_shard): the rings across the shard groups (the same member of every group).
   sim::CommSet across_shard_rings(int s) const;
 
   // Filled by add_devices: [stage][class] simulated device, its own participant set, its

@@ -18,7 +18,7 @@ Zero3Stage::Zero3Stage(sim::TaskGraph& g, const JobLayout& L, int s) : g_(g), L_
   fetch_stream_ = g.stream("param-fetch");
   gather_label_ = g.label("zero-3 gather weights");
   reduce_label_ = g.label("zero-3 reduce-scatter gradients");
-  dense_set_ = g.add_comm_set(L.plan.hybrid_sharded() ? L.shard_rings(s) : L.dp_rings(s));
+  dense_set_ = g.add_comm_set(L.dp_rings(s));
   if (L.plan.hybrid_sharded()) {
     across_set_ = g.add_comm_set(L.across_shard_rings(s));
     across_label_ = g.label("zero-3 all-reduce gradient shards across shard groups");

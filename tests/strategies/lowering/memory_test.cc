@@ -204,6 +204,18 @@ platforms::Cluster fast_server(int n) {  // communication takes next to no time
       "fast.yaml"));
 }
 
+// The first GPU's peak of four layers of Q parameters and A bytes of activations over dp 4 on
+// free links, one sample each, at ZeRO stage `zero`, in shard groups of `dp_shard` (0: one).
+double four_layer_peak(double Q, double A, int zero, int dp_shard = 0) {
+  Plan plan;
+  plan.dp = 4;
+  plan.dp_shard = dp_shard;
+  plan.global_batch_size = 4;
+  plan.zero = zero;
+  const Simulation s = simulate(weighted_layers(4, Q, A), fast_server(4), plan);
+  return sim::memory_profiles(s.job.graph, s.result)[0].peak_bytes;
+}
+
 TEST(Zero3Memory, GathersOneLayerAheadAndReleasesItsWeightsAfterUse) {
   // 4 layers of Q parameters over dp 4, one microbatch, no recomputation, free links.
   // A gathered layer or a layer's full gradient is G = 2Q·3/4 beyond the GPU's shard.
@@ -212,16 +224,7 @@ TEST(Zero3Memory, GathersOneLayerAheadAndReleasesItsWeightsAfterUse) {
   // their reduce-scatter), and all four layers' activations: 16·4Q/4 + 3G + 4A; and what
   // the process holds before the model, R (CUDA context, NCCL buffers).
   const double Q = 1e9, A = 4e9, G = 2 * Q * 3 / 4, R = platforms::kCudaContextBytes + platforms::kNcclBuffersBytes;
-  const auto model = weighted_layers(4, Q, A);
-  const auto cluster = fast_server(4);
-  Plan plan;
-  plan.dp = 4;
-  plan.global_batch_size = 4;
-  auto peak = [&](int zero) {
-    plan.zero = zero;
-    const Simulation s = simulate(model, cluster, plan);
-    return sim::memory_profiles(s.job.graph, s.result)[0].peak_bytes;
-  };
+  auto peak = [&](int zero) { return four_layer_peak(Q, A, zero); };
   EXPECT_NEAR(peak(3), 16 * 4 * Q / 4 + 3 * G + 4 * A + R, 1e3);
   // ZeRO-2 keeps every weight (2 bytes) and shards the rest (14 bytes) over the 4 GPUs.
   EXPECT_NEAR(peak(2), (2 + 14.0 / 4) * 4 * Q + 4 * A + R, 1e3);
@@ -234,17 +237,7 @@ TEST(Zero3Memory, HybridShardingShardsOverItsGroupNotEveryReplica) {
   // a layer's full gradient is G = 2Q/2 beyond the shard: 16·4Q/2 + 3G + 4A + R. ZeRO-2:
   // (2 + 14/2)·4Q + 4A + R.
   const double Q = 1e9, A = 4e9, G = Q, R = platforms::kCudaContextBytes + platforms::kNcclBuffersBytes;
-  const auto model = weighted_layers(4, Q, A);
-  const auto cluster = fast_server(4);
-  Plan plan;
-  plan.dp = 4;
-  plan.dp_shard = 2;
-  plan.global_batch_size = 4;
-  auto peak = [&](int zero) {
-    plan.zero = zero;
-    const Simulation s = simulate(model, cluster, plan);
-    return sim::memory_profiles(s.job.graph, s.result)[0].peak_bytes;
-  };
+  auto peak = [&](int zero) { return four_layer_peak(Q, A, zero, 2); };
   EXPECT_NEAR(peak(3), 16 * 4 * Q / 2 + 3 * G + 4 * A + R, 1e3);
   EXPECT_NEAR(peak(2), (2 + 14.0 / 2) * 4 * Q + 4 * A + R, 1e3);
 }
