@@ -152,6 +152,26 @@ TEST(NarrowPrecision, Gb300Fp4GemmsRunAtTheB300sMeasuredSpeedUpOverBf16) {
   EXPECT_GT(gemms_s(before, 0, sim::DType::BF16) / gemms_s(before, 0, sim::DType::FP4), 5);
 }
 
+// No figure times NVFP4 GEMMs on a B200 or GB200 (fp4 peak 4x bf16's, the B300's 6x): they run
+// at the B300's measured speed-up over their own bf16 GEMMs, so the GB200's take the GB300's
+// time though its fp4 peak is two thirds of it. Before, at the bf16 fit's share of their fp4
+// peak, they ran 4x bf16 and a GB200 priced them 1.3x faster than a GB300.
+TEST(NarrowPrecision, B200AndGb200Fp4GemmsRunAtTheB300sMeasuredSpeedUpOverBf16) {
+  const double speedup[] = {4.250 / 1.254, 4.434 / 1.305, 4.418 / 1.205};
+  const PerfModel gb300(gpu_spec("GB300-288GB"));
+  for (const char* name : {"B200-SXM-180GB", "GB200-186GB"}) {
+    const PerfModel pm(gpu_spec(name));
+    EXPECT_DOUBLE_EQ(gpu_spec(name).peak_flops(sim::DType::FP4), 4 * gpu_spec(name).peak_flops(sim::DType::BF16));
+    for (int pass = 0; pass < 3; ++pass)
+      EXPECT_NEAR(gemms_s(pm, pass, sim::DType::BF16) / gemms_s(pm, pass, sim::DType::FP4) / speedup[pass], 1,
+                  pass < 2 ? 0.03 : 0.05)
+          << name << " " << pass;
+  }
+  const PerfModel gb200(gpu_spec("GB200-186GB"));
+  for (int pass = 0; pass < 3; ++pass)
+    EXPECT_NEAR(gemms_s(gb200, pass, sim::DType::FP4) / gemms_s(gb300, pass, sim::DType::FP4), 1, 1e-9) << pass;
+}
+
 // A calibration file sets the narrow fits: gemm_fp4 as a GEMM entry, quantize_fp8 and
 // quantize_fp4 as the casts' memory share; a share outside (0, 1] is refused at its key.
 TEST(NarrowPrecision, CalibrationFilesSetTheNarrowFits) {
@@ -161,7 +181,7 @@ TEST(NarrowPrecision, CalibrationFilesSetTheNarrowFits) {
       "narrow.yaml"));
   ASSERT_TRUE(c.efficiency.gemm_fp4 && c.efficiency.quantize_fp4);
   EXPECT_DOUBLE_EQ(c.efficiency.gemm_fp4->compute_max, 0.4);
-  EXPECT_DOUBLE_EQ(c.efficiency.gemm_fp4->k_fill, 192);    // the rest from the GB200's GEMM fit
+  EXPECT_DOUBLE_EQ(c.efficiency.gemm_fp4->k_fill, 704.2);  // the rest from the GB200's fp4 fit in place
   for (const sim::Fp8RecipeEntry& r : sim::fp8_recipes())  // quantize_fp8: every recipe's
     EXPECT_DOUBLE_EQ(c.efficiency.narrow(sim::DType::FP8, true, r.recipe)->memory, 0.5) << r.name;
   // One recipe's key over the shared one; gemm_mxfp8 starts from gemm_fp8.
