@@ -8,7 +8,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "platforms/calibration.h"
 #include "tests/tools/cli_run.h"
+#include "tools/platform_input.h"
 #include "tools/validation_suite.h"
 
 namespace {
@@ -112,3 +114,36 @@ TEST(CalibrationCli, AKFillWithoutShapedGemmsIsRefused) {
 }
 
 }  // namespace
+
+// `--calibration <framework>` applies that framework's shipped step calibration of each of
+// the platform's GPU types: the same prediction, to the byte, as its file by path; on a
+// cluster of two GPU types, both files. Every shipped file is listed under the GPU type its
+// own `gpu:` names.
+TEST(CalibrationCli, AFrameworkNameAppliesItsShippedStepCalibrations) {
+  const std::vector<dejavu::tools::ShippedStepCalibration> shipped = dejavu::tools::shipped_step_calibrations();
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(src("platforms/calibration/steps")))
+    files += e.path().extension() == ".yaml";
+  ASSERT_EQ(shipped.size(), files);
+  for (const auto& s : shipped) EXPECT_EQ(dejavu::platforms::load_calibration_file(s.path).gpu, s.gpu) << s.path;
+
+  const fs::path dir = scratch();
+  const std::string run = "simulate --platform " + src("platforms/presets/dgx-h100-1x8.yaml") + " --workload " +
+                          src("workloads/presets/llama3-8b.yaml") + " --plan " +
+                          src("strategies/presets/tp2-dp4-sp-zero1.yaml") + " --quiet --json ";
+  const CliRun by_name = run_dejavu(run + (dir / "name.json").string() + " --calibration nemo");
+  const CliRun by_path = run_dejavu(run + (dir / "path.json").string() + " --calibration " +
+                                    src("platforms/calibration/steps/nemo_h100-sxm-80gb.yaml"));
+  const CliRun plain = run_dejavu(run + (dir / "plain.json").string());
+  ASSERT_EQ(by_name.code, 0) << by_name.err;
+  ASSERT_EQ(by_path.code, 0) << by_path.err;
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(slurp(dir / "name.json"), slurp(dir / "path.json"));
+  EXPECT_NE(slurp(dir / "name.json"), slurp(dir / "plain.json"));
+
+  // llm-foundry was fitted on both GPU types of the mixed A100/H100 preset.
+  const dejavu::platforms::Cluster mixed =
+      dejavu::tools::load_platform(src("platforms/presets/mixed-a100-h100-2x8.yaml"), {"llm-foundry"});
+  EXPECT_TRUE(dejavu::platforms::step_calibrated(mixed, "A100-SXM-80GB"));
+  EXPECT_TRUE(dejavu::platforms::step_calibrated(mixed, "H100-SXM-80GB"));
+}

@@ -1,9 +1,10 @@
 // `dejavu list`: every registry (GPU types, engines, algorithms, schedules, searchers,
 // workload kinds, sync topologies, compressions, recovery policies, update rules,
-// aggregators, commands) and the shipped presets.
+// aggregators, commands), the shipped step calibrations and the shipped presets.
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -20,6 +21,7 @@
 #include "strategies/training/rules/update_rule.h"
 #include "strategies/cluster/placement.h"
 #include "tools/commands/command.h"
+#include "tools/platform_input.h"
 #include "workloads/generator.h"
 
 #ifndef DEJAVU_SOURCE_DIR
@@ -45,6 +47,16 @@ void list_registry(const char* title, const R& registry) {
   std::cout << title << ":\n";
   for (const auto& [name, entry] : registry.entries())
     std::cout << "  " << name << std::string(name.size() < 14 ? 14 - name.size() : 1, ' ') << entry.description << "\n";
+}
+
+// Each framework's shipped step calibrations, by the GPU types they were fitted on.
+void list_step_calibrations() {
+  std::cout << "step calibrations (--calibration NAME: its file for each of the platform's GPU types):\n";
+  std::map<std::string, std::string> gpus;  // sorted by framework
+  for (const ShippedStepCalibration& s : shipped_step_calibrations())
+    gpus[s.framework] += (gpus[s.framework].empty() ? "" : ", ") + s.gpu;
+  for (const auto& [name, on] : gpus)
+    std::cout << "  " << name << std::string(name.size() < 26 ? 26 - name.size() : 1, ' ') << on << "\n";
 }
 
 std::string tflops(double flops) {
@@ -85,6 +97,7 @@ class ListCommand : public Command {
                     platforms::packet_overhead_bytes(name), 100 * platforms::framing_efficiency(name, 4096));
       std::cout << buf;
     }
+    list_step_calibrations();
     list_registry("engines", sim::engines());
     list_registry("collective algorithms", sim::collective_algorithms());
     list_registry("pipeline schedules", strategies::schedules());

@@ -66,7 +66,9 @@ double quantity_option(const std::string& option, const std::string& text, units
 }
 
 void add_calibrations(CLI::App& cmd, std::vector<std::string>& calibrations) {
-  cmd.add_option("--calibration", calibrations, "calibration YAML for a GPU type (repeatable; see dejavu calibrate)");
+  cmd.add_option("--calibration", calibrations,
+                 "calibration YAML for a GPU type, or a framework whose shipped step calibrations apply to the "
+                 "platform's GPU types (nemo, megatron-bridge, ...: dejavu list); repeatable");
 }
 
 void add_engine_options(CLI::App& cmd, sim::EngineOptions& options) {
