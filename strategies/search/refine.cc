@@ -100,6 +100,21 @@ void add_overlaps(const Plan& at, std::vector<Plan>& out) {
     if (megatron_switch_break(p).key.empty()) out.push_back(std::move(p));
 }
 
+// ZeRO's states sharded over groups of replicas rather than all of them (dp_shard: HSDP), the
+// gathers and reduce-scatters inside a group, the shard all-reduced across groups: groups of
+// one server's replicas, and 4, 16, ... times that, below dp. The engine prices them.
+void add_shard_groups(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
+  if (at.zero < 1 || at.dp_shard > 0 || at.ep != 1 || at.dp < 4) return;
+  int server = problem.cluster->groups.front().gpus_per_server;
+  for (const platforms::ServerGroup& g : problem.cluster->groups) server = std::min(server, g.gpus_per_server);
+  for (int group = std::max(2, server / std::max(1, at.tp * at.cp)); group < at.dp; group *= 4)
+    if (at.dp % group == 0) {
+      Plan p = at;
+      p.dp_shard = group;
+      out.push_back(std::move(p));
+    }
+}
+
 // Plain data parallelism (no ZeRO, buckets, compression or uneven replicas) synchronised by
 // another topology that averages exactly; a parameter server sharded over the servers.
 void add_syncs(const Problem& problem, const Plan& at, std::vector<Plan>& out) {
@@ -210,6 +225,7 @@ std::vector<Plan> refinements(const Problem& problem, const Plan& at, bool dear)
   add_block_recompute(problem, at, out);
   add_layer_offload(problem, at, out);
   add_overlaps(at, out);
+  add_shard_groups(problem, at, out);
   add_syncs(problem, at, out);
   add_schedules(at, dear, out);
   add_stage_shapes(problem, at, out);

@@ -13,6 +13,8 @@
 //     parameter gather (distributed optimizer), tensor-parallel communication overlap, each
 //     alone and all that apply at once, under the rules Megatron asserts
 //     (megatron_switch_break); and PyTorch DDP's 25 MB gradient buckets;
+//   - with ZeRO, its states sharded over groups of replicas (dp_shard, hybrid sharding): one
+//     server's replicas, and 4, 16, ... times that, below dp;
 //   - the sync topologies that average exactly (SyncTopology::averages_exactly: a parameter
 //     server sharded over the servers, a rolling parameter server) for plain data parallelism;
 //   - the flushing schedules the space leaves out (Chimera, TeraPipe with its own slices);

@@ -32,7 +32,7 @@ TEST(Refine, EveryValidRefinementRoundTripsThroughItsPlanYaml) {
   const Fixture f;
   const std::vector<Plan> plans = enumerate(f.problem, default_space(f.problem, 2));
   ASSERT_GT(plans.size(), 100u);
-  int stage_rc = 0, block_rc = 0, overlap = 0, bucket = 0, sync = 0, schedule = 0, shapes = 0, checked = 0;
+  int stage_rc = 0, block_rc = 0, overlap = 0, bucket = 0, sync = 0, schedule = 0, shapes = 0, shard = 0, checked = 0;
   for (size_t i = 0; i < plans.size(); i += 29) {
     for (const Plan& r : refinements(f.problem, plans[i])) {
       try {
@@ -54,6 +54,7 @@ TEST(Refine, EveryValidRefinementRoundTripsThroughItsPlanYaml) {
       bucket += r.data_parallel.bucket_bytes > 0;
       sync += r.data_parallel.sync != "all-reduce";
       schedule += r.schedule == "chimera" || r.schedule == "terapipe";
+      shard += r.dp_shard > 0;
       if (!r.stage_tp.empty()) {  // on the GPUs of the plan it refines
         ++shapes;
         EXPECT_EQ(r.gpus(), plans[i].gpus());
@@ -69,6 +70,7 @@ TEST(Refine, EveryValidRefinementRoundTripsThroughItsPlanYaml) {
   EXPECT_GT(sync, 0);
   EXPECT_GT(schedule, 0);
   EXPECT_GT(shapes, 0);
+  EXPECT_GT(shard, 0);
 }
 
 // The stage shapes among `plans` other than `from`'s (other refinements keep its shape).
@@ -251,6 +253,35 @@ TEST(Refine, OffloadsLayerActivationsInsteadOfRecomputingThem) {
   EXPECT_EQ(plan_key(load_plan(ConfigNode::load_string(yaml.str(), "refined.yaml"))), plan_key(best)) << yaml.str();
   const std::string json = tools::plan_json_text(best);
   EXPECT_EQ(plan_key(load_plan(ConfigNode::load_string(json, "refined.json"))), plan_key(best)) << json;
+}
+
+// GPT-3 1.3B under ZeRO-3 over 32 A100s whose servers share one 100 Gb/s NIC each: sharded
+// over every replica, each layer's gathers and reduce-scatters cross the servers' NICs; sharded
+// over one server's 8 replicas (hybrid sharding, dp_shard 8) they run on its NVSwitch and only
+// an eighth of the gradients, each GPU's shard, is all-reduced across the 4 servers, so the
+// refinement takes it (678 ms to 547 ms a step); groups of 32 GPUs' would be whole dp, and
+// groups of 16 straddle two servers (749 ms), which it does not propose.
+TEST(Refine, ShardsZeroOverOneServersReplicasWhereTheNetworkIsSlow) {
+  const platforms::Cluster cluster = platforms::load_cluster(
+      ConfigNode::load_string("servers:\n  - count: 4\n    gpu: A100-SXM-80GB\n    gpus_per_server: 8\n"
+                              "    intra: {kind: nvswitch, bandwidth: 300 GB/s, latency: 1 us, efficiency: 0.759}\n"
+                              "    nic: {bandwidth: 100 Gbps, latency: 2 us, per_gpu: false}\n"
+                              "network: {kind: fat-tree, latency: 1 us}\n",
+                              "a100-4x8-one-nic.yaml"));
+  const workloads::ModelGraph model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
+  const Problem problem{&model, &cluster, 128};
+  Plan start;
+  ASSERT_TRUE(make_plan(problem, 1, 1, 4, start));
+  start.zero = 3;
+  start.recompute = "selective";
+  std::set<int> groups;
+  for (const Plan& p : refinements(problem, start))
+    if (p.dp_shard > 0) groups.insert(p.dp_shard);
+  EXPECT_EQ(groups, (std::set<int>{8}));  // 8 x 4 = 32 is dp itself
+  const Refined r = refined_from(problem, start);
+  ASSERT_LT(r.before, 1e9);
+  EXPECT_LT(r.after, r.before);
+  EXPECT_EQ(r.best.dp_shard, 8) << describe(r.best);
 }
 
 }  // namespace
