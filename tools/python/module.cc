@@ -10,6 +10,7 @@
 #include "strategies/plan_cluster.h"
 #include "strategies/plan_model.h"
 #include "strategies/recompute_modes.h"
+#include "platforms/calibration.h"
 #include "platforms/cluster.h"
 #include "sim/config_node.h"
 #include "sim/engine.h"
@@ -23,6 +24,7 @@
 #include "strategies/simulate.h"
 #include "tools/collective_sweep.h"
 #include "tools/plan_search.h"
+#include "tools/platform_input.h"
 #include "workloads/generator.h"
 #include "workloads/inspect.h"
 #include "tools/report/iteration.h"
@@ -142,16 +144,22 @@ PYBIND11_MODULE(dejavu, m) {
 
   m.def(
       "simulate",
-      [](py::object platform, py::object workload, py::object plan, const std::string& engine) {
+      [](py::object platform, py::object workload, py::object plan, const std::string& engine,
+         const std::vector<std::string>& calibration) {
         const strategies::Plan p = strategies::load_plan(config(plan, "plan"));
-        const platforms::Cluster cluster =
-            strategies::cluster_for_plan(platforms::load_cluster(config(platform, "platform")), p);
+        platforms::Cluster loaded = platforms::load_cluster(config(platform, "platform"));
+        for (const std::string& given : calibration)  // a YAML path, or a framework's shipped files
+          for (const std::string& file : tools::calibration_files(given, loaded))
+            platforms::apply_calibration(loaded, platforms::load_calibration_file(file, &loaded), file);
+        const platforms::Cluster cluster = strategies::cluster_for_plan(loaded, p);
         const workloads::ModelGraph model =
             strategies::model_for_plan(workloads::load_workload(config(workload, "workload")), p);
         return Result{strategies::simulate(model, cluster, p, engine)};
       },
       py::arg("platform"), py::arg("workload"), py::arg("plan"), py::arg("engine") = "analytic",
-      "Simulate one training iteration; each config a YAML path or a dict.");
+      py::arg("calibration") = std::vector<std::string>{},
+      "Simulate one training iteration; each config a YAML path or a dict; calibration: YAML paths or "
+      "frameworks' names (nemo, megatron-bridge, ...), as simulate --calibration takes them.");
 
   m.def(
       "search",
