@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -503,6 +504,7 @@ void apply_calibration(Cluster& cluster, const Calibration& c, const std::string
     throw ConfigError(SourceLoc{where, 0, 0}, "gpu",
                       "platform " + cluster.name + " has no " + c.gpu + "; a calibration applies to a GPU type it has");
   cluster.efficiency[c.gpu] = c.efficiency;
+  cluster.calibrated_from[c.gpu].push_back(std::filesystem::path(where).filename().string());
 }
 
 bool step_calibrated(const Cluster& cluster, const std::string& gpu) {

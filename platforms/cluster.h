@@ -126,6 +126,8 @@ struct Cluster {
   double storage_bandwidth_Bps = 10e9;
   // Calibrated kernel efficiencies per GPU type (`--calibration`); absent: the defaults.
   std::map<std::string, Efficiency> efficiency;
+  // The calibration files applied to each GPU type, in the order given (file names only).
+  std::map<std::string, std::vector<std::string>> calibrated_from;
 
   int gpu_count() const { return static_cast<int>(gpus.size()); }
   int server_count() const;

@@ -78,6 +78,13 @@ struct ValidationBand {
   std::string runs_text() const;
 };
 
+// A GPU type's calibration as the run used it: its files, and a step calibration's factors.
+struct CalibrationNote {
+  std::string gpu;
+  std::vector<std::string> files;
+  double step_efficiency = 1, attention_step_efficiency = 1, step_overhead_s = 0;
+};
+
 struct Report {
   std::string platform, workload, plan, engine;
   int gpus = 0;
@@ -132,6 +139,7 @@ struct Report {
   // An fp8 model's scaling recipe as run, per GPU type where the default resolves apart
   // ("mxfp8 (Transformer Engine's default on B200-SXM-180GB)"); empty for other dtypes.
   std::string fp8_recipe;
+  std::vector<CalibrationNote> calibrations;  // --calibration files applied, by GPU type
 };
 
 Report make_report(const workloads::ModelGraph& model, const platforms::Cluster& cluster, const Plan& plan,

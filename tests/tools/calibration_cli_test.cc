@@ -140,6 +140,16 @@ TEST(CalibrationCli, AFrameworkNameAppliesItsShippedStepCalibrations) {
   ASSERT_EQ(plain.code, 0) << plain.err;
   EXPECT_EQ(slurp(dir / "name.json"), slurp(dir / "path.json"));
   EXPECT_NE(slurp(dir / "name.json"), slurp(dir / "plain.json"));
+  // The report says which files it ran with and the step calibration's factors.
+  const nlohmann::json used = nlohmann::json::parse(slurp(dir / "name.json"))["calibrations"];
+  const dejavu::platforms::Calibration nemo =
+      dejavu::platforms::load_calibration_file(src("platforms/calibration/steps/nemo_h100-sxm-80gb.yaml"));
+  ASSERT_EQ(used.size(), 1u) << used;
+  EXPECT_EQ(used[0]["gpu"], "H100-SXM-80GB");
+  EXPECT_EQ(used[0]["files"], nlohmann::json::array({"nemo_h100-sxm-80gb.yaml"}));
+  EXPECT_EQ(used[0]["step_efficiency"].get<double>(), nemo.efficiency.step);
+  EXPECT_EQ(used[0]["attention_step_efficiency"].get<double>(), nemo.efficiency.attention_step);
+  EXPECT_FALSE(nlohmann::json::parse(slurp(dir / "plain.json")).contains("calibrations"));
 
   // llm-foundry was fitted on both GPU types of the mixed A100/H100 preset.
   const dejavu::platforms::Cluster mixed =

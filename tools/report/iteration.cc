@@ -47,6 +47,17 @@ nlohmann::ordered_json link_json(const strategies::LinkReport& l) {
   return j;
 }
 
+nlohmann::ordered_json calibrations_json(const std::vector<strategies::CalibrationNote>& notes) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const strategies::CalibrationNote& c : notes)
+    j.push_back({{"gpu", c.gpu},
+                 {"files", c.files},
+                 {"step_efficiency", c.step_efficiency},
+                 {"attention_step_efficiency", c.attention_step_efficiency},
+                 {"step_overhead_s", c.step_overhead_s}});
+  return j;
+}
+
 nlohmann::ordered_json validation_json(const strategies::ValidationBand& v) {
   nlohmann::ordered_json j;
   if (v.has_band) {
@@ -185,6 +196,7 @@ void write_json(std::ostream& out, const strategies::Report& r, const strategies
   j["hfu"] = unless_stopped(r.hfu);
   j["model_flops"] = r.model_flops;
   if (!r.fp8_recipe.empty()) j["fp8_recipe"] = r.fp8_recipe;
+  if (!r.calibrations.empty()) j["calibrations"] = calibrations_json(r.calibrations);
   j["bubble_fraction"] = r.bubble_fraction;
   auto& comm = j["communication"] = nlohmann::ordered_json::object();
   for (const auto& c : r.communication) comm[c.stream] = {{"busy_s", c.busy_s}, {"hidden_s", c.hidden_s}};
@@ -247,6 +259,27 @@ std::string communication_line(const std::vector<strategies::StreamCommReport>& 
 }
 
 namespace {
+// Each calibrated GPU type: its files and, from a step calibration, the share of their speed
+// alone its kernels reach (its attention kernels' beside that).
+void write_calibration_lines(std::ostream& out, const std::vector<strategies::CalibrationNote>& notes) {
+  for (const strategies::CalibrationNote& c : notes) {
+    std::string files;
+    for (const std::string& f : c.files) files += (files.empty() ? "" : ", ") + f;
+    out << "  calibration        " << c.gpu << ": " << files;
+    char buf[160];
+    if (c.step_efficiency != 1 || c.attention_step_efficiency != 1) {
+      std::snprintf(buf, sizeof buf, " (kernels at %.1f%% of their speed alone", 100 * c.step_efficiency);
+      out << buf;
+      if (c.attention_step_efficiency != 1) {
+        std::snprintf(buf, sizeof buf, ", attention kernels %.2fx that", c.attention_step_efficiency);
+        out << buf;
+      }
+      out << ")";
+    }
+    out << "\n";
+  }
+}
+
 // What communication took and what it took from compute, and the compute time beside the
 // kernels a step calibration adds (its host overhead).
 void write_communication_lines(std::ostream& out, const strategies::Report& r) {
@@ -273,6 +306,7 @@ void write_summary(std::ostream& out, const strategies::Report& r) {
     out << buf;
     write_validation_lines(out, r.validation);
     if (!r.fp8_recipe.empty()) out << "  fp8 recipe         " << r.fp8_recipe << "\n";
+    write_calibration_lines(out, r.calibrations);
     std::snprintf(buf, sizeof buf, "  model TFLOP/s/GPU  %.1f   MFU %.1f%%   (hardware %.1f TFLOP/s/GPU, HFU %.1f%%)\n",
                   r.tflops_per_gpu, 100 * r.mfu, r.hardware_tflops_per_gpu, 100 * r.hfu);
     out << buf;
