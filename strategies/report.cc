@@ -189,10 +189,9 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
   r.fp8_recipe = fp8_recipe_text(model, cluster, plan);
   for (const auto& [gpu, eff] : cluster.efficiency)
     r.host_overhead_s = std::max(r.host_overhead_s, eff.step_overhead_s);
-  for (const auto& [gpu, files] : cluster.calibrated_from) {
-    const platforms::Efficiency& eff = cluster.efficiency.at(gpu);
-    r.calibrations.push_back({gpu, files, eff.step, eff.attention_step, eff.step_overhead_s});
-  }
+  for (const auto& [gpu, files] : cluster.calibrated_from)
+    if (const auto it = cluster.efficiency.find(gpu); it != cluster.efficiency.end())
+      r.calibrations.push_back({gpu, files, it->second.step, it->second.attention_step, it->second.step_overhead_s});
   return r;
 }
 

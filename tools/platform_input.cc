@@ -76,11 +76,15 @@ std::vector<std::string> calibration_files(const std::string& given, const platf
   return files;
 }
 
+void apply_calibrations(platforms::Cluster& cluster, const std::vector<std::string>& calibrations) {
+  for (const std::string& given : calibrations)
+    for (const std::string& file : calibration_files(given, cluster))
+      platforms::apply_calibration(cluster, platforms::load_calibration_file(file, &cluster), file);
+}
+
 platforms::Cluster load_platform(const std::string& path, const std::vector<std::string>& calibrations) {
   platforms::Cluster c = platforms::load_cluster_file(path);
-  for (const std::string& given : calibrations)
-    for (const std::string& file : calibration_files(given, c))
-      platforms::apply_calibration(c, platforms::load_calibration_file(file, &c), file);
+  apply_calibrations(c, calibrations);
   return c;
 }
 

@@ -12,6 +12,8 @@
 namespace dejavu::tools {
 
 platforms::Cluster load_platform(const std::string& path, const std::vector<std::string>& calibrations);
+// The same calibrations applied to a cluster already loaded (Python's, from a dict).
+void apply_calibrations(platforms::Cluster& cluster, const std::vector<std::string>& calibrations);
 
 // A framework's shipped step calibrations: one file per GPU type it was fitted on.
 struct ShippedStepCalibration {

@@ -10,7 +10,6 @@
 #include "strategies/plan_cluster.h"
 #include "strategies/plan_model.h"
 #include "strategies/recompute_modes.h"
-#include "platforms/calibration.h"
 #include "platforms/cluster.h"
 #include "sim/config_node.h"
 #include "sim/engine.h"
@@ -148,9 +147,7 @@ PYBIND11_MODULE(dejavu, m) {
          const std::vector<std::string>& calibration) {
         const strategies::Plan p = strategies::load_plan(config(plan, "plan"));
         platforms::Cluster loaded = platforms::load_cluster(config(platform, "platform"));
-        for (const std::string& given : calibration)  // a YAML path, or a framework's shipped files
-          for (const std::string& file : tools::calibration_files(given, loaded))
-            platforms::apply_calibration(loaded, platforms::load_calibration_file(file, &loaded), file);
+        tools::apply_calibrations(loaded, calibration);  // YAML paths, or a framework's shipped files
         const platforms::Cluster cluster = strategies::cluster_for_plan(loaded, p);
         const workloads::ModelGraph model =
             strategies::model_for_plan(workloads::load_workload(config(workload, "workload")), p);
