@@ -171,6 +171,15 @@ Refined refined_from(const Problem& problem, const Plan& start) {
   return out;
 }
 
+// Pure data parallelism over every GPU at ZeRO-3, `micro_batch` samples a microbatch.
+Plan zero3_plan(const Problem& problem, int micro_batch, const std::string& recompute) {
+  Plan p;
+  EXPECT_TRUE(make_plan(problem, 1, 1, micro_batch, p));
+  p.zero = 3;
+  p.recompute = recompute;
+  return p;
+}
+
 TEST(Refine, OverlapsTheGradientReduceOfDataParallelismAcrossServers) {
   const Fixture f;
   Plan start;
@@ -238,10 +247,7 @@ TEST(Refine, OffloadsLayerActivationsInsteadOfRecomputingThem) {
                               "gb200-8.yaml"));
   const workloads::ModelGraph model = workloads::load_workload_file(src("workloads/presets/llama3-8b.yaml"));
   const Problem problem{&model, &cluster, 128};
-  Plan start;
-  ASSERT_TRUE(make_plan(problem, 1, 1, 8, start));
-  start.zero = 3;
-  start.recompute = "full";
+  const Plan start = zero3_plan(problem, 8, "full");
   const Refined r = refined_from(problem, start);
   ASSERT_LT(r.before, 1e9);
   const Plan& best = r.best;
@@ -270,10 +276,7 @@ TEST(Refine, ShardsZeroOverOneServersReplicasWhereTheNetworkIsSlow) {
                               "a100-4x8-one-nic.yaml"));
   const workloads::ModelGraph model = workloads::load_workload_file(src("workloads/presets/gpt3-1.3b.yaml"));
   const Problem problem{&model, &cluster, 128};
-  Plan start;
-  ASSERT_TRUE(make_plan(problem, 1, 1, 4, start));
-  start.zero = 3;
-  start.recompute = "selective";
+  const Plan start = zero3_plan(problem, 4, "selective");
   std::set<int> groups;
   for (const Plan& p : refinements(problem, start))
     if (p.dp_shard > 0) groups.insert(p.dp_shard);
