@@ -5,7 +5,7 @@ DEMO  = --platform platforms/presets/dgx-a100-4x8.yaml \
         --workload workloads/presets/gpt3-13b.yaml \
         --plan strategies/presets/tp4-pp2-dp4-1f1b.yaml
 
-.PHONY: deps build demo test asan fuzz bench validate validate-fp8 step-calibrations python snapshots docs format format-check long-functions clean
+.PHONY: deps build demo test asan fuzz bench validate validate-fp8 step-calibrations typical-calibration python snapshots docs format format-check long-functions clean
 
 deps:
 	@tools/install-deps.sh
@@ -64,7 +64,8 @@ python: build
 # The public suites come twice: as they are, and with their framework's step efficiency
 # (public/calibrated/, fitted to the fit rows by `make step-calibrations`).
 STEP_SUITES = strategies/validation/megatron_seqpar_selective_a100.yaml $(sort $(wildcard strategies/validation/public/*.yaml)) \
-              $(sort $(wildcard strategies/validation/public/calibrated/*.yaml))
+              $(sort $(wildcard strategies/validation/public/calibrated/*.yaml)) \
+              $(sort $(wildcard strategies/validation/public/typical/*.yaml))
 validate: build
 	$(BUILD)/tools/dejavu validate platforms/validation/nccl_allreduce_busbw.yaml
 	$(BUILD)/tools/dejavu validate platforms/validation/nccl_allreduce_multinode.yaml
@@ -74,7 +75,8 @@ validate: build
 
 # fp8 and fp4 training rows (public/fp8/): out of sample; their residuals give fp8/fp4 runs their bands.
 FP8_SUITES = $(sort $(wildcard strategies/validation/public/fp8/*.yaml)) \
-             $(sort $(wildcard strategies/validation/public/fp8/calibrated/*.yaml))
+             $(sort $(wildcard strategies/validation/public/fp8/calibrated/*.yaml)) \
+             $(sort $(wildcard strategies/validation/public/fp8/typical/*.yaml))
 validate-fp8: build
 	$(BUILD)/tools/dejavu validate --jobs $(JOBS) --summary $(FP8_SUITES)
 
@@ -95,6 +97,16 @@ step-calibrations: build
 	@for f in $(STEP_FITS); do set -- $$(echo $$f | tr : ' '); \
 	  $(BUILD)/tools/dejavu calibrate --jobs $(JOBS) --suite strategies/validation/public/$$1.yaml --gpu $$2 \
 	    -o platforms/calibration/steps/$$3.yaml || exit 1; done
+
+# The typical step efficiency (platforms/calibration/steps/typical_any.yaml, `--calibration typical`):
+# fitted to the 16-bit fit rows of the five sources with fit rows of their own framework (the kept-back
+# NeMo launcher tables aside), each weighing alike, for every GPU type; then each source left out
+# in turn and judged by the other four's fit (about 25 minutes on 2 cores). Rerun `make validate`.
+TYPICAL_SUITES = $(addprefix strategies/validation/public/,bigscience_bloom_prequel.yaml dgxc_benchmarking.yaml \
+                 dgxc_maxtext.yaml llmfoundry_mpt_bench.yaml mtnlg_via_llm_analysis.yaml)
+typical-calibration: build
+	$(BUILD)/tools/dejavu calibrate --jobs $(JOBS) $(addprefix --suite ,$(TYPICAL_SUITES)) --gpu any --leave-one-out \
+	  -o platforms/calibration/steps/typical_any.yaml
 
 bench: build
 	$(BUILD)/bench/simulate_benchmark

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include "sim/csv.h"
@@ -440,15 +441,38 @@ void read_narrow(const ConfigNode& root, Efficiency& eff) {
 
 }  // namespace
 
-Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
+namespace {
+
+// load_calibration's keys start with "gpu" and the step keys; the kernel classes' follow.
+constexpr size_t kStepKeys = 4;
+
+// The GPU type a calibration loads for: the file's, or `any_as` for a step calibration of no
+// one GPU type, whose file may then set the step keys alone.
+std::string calibration_gpu(const ConfigNode& root, const std::vector<std::string>& keys, const std::string& any_as) {
+  const ConfigNode g = root.child("gpu");
+  const std::string gpu = g.as_string();
+  if (gpu == kAnyGpu) {
+    if (any_as.empty()) g.fail("gpu: any is a step calibration of every GPU type a platform has; apply it to one");
+    for (size_t k = kStepKeys; k < keys.size(); ++k)
+      if (root.has(keys[k]))
+        root.child(keys[k]).fail(
+            "a calibration of gpu: any sets step_efficiency, attention_step_efficiency and "
+            "step_overhead alone; kernel efficiencies are shares of one GPU type's peaks");
+    return any_as;
+  }
+  if (!has_gpu(gpu)) g.fail("unknown GPU \"" + gpu + "\"; valid: " + gpu_names() + ", or any (step keys alone)");
+  return gpu;
+}
+
+}  // namespace
+
+Calibration load_calibration(const ConfigNode& root, const Cluster* onto, const std::string& any_as) {
   std::vector<std::string> keys = {"gpu", "step_efficiency", "attention_step_efficiency", "step_overhead"};
   for (int k = 0; k < sim::kOpClasses; ++k) keys.emplace_back(sim::to_string(static_cast<sim::OpClass>(k)));
   for (const std::string& k : narrow_keys()) keys.push_back(k);
   root.expect_map(keys);
   Calibration c;
-  const ConfigNode g = root.child("gpu");
-  c.gpu = g.as_string();
-  if (!has_gpu(c.gpu)) g.fail("unknown GPU \"" + c.gpu + "\"; valid: " + gpu_names());
+  c.gpu = calibration_gpu(root, keys, any_as);
   const auto earlier = onto ? onto->efficiency.find(c.gpu) : std::map<std::string, Efficiency>::const_iterator();
   c.efficiency =
       onto && earlier != onto->efficiency.end() ? earlier->second : Efficiency::defaults_for(gpu_spec(c.gpu));
@@ -460,6 +484,8 @@ Calibration load_calibration(const ConfigNode& root, const Cluster* onto) {
   // Seconds of host time an iteration, past its kernels (a minute would be no training step).
   c.efficiency.step_overhead_s =
       root.get_quantity("step_overhead", units::Dimension::Time, c.efficiency.step_overhead_s, 0, 60);
+  if (root.has("step_efficiency") || root.has("attention_step_efficiency") || root.has("step_overhead"))
+    c.efficiency.step_typical = root.child("gpu").as_string() == kAnyGpu;
   for (int k = 0; k < sim::kOpClasses; ++k) {
     const char* name = sim::to_string(static_cast<sim::OpClass>(k));
     if (root.has(name))
@@ -505,6 +531,18 @@ void apply_calibration(Cluster& cluster, const Calibration& c, const std::string
                       "platform " + cluster.name + " has no " + c.gpu + "; a calibration applies to a GPU type it has");
   cluster.efficiency[c.gpu] = c.efficiency;
   cluster.calibrated_from[c.gpu].push_back(std::filesystem::path(where).filename().string());
+}
+
+void apply_calibration(Cluster& cluster, const ConfigNode& root, const std::string& where) {
+  if (root.get_string("gpu") != kAnyGpu) return apply_calibration(cluster, load_calibration(root, &cluster), where);
+  std::set<std::string> types;  // sorted: deterministic
+  for (const auto& slot : cluster.gpus) types.insert(slot.spec->name);
+  for (const std::string& gpu : types) apply_calibration(cluster, load_calibration(root, &cluster, gpu), where);
+}
+
+std::string step_calibration_kind(const Cluster& cluster, const std::string& gpu) {
+  if (!step_calibrated(cluster, gpu)) return "none";
+  return cluster.efficiency.at(gpu).step_typical ? "typical" : "fitted";
 }
 
 bool step_calibrated(const Cluster& cluster, const std::string& gpu) {

@@ -107,17 +107,26 @@ struct Calibration {
 
 // What the file does not give keeps its value on `onto` (an earlier calibration of the
 // same GPU type), else the GPU type's default; so a kernel calibration and a step
-// calibration compose.
-Calibration load_calibration(const ConfigNode& root, const Cluster* onto = nullptr);
+// calibration compose. A step calibration of no one GPU type (`gpu: any`: the step keys alone,
+// kernel efficiencies being shares of one GPU type's peaks) is loaded for the GPU type `any_as`
+// (an error without one).
+constexpr const char* kAnyGpu = "any";
+Calibration load_calibration(const ConfigNode& root, const Cluster* onto = nullptr, const std::string& any_as = "");
 Calibration load_calibration_file(const std::string& path, const Cluster* onto = nullptr);
 void write_calibration(std::ostream& out, const std::string& gpu, const std::vector<ClassFit>& fits,
                        const std::string& source);
 
 // Applies a calibration to a cluster's GPUs of that type (an error if it has none).
 void apply_calibration(Cluster& cluster, const Calibration& calibration, const std::string& where);
+// Applies a calibration YAML: to the cluster's GPUs of its type, or, with `gpu: any`, to every
+// GPU type the cluster has. `where` names it in errors and in Cluster::calibrated_from.
+void apply_calibration(Cluster& cluster, const ConfigNode& root, const std::string& where);
 
 // Whether a step calibration set the step efficiency of the cluster's GPU type `gpu`.
 bool step_calibrated(const Cluster& cluster, const std::string& gpu);
+// How: "none", "fitted" (a calibration of the GPU type: its framework's, `dejavu calibrate
+// --suite`) or "typical" (one of no framework or GPU type, `gpu: any`).
+std::string step_calibration_kind(const Cluster& cluster, const std::string& gpu);
 
 // The performance model for one of the cluster's GPU types, calibrated if the cluster is.
 PerfModel perf_model(const Cluster& cluster, const GpuSpec& gpu);

@@ -78,6 +78,9 @@ struct Efficiency {
   // each GPU after its optimizer step. 0 unless a step calibration fitted it to a
   // framework's measured steps, where short steps tell it apart from the step efficiency.
   double step_overhead_s = 0;
+  // The three step factors above came from a step calibration of no one framework or GPU type
+  // (`gpu: any`, `--calibration typical`), not from the stack's own fit.
+  bool step_typical = false;
   // GEMMs in a narrow precision by shape, where measured apart: an H100 runs fp8 GEMMs at a
   // smaller share of its fp8 peak than bf16 GEMMs reach of theirs, a Blackwell Ultra fp4 GEMMs at
   // a smaller share still. Without one they take the GEMM class at their precision's peak.

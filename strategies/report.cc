@@ -198,8 +198,13 @@ Report make_report(const workloads::ModelGraph& model, const platforms::Cluster&
 double busy_fraction(double demand) { return std::min(demand, 1.0); }
 
 std::string ValidationBand::runs_text() const {
-  return std::to_string(runs) + " " + gpu + (step_calibrated ? " step-calibrated" : "") +
+  const std::string words = steps_words(steps);
+  return std::to_string(runs) + " " + gpu + (words.empty() ? "" : " " + words.substr(0, words.size() - 1)) +
          (precision == "16-bit" ? "" : " " + precision) + " runs";
+}
+
+std::string steps_words(const std::string& steps) {
+  return steps == "fitted" ? "step-calibrated " : steps == "typical" ? "typical-calibrated " : "";
 }
 
 }  // namespace dejavu::strategies

@@ -70,13 +70,16 @@ struct ValidationBand {
   double ratio_low = 0, ratio_high = 0;  // measured / predicted, 10th and 90th percentile
   int runs = 0;                          // validated runs the band comes from
   std::string gpu;
-  bool step_calibrated = false;      // from runs predicted with a step calibration, as this one was
+  std::string steps = "none";        // from runs step-calibrated as this one was: none, fitted, typical
   std::string precision = "16-bit";  // from runs whose GEMMs ran in the same: 16-bit, fp8, fp4
   std::vector<std::string> outside;  // what no validated run had ("context parallelism (cp 2)")
 
   // The runs the band comes from: "40 H100-SXM-80GB step-calibrated fp8 runs".
   std::string runs_text() const;
 };
+// How runs of a step calibration kind are named before "runs": "", "step-calibrated ",
+// "typical-calibrated ".
+std::string steps_words(const std::string& steps);
 
 // A GPU type's calibration as the run used it: its files, and a step calibration's factors.
 struct CalibrationNote {

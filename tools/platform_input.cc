@@ -7,6 +7,7 @@
 
 #include "platforms/calibration.h"
 #include "platforms/gpu_catalog.h"
+#include "sim/config_node.h"
 #include "sim/error.h"
 
 #ifndef DEJAVU_SOURCE_DIR
@@ -36,7 +37,8 @@ std::string joined(const std::set<std::string>& names) {
 }  // namespace
 
 // Files named <framework>_<gpu type, lower case>.yaml; the GPU type is the catalog's name
-// whose lower case the stem ends with (gpu: in the file says the same; the loader checks).
+// whose lower case the stem ends with (gpu: in the file says the same; the loader checks), or
+// `any` (typical_any.yaml: a step calibration of every GPU type).
 std::vector<ShippedStepCalibration> shipped_step_calibrations() {
   const std::filesystem::path dir = std::filesystem::path(DEJAVU_SOURCE_DIR) / "platforms/calibration/steps";
   std::set<std::string> stems;  // sorted: deterministic
@@ -47,6 +49,8 @@ std::vector<ShippedStepCalibration> shipped_step_calibrations() {
   for (const std::string& stem : stems) {
     const size_t cut = stem.find('_');
     if (cut == std::string::npos) continue;
+    if (stem.substr(cut + 1) == platforms::kAnyGpu)
+      out.push_back({stem.substr(0, cut), platforms::kAnyGpu, (dir / (stem + ".yaml")).string()});
     for (const platforms::GpuSpec& gpu : platforms::gpu_catalog())
       if (lower(gpu.name) == stem.substr(cut + 1))
         out.push_back({stem.substr(0, cut), gpu.name, (dir / (stem + ".yaml")).string()});
@@ -63,7 +67,7 @@ std::vector<std::string> calibration_files(const std::string& given, const platf
     frameworks.insert(s.framework);
     if (s.framework != given) continue;
     fitted_on.insert(s.gpu);
-    if (has.count(s.gpu)) files.push_back(s.path);
+    if (has.count(s.gpu) || s.gpu == platforms::kAnyGpu) files.push_back(s.path);
   }
   const SourceLoc where{"--calibration", 0, 0};
   if (fitted_on.empty())
@@ -79,7 +83,7 @@ std::vector<std::string> calibration_files(const std::string& given, const platf
 void apply_calibrations(platforms::Cluster& cluster, const std::vector<std::string>& calibrations) {
   for (const std::string& given : calibrations)
     for (const std::string& file : calibration_files(given, cluster))
-      platforms::apply_calibration(cluster, platforms::load_calibration_file(file, &cluster), file);
+      platforms::apply_calibration(cluster, ConfigNode::load_file(file), file);
 }
 
 platforms::Cluster load_platform(const std::string& path, const std::vector<std::string>& calibrations) {

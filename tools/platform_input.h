@@ -1,7 +1,8 @@
 // A platform as the commands load it: the cluster YAML, then any calibrations given with
 // --calibration applied to its GPU types. A --calibration value that is not a file but a
 // framework's name (`nemo`, `megatron-bridge`, ...) applies the step calibrations shipped for
-// it (platforms/calibration/steps/<framework>_<gpu type>.yaml) to the platform's GPU types.
+// it (platforms/calibration/steps/<framework>_<gpu type>.yaml) to the platform's GPU types;
+// `typical` the one fitted to several frameworks' runs, to every GPU type (typical_any.yaml).
 #pragma once
 
 #include <string>
@@ -15,7 +16,8 @@ platforms::Cluster load_platform(const std::string& path, const std::vector<std:
 // The same calibrations applied to a cluster already loaded (Python's, from a dict).
 void apply_calibrations(platforms::Cluster& cluster, const std::vector<std::string>& calibrations);
 
-// A framework's shipped step calibrations: one file per GPU type it was fitted on.
+// A framework's shipped step calibrations: one file per GPU type it was fitted on (gpu `any`:
+// one file for every GPU type).
 struct ShippedStepCalibration {
   std::string framework, gpu, path;
 };

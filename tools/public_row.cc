@@ -216,8 +216,8 @@ platforms::Cluster cluster_of(const CsvRow& r, const std::string& preset, const 
   c.network = sim::Network();
   platforms::build_network(c);
   for (const CalibrationFile& f : calibrations)
-    if (f.gpu == gpu) {
-      platforms::apply_calibration(c, platforms::load_calibration(f.file, &c), f.file.loc().file);
+    if (f.gpu == gpu || f.gpu == platforms::kAnyGpu) {
+      platforms::apply_calibration(c, platforms::load_calibration(f.file, &c, gpu), f.file.loc().file);
     }
   if (o.step_efficiency > 0 || o.attention_step_efficiency > 0 || o.step_overhead_s >= 0) {
     auto it = c.efficiency.emplace(gpu, platforms::Efficiency::defaults_for(platforms::gpu_spec(gpu))).first;

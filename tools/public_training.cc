@@ -32,7 +32,7 @@ PublicRun public_rows::run_of(const CsvRow& r, const public_rows::ResolvedRow& r
   run.oom = row.simulation.report.oom;
   run.memory_share = row.simulation.report.peak_memory_bytes / row.simulation.report.capacity_bytes;
   run.run = shape_of(plan, row.model, {r.text("gpu")});
-  run.run.step_calibrated = platforms::step_calibrated(row.cluster, r.text("gpu"));
+  run.run.steps = platforms::step_calibration_kind(row.cluster, r.text("gpu"));
   return run;
 }
 
@@ -59,7 +59,7 @@ std::string encode(const PublicRun& r) {
     << s.precision << "\n"
     << s.offload << "\n"
     << s.language_model << " " << s.params << " " << s.gpus << " " << s.tp << " " << s.pp << " " << s.dp << " " << s.cp
-    << " " << s.ep << " " << s.zero << " " << s.step_calibrated << "\n";
+    << " " << s.ep << " " << s.zero << " " << s.steps << "\n";
   return o.str();
 }
 
@@ -76,7 +76,7 @@ std::variant<PublicRun, std::string> decode(const std::string& text) {
   std::getline(in, s.gpu);
   std::getline(in, s.precision);
   std::getline(in, s.offload);
-  in >> s.language_model >> s.params >> s.gpus >> s.tp >> s.pp >> s.dp >> s.cp >> s.ep >> s.zero >> s.step_calibrated;
+  in >> s.language_model >> s.params >> s.gpus >> s.tp >> s.pp >> s.dp >> s.cp >> s.ep >> s.zero >> s.steps;
   if (!in) throw Error("a validation worker's report is cut short: " + text.substr(0, 80));
   return r;
 }
@@ -155,7 +155,8 @@ PublicSuite run_public_training(const std::string& csv, const std::string& sourc
       continue;
     }
     out.runs.push_back(std::get<0>(outcomes[i]));
-    for (CalibrationFile& f : calibrations) f.used = f.used || f.gpu == rows[i]->text("gpu");
+    for (CalibrationFile& f : calibrations)
+      f.used = f.used || f.gpu == rows[i]->text("gpu") || f.gpu == platforms::kAnyGpu;
   }
   for (const CalibrationFile& f : calibrations)
     if (!f.used && options.gpu.empty() && options.row.empty())

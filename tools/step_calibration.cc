@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 
+#include "platforms/calibration.h"
 #include "sim/error.h"
 #include "tools/public_training.h"
 #include "tools/validation_suite.h"
@@ -16,24 +17,38 @@ namespace {
 
 struct Rows {
   std::vector<double> measured, predicted;
+  std::vector<size_t> suite;  // each row's suite in the pool
 };
 
-// No factors: the suite's own calibrations.
-Rows run_set(const PublicSuiteFiles& f, const std::string& gpu, bool held_out, const StepFactors* x, int jobs) {
-  PublicOptions o;
-  o.jobs = jobs;
-  o.calibrations = f.calibrations;
-  o.gpu = gpu;
-  o.fit_only = !held_out;
-  o.held_out_only = held_out;
-  if (x) o.step_efficiency = x->step, o.attention_step_efficiency = x->attention, o.step_overhead_s = x->overhead_s;
-  o.precision = f.precision;
+// No factors: the suites' own calibrations. `gpu` any: every GPU type's rows.
+Rows run_set(const std::vector<PublicSuiteFiles>& pool, const std::string& gpu, bool held_out, const StepFactors* x,
+             int jobs) {
   Rows rows;
-  for (const PublicRun& r : run_public_training(f.measurements, f.source, f.platforms, o).runs) {
-    rows.measured.push_back(r.measured_s);
-    rows.predicted.push_back(r.predicted_s);
+  for (size_t k = 0; k < pool.size(); ++k) {
+    const PublicSuiteFiles& f = pool[k];
+    PublicOptions o;
+    o.jobs = jobs;
+    o.calibrations = f.calibrations;
+    o.gpu = gpu == platforms::kAnyGpu ? "" : gpu;
+    o.fit_only = !held_out;
+    o.held_out_only = held_out;
+    if (x) o.step_efficiency = x->step, o.attention_step_efficiency = x->attention, o.step_overhead_s = x->overhead_s;
+    o.precision = f.precision;
+    for (const PublicRun& r : run_public_training(f.measurements, f.source, f.platforms, o).runs) {
+      rows.measured.push_back(r.measured_s);
+      rows.predicted.push_back(r.predicted_s);
+      rows.suite.push_back(k);
+    }
   }
   return rows;
+}
+
+// The rows of suite k alone.
+Rows of_suite(const Rows& r, size_t k) {
+  Rows out;
+  for (size_t i = 0; i < r.measured.size(); ++i)
+    if (r.suite[i] == k) out.measured.push_back(r.measured[i]), out.predicted.push_back(r.predicted[i]);
+  return out;
 }
 
 double geomean_abs_error(const Rows& r) {
@@ -192,15 +207,52 @@ bool attention_share_predicts(const Errors& errors, size_t rows, double guess) {
 
 }  // namespace
 
+namespace {
+
+// Each fit row's weight: 1, or in a pool of several suites 1 / its suite's fit rows, so that
+// each suite counts as much as any other and one source's many rows do not decide.
+std::vector<double> row_weights(const Rows& base, size_t suites) {
+  std::vector<double> w(base.measured.size(), 1.0);
+  if (suites < 2) return w;
+  std::vector<int> n(suites, 0);
+  for (size_t k : base.suite) ++n[k];
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 1.0 / n[base.suite[i]];
+  return w;
+}
+
+// Each suite's fit and held-out error before and after (a pool's table).
+void report_sets(StepFit& fit, const std::vector<PublicSuiteFiles>& pool, const Rows& base, int jobs) {
+  const Rows fit_after = run_set(pool, fit.gpu, false, &fit.factors, jobs);
+  const Rows held = run_set(pool, fit.gpu, true, nullptr, jobs);
+  const Rows held_after = held.measured.empty() ? held : run_set(pool, fit.gpu, true, &fit.factors, jobs);
+  auto set = [](const Rows& before, const Rows& after) {
+    return SetFit{static_cast<int>(before.measured.size()), geomean_abs_error(before),
+                  before.measured.empty() ? 0 : geomean_abs_error(after)};
+  };
+  fit.fit = set(base, fit_after);
+  fit.held_out = set(held, held_after);
+  for (size_t k = 0; k < pool.size() && pool.size() > 1; ++k)
+    fit.per_suite.push_back({pool[k].name, set(of_suite(base, k), of_suite(fit_after, k)),
+                             set(of_suite(held, k), of_suite(held_after, k))});
+}
+
+}  // namespace
+
 StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gpu, int jobs) {
-  const PublicSuiteFiles f = public_suite_files(suite_yaml, "a step calibration is fitted to");
+  return fit_step_efficiency(std::vector<std::string>{suite_yaml}, gpu, jobs);
+}
+
+StepFit fit_step_efficiency(const std::vector<std::string>& suite_yamls, const std::string& gpu, int jobs) {
+  std::vector<PublicSuiteFiles> pool;
+  for (const std::string& y : suite_yamls) pool.push_back(public_suite_files(y, "a step calibration is fitted to"));
   StepFit fit;
-  fit.suite = f.name;
+  for (const PublicSuiteFiles& f : pool) fit.suite += (fit.suite.empty() ? "" : ", ") + f.name;
   fit.gpu = gpu;
-  const Rows base = run_set(f, gpu, false, nullptr, jobs);
+  fit.pooled = pool.size() > 1 || gpu == platforms::kAnyGpu;
+  const Rows base = run_set(pool, gpu, false, nullptr, jobs);
   if (static_cast<int>(base.measured.size()) < kMinStepFitRows)
-    throw ConfigError(SourceLoc{suite_yaml, 0, 0}, "source",
-                      f.name + " has " + std::to_string(base.measured.size()) + " fit rows on " + gpu +
+    throw ConfigError(SourceLoc{suite_yamls[0], 0, 0}, "source",
+                      fit.suite + " has " + std::to_string(base.measured.size()) + " fit rows on " + gpu +
                           " that dejavu runs; a step calibration needs at least " + std::to_string(kMinStepFitRows));
   // Least absolute log(predicted / measured) over the fit rows in log(step efficiency) and
   // log(attention share); the share only with kMinAttentionFitRows fit rows or more and when
@@ -211,52 +263,86 @@ StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gp
     if (fresh) {
       ++fit.evaluations;
       const StepFactors s = factors_at(y);
-      it->second = log_errors(run_set(f, gpu, false, &s, jobs));
+      it->second = log_errors(run_set(pool, gpu, false, &s, jobs));
     }
     return it->second;
   };
   const size_t n = base.measured.size();
   const double guess = whole_step_guess(base);
-  fit.attention_fitted = static_cast<int>(n) >= kMinAttentionFitRows && attention_share_predicts(errors, n, guess);
-  fit.overhead_fitted = static_cast<int>(n) >= kMinAttentionFitRows &&
-                        overhead_predicts(errors, base.measured, fit.attention_fitted, guess);
-  const std::vector<double> all(n, 1.0);
+  // A pool of frameworks fits the step efficiency alone: their attention kernels and host
+  // overheads differ, and a share fitted across them would stand for none.
+  const bool enough = !fit.pooled && static_cast<int>(n) >= kMinAttentionFitRows;
+  fit.attention_fitted = enough && attention_share_predicts(errors, n, guess);
+  fit.overhead_fitted = enough && overhead_predicts(errors, base.measured, fit.attention_fitted, guess);
+  const std::vector<double> weights = row_weights(base, pool.size());
   double x[2];
-  minimise(x, fit.overhead_fitted ? profiled(errors, base.measured, all) : errors, all, fit.attention_fitted, guess);
+  minimise(x, fit.overhead_fitted ? profiled(errors, base.measured, weights) : errors, weights, fit.attention_fitted,
+           guess);
   fit.factors = factors_at(x);
-  if (fit.overhead_fitted) fit.factors.overhead_s = best_overhead(errors(x), base.measured, all);
-  const Rows held = run_set(f, gpu, true, nullptr, jobs);
-  fit.fit = {static_cast<int>(base.measured.size()), geomean_abs_error(base),
-             geomean_abs_error(run_set(f, gpu, false, &fit.factors, jobs))};
-  fit.held_out = {static_cast<int>(held.measured.size()), geomean_abs_error(held),
-                  held.measured.empty() ? 0 : geomean_abs_error(run_set(f, gpu, true, &fit.factors, jobs))};
+  if (fit.overhead_fitted) fit.factors.overhead_s = best_overhead(errors(x), base.measured, weights);
+  report_sets(fit, pool, base, jobs);
   return fit;
+}
+
+std::vector<LeftOut> leave_one_out(const std::vector<std::string>& suite_yamls, const std::string& gpu, int jobs) {
+  std::vector<LeftOut> out;
+  for (size_t k = 0; k < suite_yamls.size(); ++k) {
+    std::vector<std::string> others = suite_yamls;
+    others.erase(others.begin() + static_cast<long>(k));
+    const StepFit fit = fit_step_efficiency(others, gpu, jobs);
+    const std::vector<PublicSuiteFiles> one = {public_suite_files(suite_yamls[k], "a step calibration is judged on")};
+    // Its fit rows and held-out rows together: the fit read none of them.
+    const auto every_row = [&](const StepFactors* x) {
+      Rows r = run_set(one, gpu, false, x, jobs);
+      const Rows held = run_set(one, gpu, true, x, jobs);
+      r.measured.insert(r.measured.end(), held.measured.begin(), held.measured.end());
+      r.predicted.insert(r.predicted.end(), held.predicted.begin(), held.predicted.end());
+      return r;
+    };
+    const Rows before = every_row(nullptr), after = every_row(&fit.factors);
+    out.push_back({one[0].name,
+                   fit.factors.step,
+                   {static_cast<int>(before.measured.size()), geomean_abs_error(before), geomean_abs_error(after)}});
+  }
+  return out;
 }
 
 std::string overhead_verdict(const StepFit& fit) {
   if (fit.overhead_fitted) return "fitted beside them";
+  if (fit.pooled) return "kept at 0: a typical fit's frameworks spend their own host time";
   return fit.fit.rows < kMinAttentionFitRows ? "kept at 0: too few fit rows"
                                              : "kept at 0: cross-validation on the fit rows says it does not predict";
 }
 
 std::string attention_verdict(const StepFit& fit) {
   if (fit.attention_fitted) return "fitted beside the step efficiency";
+  if (fit.pooled) return "kept at 1: a typical fit's frameworks run attention kernels of their own";
   return fit.fit.rows < kMinAttentionFitRows ? "kept at 1: too few fit rows"
                                              : "kept at 1: cross-validation on the fit rows says it does not predict";
 }
 
 void write_step_calibration(std::ostream& out, const StepFit& fit, const std::string& suite_yaml) {
+  write_step_calibration(out, fit, std::vector<std::string>{suite_yaml});
+}
+
+void write_step_calibration(std::ostream& out, const StepFit& fit, const std::vector<std::string>& suite_yamls) {
+  std::string command = "dejavu calibrate";
+  for (const std::string& y : suite_yamls) command += " --suite " + y;
   char buf[1536];
   std::snprintf(buf, sizeof buf,
-                "# Step calibration fitted by `dejavu calibrate --suite %s --gpu %s`:\n"
+                "# Step calibration fitted by `%s --gpu %s`:\n"
                 "# the %d fit rows of %s on %s, geometric mean |error| %.1f%% -> %.1f%%;\n"
-                "# its %d held-out rows, never read by the fit: %.1f%% -> %.1f%%.\n"
-                "# The attention share is %s; the host overhead is %s.\n"
-                "# Use it with --calibration (after any kernel calibration of the same GPU type).\n",
-                suite_yaml.c_str(), fit.gpu.c_str(), fit.fit.rows, fit.suite.c_str(), fit.gpu.c_str(),
-                100 * fit.fit.before, 100 * fit.fit.after, fit.held_out.rows, 100 * fit.held_out.before,
-                100 * fit.held_out.after, attention_verdict(fit).c_str(), overhead_verdict(fit).c_str());
+                "# its %d held-out rows, never read by the fit: %.1f%% -> %.1f%%.\n",
+                command.c_str(), fit.gpu.c_str(), fit.fit.rows, fit.suite.c_str(),
+                fit.gpu == platforms::kAnyGpu ? "every GPU type" : fit.gpu.c_str(), 100 * fit.fit.before,
+                100 * fit.fit.after, fit.held_out.rows, 100 * fit.held_out.before, 100 * fit.held_out.after);
   out << buf;
+  if (fit.pooled)
+    out << "# Typical of these frameworks (each suite weighing alike): the step efficiency alone.\n"
+           "# Use it with --calibration typical where no framework of your own is fitted.\n";
+  else
+    out << "# The attention share is " << attention_verdict(fit) << "; the host overhead is " << overhead_verdict(fit)
+        << ".\n# Use it with --calibration (after any kernel calibration of the same GPU type).\n";
   std::snprintf(buf, sizeof buf, "gpu: %s\nstep_efficiency: %.4f\nattention_step_efficiency: %.4f\n", fit.gpu.c_str(),
                 fit.factors.step, fit.factors.attention);
   out << buf;

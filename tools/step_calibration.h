@@ -15,6 +15,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace dejavu::tools {
 
@@ -33,13 +34,21 @@ struct StepFactors {
   double overhead_s = 0;  // host seconds an iteration, after the optimizer step
 };
 
+// One suite of a pooled fit: its fit and held-out rows' errors.
+struct SuiteFit {
+  std::string suite;
+  SetFit fit, held_out;
+};
+
 struct StepFit {
-  std::string suite, gpu;
+  std::string suite, gpu;  // suite: the suites' names, joined by ", "; gpu: a GPU type or any
+  bool pooled = false;     // several suites or gpu any: the step efficiency alone, each suite weighing alike
   StepFactors factors;
   bool attention_fitted = false;  // false: the attention share kept at 1
   bool overhead_fitted = false;   // false: no host overhead (0 s)
   int evaluations = 0;            // simulations of the fit set
   SetFit fit, held_out;
+  std::vector<SuiteFit> per_suite;  // a pool's suites, each on its own (empty for one suite)
 };
 
 // At least kMinStepFitRows fit rows on `gpu` (a ConfigError otherwise).
@@ -57,6 +66,21 @@ constexpr double kMaxStepOverhead = 60;  // seconds, the bound calibrations acce
 // Each evaluation runs the fit rows `jobs` at a time, each in a forked process (the same fit
 // as one at a time).
 StepFit fit_step_efficiency(const std::string& suite_yaml, const std::string& gpu, int jobs = 1);
+// A typical step calibration: fitted to the fit rows of several suites (several frameworks), on
+// `gpu` or on every GPU type (platforms::kAnyGpu). It fits the step efficiency alone (the
+// frameworks' attention kernels and host overheads differ), each suite's rows weighing
+// 1 / their count so that each suite counts as much as another; one suite on one GPU type is
+// the fit above.
+StepFit fit_step_efficiency(const std::vector<std::string>& suite_yamls, const std::string& gpu, int jobs = 1);
+
+// Leave-one-suite-out: each suite's rows (fit and held-out alike, all unseen) with the step
+// efficiency fitted to the other suites, before and after: how a framework no fit read fares.
+struct LeftOut {
+  std::string suite;
+  double step = 1;  // the others' step efficiency
+  SetFit rows;
+};
+std::vector<LeftOut> leave_one_out(const std::vector<std::string>& suite_yamls, const std::string& gpu, int jobs = 1);
 
 // Whether the attention share was fitted, and why not: "fitted beside the step efficiency",
 // or "kept at 1: " and the reason (too few fit rows, or cross-validation).
@@ -67,5 +91,6 @@ std::string overhead_verdict(const StepFit& fit);
 // The calibration YAML `--calibration` reads: the GPU type, its step efficiency, attention share
 // and host overhead, with how they were fitted in comments.
 void write_step_calibration(std::ostream& out, const StepFit& fit, const std::string& suite_yaml);
+void write_step_calibration(std::ostream& out, const StepFit& fit, const std::vector<std::string>& suite_yamls);
 
 }  // namespace dejavu::tools

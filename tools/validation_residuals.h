@@ -26,9 +26,10 @@ struct RunShape {
   std::string gpu;
   double params = 0;
   int gpus = 0, tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, zero = 0;
-  // Predicted with a step calibration of its GPU type (platforms::Efficiency::step): its
-  // band comes from residuals predicted so too.
-  bool step_calibrated = false;
+  // Predicted with a step calibration of its GPU type (platforms::Efficiency::step), as
+  // platforms::step_calibration_kind names it: "none", "fitted" (its framework's) or "typical"
+  // (`--calibration typical`). Its band comes from residuals predicted so too.
+  std::string steps = "none";
   // What its GEMMs ran in (precision_of): its band comes from runs in the same.
   std::string precision = "16-bit";
   // What it kept in the host's memory (offload_of): a run offloading what none did is flagged.
@@ -57,7 +58,7 @@ const std::vector<Residual>& shipped_residuals();
 
 // The band for a prediction of `predicted_s` for `run`: the 10th to 90th percentile of
 // measured / predicted over the residuals on the same GPU type and precision not fitted to
-// (held-out and all), step-calibrated or not as the run is, when there are at least
+// (held-out and all), step-calibrated as the run is (RunShape::steps), when there are at least
 // kMinBandRuns; and what the run does that none of them did.
 constexpr int kMinBandRuns = 5;
 strategies::ValidationBand band_for(const std::vector<Residual>& rows, const RunShape& run, double predicted_s);

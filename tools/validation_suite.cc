@@ -108,7 +108,7 @@ ValidationReport run_validation_suite(const std::string& path, int jobs, const s
       RunShape run;
       run.gpu = p.gpu, run.params = p.params, run.gpus = row.gpus, run.tp = row.tp, run.pp = row.pp;
       run.dp = row.gpus / (row.tp * row.pp);
-      run.step_calibrated = platforms::step_calibrated(calibrated, p.gpu);
+      run.steps = platforms::step_calibration_kind(calibrated, p.gpu);
       r.rows.push_back({row.model + " full recompute", row.full_recompute_s, p.full_recompute_s, false, "", true, run});
       r.rows.push_back(
           {row.model + " seq-par + selective", row.seqpar_selective_s, p.seqpar_selective_s, false, "", true, run});
@@ -178,10 +178,12 @@ SetErrors errors_of(const std::vector<ValidationRow>& rows, bool held_out) {
   return e;
 }
 
-bool step_calibrated(const ValidationReport& r) {
+// The suite's step calibration as the summary names it: "fitted" (a framework's), "typical"
+// or "-" (none).
+std::string steps_of(const ValidationReport& r) {
   for (const ValidationRow& row : r.rows)
-    if (row.run.step_calibrated) return true;
-  return false;
+    if (row.run.steps != "none") return row.run.steps;
+  return "-";
 }
 
 bool has_held_out(const ValidationReport& r) {
@@ -211,7 +213,7 @@ void write_validation_summary(std::ostream& out, const std::vector<ValidationRep
   int width = 26;  // the suite column: its longest name
   for (const ValidationReport& r : reports)
     width = std::max(width, static_cast<int>(std::min<size_t>(r.name.size(), 80)));
-  std::snprintf(buf, sizeof buf, "%-*s %-6s %-8s %5s %9s %8s %8s %8s %6s %6s %8s\n", width, "suite", "steps", "set",
+  std::snprintf(buf, sizeof buf, "%-*s %-7s %-8s %5s %9s %8s %8s %8s %6s %6s %8s\n", width, "suite", "steps", "set",
                 "rows", "geomean", "mean|e|", "max", "mean", "slower", "faster", "skipped");
   out << buf;
   for (const ValidationReport& r : reports) {
@@ -221,8 +223,8 @@ void write_validation_summary(std::ostream& out, const std::vector<ValidationRep
       if (held_out && !has_held_out(r)) continue;
       const SetErrors e = errors_of(r.rows, held_out);
       if (e.rows == 0) continue;  // a suite whose every row is held out
-      std::snprintf(buf, sizeof buf, "%-*s %-6s %-8s %5d %8.1f%% %7.1f%% %7.1f%% %+7.1f%% %6d %6d %8d\n", width,
-                    r.name.substr(0, 80).c_str(), step_calibrated(r) ? "fitted" : "-",
+      std::snprintf(buf, sizeof buf, "%-*s %-7s %-8s %5d %8.1f%% %7.1f%% %7.1f%% %+7.1f%% %6d %6d %8d\n", width,
+                    r.name.substr(0, 80).c_str(), steps_of(r).c_str(),
                     held_out          ? "held-out"
                     : has_held_out(r) ? "fit"
                                       : "all",

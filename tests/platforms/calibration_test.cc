@@ -411,5 +411,38 @@ TEST(Calibration, AStepOverheadIsATimeInRange) {
     EXPECT_THROW(load_calibration(ConfigNode::load_string(bad, "bad.yaml")), ConfigError) << bad;
 }
 
+// A step calibration of no one GPU type (`gpu: any`) sets the step factors of every GPU type a
+// platform has, each keeping its own kernel figures: on the mixed A100/H100 preset it prices a
+// GEMM on each as a file of that GPU type with the same factor would, 1 / 0.8 of the kernel
+// alone, and the kind says typical. Kernel keys have no meaning without one GPU type's peaks,
+// and the file loaded for no GPU type is refused.
+TEST(Calibration, AStepCalibrationOfAnyGpuAppliesToEveryGpuType) {
+  const std::string preset = std::string(DEJAVU_SOURCE_DIR) + "/platforms/presets/mixed-a100-h100-2x8.yaml";
+  Cluster typical = load_cluster_file(preset), each = load_cluster_file(preset), plain = load_cluster_file(preset);
+  apply_calibration(typical, ConfigNode::load_string("gpu: any\nstep_efficiency: 0.8\n", "t.yaml"), "t.yaml");
+  for (const char* gpu : {"A100-SXM-80GB", "H100-SXM-80GB"}) {
+    const std::string text = std::string("gpu: ") + gpu + "\nstep_efficiency: 0.8\n";
+    apply_calibration(each, ConfigNode::load_string(text, "e.yaml"), "e.yaml");
+  }
+  const sim::Kernel k{sim::OpClass::Gemm, 1e13, 1e6, sim::DType::BF16};
+  for (const auto& slot : typical.gpus) {
+    SCOPED_TRACE(slot.spec->name);
+    EXPECT_DOUBLE_EQ(perf_model(typical, *slot.spec).time_s(k), perf_model(each, *slot.spec).time_s(k));
+    EXPECT_NEAR(perf_model(typical, *slot.spec).time_s(k), perf_model(plain, *slot.spec).time_s(k) / 0.8, 1e-12);
+    EXPECT_EQ(step_calibration_kind(typical, slot.spec->name), "typical");
+    EXPECT_EQ(step_calibration_kind(each, slot.spec->name), "fitted");
+    EXPECT_EQ(step_calibration_kind(plain, slot.spec->name), "none");
+  }
+  EXPECT_EQ(typical.calibrated_from.at("H100-SXM-80GB"), std::vector<std::string>{"t.yaml"});
+  const char* kernel = "gpu: any\nstep_efficiency: 0.8\ngemm: {compute_efficiency: 0.4}\n";
+  try {
+    apply_calibration(typical, ConfigNode::load_string(kernel, "k.yaml"), "k.yaml");
+    ADD_FAILURE() << "a kernel key with gpu: any was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("k.yaml:3"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_calibration(ConfigNode::load_string("gpu: any\nstep_efficiency: 0.8\n", "a.yaml")), ConfigError);
+}
+
 }  // namespace
 }  // namespace dejavu::platforms

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "platforms/calibration.h"
+#include "sim/config_node.h"
 #include "tests/tools/cli_run.h"
 #include "tools/platform_input.h"
 #include "tools/validation_suite.h"
@@ -125,7 +126,7 @@ TEST(CalibrationCli, AFrameworkNameAppliesItsShippedStepCalibrations) {
   for (const auto& e : fs::directory_iterator(src("platforms/calibration/steps")))
     files += e.path().extension() == ".yaml";
   ASSERT_EQ(shipped.size(), files);
-  for (const auto& s : shipped) EXPECT_EQ(dejavu::platforms::load_calibration_file(s.path).gpu, s.gpu) << s.path;
+  for (const auto& s : shipped) EXPECT_EQ(dejavu::ConfigNode::load_file(s.path).get_string("gpu"), s.gpu) << s.path;
 
   const fs::path dir = scratch();
   const std::string run = "simulate --platform " + src("platforms/presets/dgx-h100-1x8.yaml") + " --workload " +
@@ -156,4 +157,33 @@ TEST(CalibrationCli, AFrameworkNameAppliesItsShippedStepCalibrations) {
       dejavu::tools::load_platform(src("platforms/presets/mixed-a100-h100-2x8.yaml"), {"llm-foundry"});
   EXPECT_TRUE(dejavu::platforms::step_calibrated(mixed, "A100-SXM-80GB"));
   EXPECT_TRUE(dejavu::platforms::step_calibrated(mixed, "H100-SXM-80GB"));
+}
+
+// `--calibration typical` applies the shipped step calibration fitted across frameworks
+// (typical_any.yaml, gpu: any) to every GPU type a platform has, those no framework was fitted
+// on too: the A100/V100 preset's V100s take its step efficiency as its A100s do, the same as a
+// file of each GPU type with that factor, and the report names the file for both.
+TEST(CalibrationCli, TypicalAppliesTheCrossFrameworkStepCalibrationToEveryGpuType) {
+  const std::string typical = src("platforms/calibration/steps/typical_any.yaml");
+  const double step = dejavu::ConfigNode::load_file(typical).get_double("step_efficiency", 0, 0.05, 1.5);
+  const fs::path dir = scratch();
+  for (const char* gpu : {"A100-SXM-80GB", "V100-SXM2-32GB"})
+    std::ofstream(dir / (std::string(gpu) + ".yaml")) << "gpu: " << gpu << "\nstep_efficiency: " << step << "\n";
+  const std::string run = "simulate --platform " + src("platforms/presets/mixed-a100-v100-2x8.yaml") + " --workload " +
+                          src("workloads/presets/gpt3-13b-fp16.yaml") + " --plan " +
+                          src("strategies/presets/tp4-pp2-dp2-1f1b.yaml") + " --engine analytic --quiet --json ";
+  const CliRun by_name = run_dejavu(run + (dir / "typical.json").string() + " --calibration typical");
+  const CliRun by_files =
+      run_dejavu(run + (dir / "files.json").string() + " --calibration " + (dir / "A100-SXM-80GB.yaml").string() +
+                 " --calibration " + (dir / "V100-SXM2-32GB.yaml").string());
+  ASSERT_EQ(by_name.code, 0) << by_name.err;
+  ASSERT_EQ(by_files.code, 0) << by_files.err;
+  const nlohmann::json a = nlohmann::json::parse(slurp(dir / "typical.json"));
+  const nlohmann::json b = nlohmann::json::parse(slurp(dir / "files.json"));
+  EXPECT_EQ(a["iteration_time_s"], b["iteration_time_s"]);
+  ASSERT_EQ(a["calibrations"].size(), 2u) << a["calibrations"];
+  for (const auto& used : a["calibrations"]) {
+    EXPECT_EQ(used["files"], nlohmann::json::array({"typical_any.yaml"}));
+    EXPECT_EQ(used["step_efficiency"].get<double>(), step);
+  }
 }

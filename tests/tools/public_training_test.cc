@@ -136,7 +136,7 @@ TEST(PublicTraining, RowsRunInChildrenComeBackAsTheyRunHere) {
     EXPECT_EQ(y.run.params, x.run.params);
     EXPECT_EQ(std::vector<int>({y.run.gpus, y.run.tp, y.run.pp, y.run.dp, y.run.cp, y.run.ep, y.run.zero}),
               std::vector<int>({x.run.gpus, x.run.tp, x.run.pp, x.run.dp, x.run.cp, x.run.ep, x.run.zero}));
-    EXPECT_EQ(y.run.step_calibrated, x.run.step_calibrated);
+    EXPECT_EQ(y.run.steps, x.run.steps);
   }
 }
 

@@ -122,6 +122,56 @@ TEST(StepCalibration, FewFitRowsFitTheStepEfficiencyAlone) {
   EXPECT_FALSE(both.attention_fitted);
 }
 
+// A typical step efficiency from three frameworks whose kernels run at 0.7, 0.8 and 0.9 of their
+// speed alone, the last with four times the rows (its log error on every row is log(s_k / s)):
+// each suite weighing alike, the L1 fit is the middle suite's 0.8, where row by row 0.9's 8 of
+// the 14 fit rows would decide. The middle suite's held-out row has no error left, the others
+// theirs (1 - 0.7 / 0.8); the attention share stays 1 (frameworks' attention kernels differ).
+TEST(StepCalibration, ATypicalFitWeighsEachSuiteAlike) {
+  write_suite("probe_p4", one_gpu_rows(std::vector<double>(4, 1.0)));
+  write_suite("probe_p12", one_gpu_rows(std::vector<double>(12, 1.0)));
+  const std::string p4 = (scratch() / "probe_p4.csv").string(), p12 = (scratch() / "probe_p12.csv").string();
+  const std::vector<std::string> suites = {write_suite("at07", one_gpu_rows(measured_with(p4, {0.7, 1}))),
+                                           write_suite("at08", one_gpu_rows(measured_with(p4, {0.8, 1}))),
+                                           write_suite("at09", one_gpu_rows(measured_with(p12, {0.9, 1})))};
+  const StepFit fit = fit_step_efficiency(suites, "any");
+  EXPECT_TRUE(fit.pooled);
+  EXPECT_EQ(fit.fit.rows, 3 + 3 + 8);
+  EXPECT_NEAR(fit.factors.step, 0.8, 0.8 * 2e-3);
+  EXPECT_EQ(fit.factors.attention, 1);
+  ASSERT_EQ(fit.per_suite.size(), 3u);
+  EXPECT_EQ(fit.per_suite[1].suite, "at08");
+  EXPECT_LT(fit.per_suite[1].held_out.after, 2e-3);
+  EXPECT_NEAR(fit.per_suite[0].held_out.before, 0.3, 1e-3);  // uncalibrated: 0.7 of the measured step
+  EXPECT_NEAR(fit.per_suite[0].held_out.after, 1 - 0.7 / 0.8, 2e-3);
+  std::ostringstream yaml;
+  write_step_calibration(yaml, fit, suites);
+  EXPECT_NE(yaml.str().find("\ngpu: any\n"), std::string::npos) << yaml.str();
+  EXPECT_NE(yaml.str().find("--suite " + suites[2]), std::string::npos) << yaml.str();
+}
+
+// Left out one at a time, four frameworks at 0.7, 0.8, 0.8 and 0.9: the other three's median
+// judges each. Without 0.7 the fit is 0.8, and its rows (fit and held-out, 4) are 1 - 0.7 / 0.8
+// fast, where uncalibrated they were 30%. (The reweighted fit stops within 0.5% of an L1
+// minimum this sharp.)
+TEST(StepCalibration, LeavingOneSuiteOutJudgesItByTheOthersFit) {
+  write_suite("probe_l4", one_gpu_rows(std::vector<double>(4, 1.0)));
+  const std::string p4 = (scratch() / "probe_l4.csv").string();
+  std::vector<std::string> suites;
+  int k = 0;
+  for (double s : {0.7, 0.8, 0.8, 0.9})
+    suites.push_back(write_suite("lo" + std::to_string(k++), one_gpu_rows(measured_with(p4, {s, 1}))));
+  const std::vector<LeftOut> out = leave_one_out(suites, "A100-SXM-80GB");
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].suite, "lo0");
+  EXPECT_NEAR(out[0].step, 0.8, 0.8 * 5e-3);
+  EXPECT_EQ(out[0].rows.rows, 4);
+  EXPECT_NEAR(out[0].rows.before, 0.3, 1e-3);
+  EXPECT_NEAR(out[0].rows.after, 1 - 0.7 / 0.8, 5e-3);
+  EXPECT_NEAR(out[3].step, 0.8, 0.8 * 5e-3);  // without 0.9: 0.7, 0.8, 0.8
+  EXPECT_NEAR(out[3].rows.after, 0.9 / 0.8 - 1, 5e-3);
+}
+
 TEST(StepCalibration, TooFewFitRowsOnTheGpuIsAConfigError) {
   const std::string suite = write_suite("few", one_gpu_rows({1, 1, 1}));
   EXPECT_THROW(fit_step_efficiency(suite, "H100-SXM-80GB"), ConfigError);  // none on this GPU
@@ -137,9 +187,9 @@ TEST(StepCalibration, CalibratedSuitesBeatUncalibratedOnTheirHeldOutRows) {
   };
   std::map<std::string, Sums> by_suite;
   for (const Residual& r : shipped_residuals())
-    if (r.set == "held-out") {
+    if (r.set == "held-out" && r.run.steps != "typical") {
       Sums& s = by_suite[r.suite];
-      const int c = r.run.step_calibrated ? 1 : 0;
+      const int c = r.run.steps == "fitted" ? 1 : 0;
       s.log_abs[c] += std::log(std::max(std::fabs(r.predicted_s / r.measured_s - 1), 1e-6));
       ++s.rows[c];
     }
@@ -356,6 +406,31 @@ TEST(StepCalibration, LlmFoundryFp8RowsOutOfSample) {
   ASSERT_EQ(suite.runs.size(), 7u);
   const RunErrors errors(suite);
   EXPECT_LT(errors.geomean(), 0.05);
+}
+
+// The typical step efficiency (typical_any.yaml, fitted to five sources' 16-bit fit rows) on
+// rows of sources no fit read, as `make validate` measured them (residuals.csv): BLOOM's
+// production run 16.9% -> 2.5%, dgxc's fp8 NeMo rows 19.3% -> 4.4%, NeMo's July 2024 fp8 summary
+// 17.6% -> 4.2%, torchtitan's H200 rows (all: none held out) 21.8% -> 1.0%. Bound: better than
+// uncalibrated, and the 5%.
+TEST(StepCalibration, TheTypicalStepEfficiencyPredictsSourcesNoFitRead) {
+  std::map<std::string, std::map<std::string, std::vector<double>>> errors;  // suite -> steps -> |error|s
+  for (const Residual& r : shipped_residuals())
+    if (r.set != "fit") errors[r.suite][r.run.steps].push_back(std::fabs(r.predicted_s / r.measured_s - 1));
+  const auto geomean = [](const std::vector<double>& e) {
+    double log_sum = 0;
+    for (double x : e) log_sum += std::log(std::max(x, 1e-6));
+    return std::exp(log_sum / e.size());
+  };
+  for (const char* suite :
+       {"bigscience_bloom", "dgxc_benchmarking_fp8", "nemo_perf_summary_2407_fp8", "torchtitan_benchmarks_fp8"}) {
+    SCOPED_TRACE(suite);
+    const std::vector<double>&none = errors[suite]["none"], &typical = errors[suite]["typical"];
+    ASSERT_FALSE(typical.empty());
+    ASSERT_EQ(none.size(), typical.size());
+    EXPECT_LT(geomean(typical), geomean(none));
+    EXPECT_LT(geomean(typical), 0.05);
+  }
 }
 
 // NeMo Megatron's 2022 A100 runs (GPT-3 5B on 8 to 256 GPUs, 175B on 64 to 1024; NeMo-Framework-

@@ -171,10 +171,11 @@ TEST(ValidationResiduals, WriteThenParseGivesTheSameRowsAndBadRowsNameTheLine) {
   EXPECT_EQ(back[1].run.precision, "fp8");
   EXPECT_EQ(back[0].run.offload, "");
   EXPECT_EQ(back[1].run.offload, "optimizer+activation-layers");
-  for (const char* bad : {"s,maybe,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,1,16-bit,1,1,\n",
-                          "s,fit,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,1,int4,1,1,\n",
-                          "s,fit,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,1,16-bit,1,1,gpu\n",
-                          "s,fit,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,1,16-bit,1,1,activations+optimizer\n"})
+  for (const char* bad : {"s,maybe,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,fitted,16-bit,1,1,\n",
+                          "s,fit,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,fitted,int4,1,1,\n",
+                          "s,fit,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,fitted,16-bit,1,1,gpu\n",
+                          "s,fit,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,fitted,16-bit,1,1,activations+optimizer\n",
+                          "s,fit,A100-SXM-80GB,1e9,8,1,1,8,1,1,0,1,16-bit,1,1,\n"})
     try {
       parse_residuals(out.str() + bad, "r.csv");
       ADD_FAILURE() << "accepted " << bad;

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "platforms/calibration.h"
 #include "platforms/cluster.h"
 #include "platforms/nic_protocol.h"
 #include "sim/collective.h"
@@ -54,7 +55,8 @@ void list_step_calibrations() {
   std::cout << "step calibrations (--calibration NAME: its file for each of the platform's GPU types):\n";
   std::map<std::string, std::string> gpus;  // sorted by framework
   for (const ShippedStepCalibration& s : shipped_step_calibrations())
-    gpus[s.framework] += (gpus[s.framework].empty() ? "" : ", ") + s.gpu;
+    gpus[s.framework] += (gpus[s.framework].empty() ? "" : ", ") +
+                         (s.gpu == platforms::kAnyGpu ? "every GPU type (fitted across frameworks)" : s.gpu);
   for (const auto& [name, on] : gpus)
     std::cout << "  " << name << std::string(name.size() < 26 ? 26 - name.size() : 1, ' ') << on << "\n";
 }

@@ -68,7 +68,8 @@ nlohmann::ordered_json validation_json(const strategies::ValidationBand& v) {
   }
   j["runs"] = v.runs;
   j["gpu"] = v.gpu;
-  j["step_calibrated"] = v.step_calibrated;
+  j["step_calibrated"] = v.steps != "none";
+  j["step_calibration"] = v.steps;
   j["precision"] = v.precision;
   j["outside"] = nlohmann::ordered_json::array();
   for (const std::string& o : v.outside) j["outside"].push_back(o);
