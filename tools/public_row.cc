@@ -224,6 +224,7 @@ platforms::Cluster cluster_of(const CsvRow& r, const std::string& preset, const 
     if (o.step_efficiency > 0) it->second.step = o.step_efficiency;
     if (o.attention_step_efficiency > 0) it->second.attention_step = o.attention_step_efficiency;
     if (o.step_overhead_s >= 0) it->second.step_overhead_s = o.step_overhead_s;
+    it->second.step_typical = false;  // the factors are the fit's under way, not a file's
   }
   return c;
 }

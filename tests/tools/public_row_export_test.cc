@@ -33,7 +33,8 @@ const std::string kSuites = "strategies/validation/public/";
 // the model (GPT, Llama with GQA, Nemotron's squared ReLU, a name with a colon), the plan
 // (FSDP with Composer's post-backward prefetch and early-stopping recomputation, NeMo's overlaps
 // and fp8 weights, BLOOM's pipeline split and fp32 gradients, sequence parallelism off) and the
-// suite's calibration of the row's GPU type. A row simulate fills to 90% of the GPU or more
+// suite's calibration of the row's GPU type (or its typical one, `gpu: any`: torchtitan's H200
+// row). A row simulate fills to 90% of the GPU or more
 // says how full in validate's note (MPT-30B at 8K tokens on 8 H100s, row 21: 95%).
 TEST(PublicRowExport, TheFilesRerunTheRowAsValidateRunsIt) {
   const std::vector<std::pair<std::string, std::string>> rows = {
@@ -43,7 +44,8 @@ TEST(PublicRowExport, TheFilesRerunTheRowAsValidateRunsIt) {
       {"fp8/calibrated/dgxc_benchmarking.yaml", "385"},
       {"dgxc_benchmarking.yaml", "474"},
       {"calibrated/nemo_megatron_launcher_a100_2207.yaml", "616"},
-      {"bigscience_bloom_prequel.yaml", "584"}};
+      {"bigscience_bloom_prequel.yaml", "584"},
+      {"fp8/typical/torchtitan_benchmarks.yaml", "248"}};
   for (const auto& [suite, row] : rows) {
     SCOPED_TRACE(suite + " row " + row);
     const ValidationReport report = run_validation_suite(src(kSuites + suite), 1, row);
@@ -58,7 +60,9 @@ TEST(PublicRowExport, TheFilesRerunTheRowAsValidateRunsIt) {
       std::ofstream(dir / name) << text;
       if (name == "calibration.yaml") calibrations.push_back(dir / name);
     }
-    EXPECT_EQ(calibrations.size(), suite.find("calibrated/") != std::string::npos ? 1u : 0u);
+    const bool calibrated =
+        suite.find("calibrated/") != std::string::npos || suite.find("typical/") != std::string::npos;
+    EXPECT_EQ(calibrations.size(), calibrated ? 1u : 0u);
     // As `dejavu simulate` loads its inputs (tools/commands/options.cc).
     const strategies::Plan plan = strategies::load_plan_file(dir / "plan.yaml");
     const strategies::Simulation s = strategies::simulate(
