@@ -66,9 +66,11 @@ double quantity_option(const std::string& option, const std::string& text, units
 }
 
 void add_calibrations(CLI::App& cmd, std::vector<std::string>& calibrations) {
-  cmd.add_option("--calibration", calibrations,
-                 "calibration YAML for a GPU type, or a framework whose shipped step calibrations apply to the "
-                 "platform's GPU types (nemo, megatron-bridge, ...: dejavu list); repeatable");
+  cmd.add_option(
+      "--calibration", calibrations,
+      "calibration YAML for a GPU type, or a framework whose shipped step calibrations apply to the "
+      "platform's GPU types (nemo, megatron-bridge, ...: dejavu list), or typical (fitted across frameworks, "
+      "for one without its own); repeatable");
 }
 
 void add_engine_options(CLI::App& cmd, sim::EngineOptions& options) {
