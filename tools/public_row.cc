@@ -216,9 +216,7 @@ platforms::Cluster cluster_of(const CsvRow& r, const std::string& preset, const 
   c.network = sim::Network();
   platforms::build_network(c);
   for (const CalibrationFile& f : calibrations)
-    if (f.gpu == gpu || f.gpu == platforms::kAnyGpu) {
-      platforms::apply_calibration(c, platforms::load_calibration(f.file, &c, gpu), f.file.loc().file);
-    }
+    if (f.applies_to(gpu)) platforms::apply_calibration(c, f.file, f.file.loc().file);
   if (o.step_efficiency > 0 || o.attention_step_efficiency > 0 || o.step_overhead_s >= 0) {
     auto it = c.efficiency.emplace(gpu, platforms::Efficiency::defaults_for(platforms::gpu_spec(gpu))).first;
     if (o.step_efficiency > 0) it->second.step = o.step_efficiency;
@@ -250,6 +248,10 @@ std::string overlaps_of(const strategies::Plan& p) {
                    (p.tp_comm_overlap ? ",tp" : "") +
                    (p.defer_embedding_wgrad_compute ? ",wgrad" + std::to_string(p.wgrad_deferral_limit) : "");
   return on.empty() ? "" : " overlap=" + on.substr(1);
+}
+
+bool CalibrationFile::applies_to(const std::string& gpu_type) const {
+  return gpu == gpu_type || gpu == platforms::kAnyGpu;
 }
 
 Calibrations load_calibrations(const std::vector<std::string>& paths) {

@@ -37,8 +37,9 @@ std::optional<std::string> unsupported(const CsvRow& r);
 // A calibration file of the suite, the GPU type it applies to, and whether a row had it.
 struct CalibrationFile {
   ConfigNode file;
-  std::string gpu;
+  std::string gpu;  // a GPU type, or platforms::kAnyGpu (a step calibration of every GPU type)
   bool used = false;
+  bool applies_to(const std::string& gpu_type) const;
 };
 using Calibrations = std::vector<CalibrationFile>;
 Calibrations load_calibrations(const std::vector<std::string>& paths);

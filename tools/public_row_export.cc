@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <sstream>
 
-#include "platforms/calibration.h"
 #include "sim/config_node.h"
 #include "sim/error.h"
 #include "strategies/search/space.h"
@@ -62,8 +61,7 @@ RowExport export_public_row(const std::string& csv, const std::string& source, c
   strategies::search::write_plan_yaml(plan, resolved.plan, label + ", as validate runs it");
   out.files.emplace_back("plan.yaml", plan.str());
   for (const public_rows::CalibrationFile& f : calibrations)
-    if (f.gpu == row->text("gpu") || f.gpu == platforms::kAnyGpu)
-      out.files.emplace_back("calibration.yaml", read_input_file(f.file.loc().file));
+    if (f.applies_to(row->text("gpu"))) out.files.emplace_back("calibration.yaml", read_input_file(f.file.loc().file));
   return out;
 }
 

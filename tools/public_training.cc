@@ -155,8 +155,7 @@ PublicSuite run_public_training(const std::string& csv, const std::string& sourc
       continue;
     }
     out.runs.push_back(std::get<0>(outcomes[i]));
-    for (CalibrationFile& f : calibrations)
-      f.used = f.used || f.gpu == rows[i]->text("gpu") || f.gpu == platforms::kAnyGpu;
+    for (CalibrationFile& f : calibrations) f.used = f.used || f.applies_to(rows[i]->text("gpu"));
   }
   for (const CalibrationFile& f : calibrations)
     if (!f.used && options.gpu.empty() && options.row.empty())
