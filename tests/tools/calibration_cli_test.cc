@@ -25,7 +25,9 @@ TEST(Validation, ShippedSuitesStayWithinTheirRecordedError) {
   // Raised once, 4.32% -> 4.60% and 4.40% -> 4.69%, when sequence-parallel pipeline sends
   // took Megatron-Core's size (a tensor rank's s / tp tokens, not all s): a defect fixed,
   // and these A100 rows are all too fast already. Lowered, 4.60% -> 3.60% and 4.69% ->
-  // 3.68%, when communication kernels took their SMs from the compute beside them. NCCL's
+  // 3.68%, when communication kernels took their SMs from the compute beside them, and
+  // 3.60% -> 2.64% and 3.68% -> 2.78% when the LM head's backward reduced its input gradient
+  // over the tensor-parallel group (the rows up to 0.7% slower, all of them too fast). NCCL's
   // raised once, 1.73% -> 2.39%, when the DGX H100's all-reduce ran in the NVSwitch (NVLS,
   // fitted for the smallest largest error: 6.2% -> 3.2% on its rows) and its rings took the
   // efficiency nccl-tests' ring all-gather and reduce-scatter measure (they had been priced
@@ -34,8 +36,8 @@ TEST(Validation, ShippedSuitesStayWithinTheirRecordedError) {
     const char* suite;
     double geomean_abs_error;
   };
-  for (const Bound& b : {Bound{"strategies/validation/megatron_seqpar_selective_a100.yaml", 0.036},
-                         Bound{"strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml", 0.0368},
+  for (const Bound& b : {Bound{"strategies/validation/megatron_seqpar_selective_a100.yaml", 0.0264},
+                         Bound{"strategies/validation/megatron_seqpar_selective_a100_calibrated.yaml", 0.0278},
                          Bound{"platforms/validation/nccl_allreduce_busbw.yaml", 0.0239},
                          // Out of sample (nothing fitted to these servers' rows): 5.04%.
                          Bound{"platforms/validation/nccl_allreduce_multinode.yaml", 0.0505}}) {
