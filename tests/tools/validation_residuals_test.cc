@@ -230,5 +230,27 @@ TEST(ValidationBandCli, SimulatePrintsTheBandAndTheJsonCarriesIt) {
   EXPECT_NE(fp8.out.find(" H100-SXM-80GB fp8 runs not fitted to)"), std::string::npos) << fp8.out;
 }
 
+// An uncalibrated prediction with a band says how to centre it; a calibrated one, or one with
+// no band (ResNet-50), does not.
+TEST(ValidationBandCli, AnUncalibratedPredictionNamesTheCalibrationsThatCentreItsBand) {
+  using namespace dejavu::testing;
+  const std::string problem = "simulate --platform " + src("platforms/presets/dgx-a100-4x8.yaml") + " --workload " +
+                              src("workloads/presets/gpt3-13b.yaml") + " --plan " +
+                              src("strategies/presets/tp4-pp2-dp4-1f1b.yaml");
+  const std::string hint = "  calibration        none (kernels at their speed alone): --calibration NAME";
+  const CliRun plain = run_dejavu(problem);
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_NE(plain.out.find(hint), std::string::npos) << plain.out;
+  const CliRun typical = run_dejavu(problem + " --calibration typical");
+  ASSERT_EQ(typical.code, 0) << typical.err;
+  EXPECT_EQ(typical.out.find(hint), std::string::npos) << typical.out;
+  EXPECT_NE(typical.out.find("  calibration        A100-SXM-80GB: typical_any.yaml"), std::string::npos) << typical.out;
+  const CliRun resnet =
+      run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-1x8.yaml") + " --workload " +
+                 src("workloads/presets/resnet50.yaml") + " --plan " + src("strategies/presets/dp8-mb128.yaml"));
+  ASSERT_EQ(resnet.code, 0) << resnet.err;
+  EXPECT_EQ(resnet.out.find(hint), std::string::npos) << resnet.out;
+}
+
 }  // namespace
 }  // namespace dejavu::tools

@@ -262,7 +262,7 @@ std::string communication_line(const std::vector<strategies::StreamCommReport>& 
 namespace {
 // Each calibrated GPU type: its files and, from a step calibration, the share of their speed
 // alone its kernels reach (its attention kernels' beside that).
-void write_calibration_lines(std::ostream& out, const std::vector<strategies::CalibrationNote>& notes) {
+void write_calibration_notes(std::ostream& out, const std::vector<strategies::CalibrationNote>& notes) {
   for (const strategies::CalibrationNote& c : notes) {
     std::string files;
     for (const std::string& f : c.files) files += (files.empty() ? "" : ", ") + f;
@@ -279,6 +279,15 @@ void write_calibration_lines(std::ostream& out, const std::vector<strategies::Ca
     }
     out << "\n";
   }
+}
+
+// The calibrations a prediction took, or for an uncalibrated one with a band, how to centre it
+// (the band says it is optimistic).
+void write_calibration_lines(std::ostream& out, const strategies::Report& r) {
+  write_calibration_notes(out, r.calibrations);
+  if (!r.calibrations.empty() || !r.validation.has_band || r.validation.steps != "none") return;
+  out << "  calibration        none (kernels at their speed alone): --calibration NAME centres the band, NAME a "
+         "framework's (dejavu list) or typical\n";
 }
 
 // What communication took and what it took from compute, and the compute time beside the
@@ -307,7 +316,7 @@ void write_summary(std::ostream& out, const strategies::Report& r) {
     out << buf;
     write_validation_lines(out, r.validation);
     if (!r.fp8_recipe.empty()) out << "  fp8 recipe         " << r.fp8_recipe << "\n";
-    write_calibration_lines(out, r.calibrations);
+    write_calibration_lines(out, r);
     std::snprintf(buf, sizeof buf, "  model TFLOP/s/GPU  %.1f   MFU %.1f%%   (hardware %.1f TFLOP/s/GPU, HFU %.1f%%)\n",
                   r.tflops_per_gpu, 100 * r.mfu, r.hardware_tflops_per_gpu, 100 * r.hfu);
     out << buf;
