@@ -182,6 +182,7 @@ void write_summary_table(std::ostream& out, const strategies::Report& r) {
     std::string outside;
     for (const std::string& o : v.outside) outside += (outside.empty() ? "" : "; ") + o;
     if (!outside.empty()) row("outside validation", outside);
+    for (const std::string& line : calibration_lines(r)) row("calibration", line);
     row("model TFLOP/s per GPU", fmt("%.1f (MFU %.1f%%)", r.tflops_per_gpu, 100 * r.mfu));
   }
   row("pipeline bubble", fmt("%.1f%%", 100 * r.bubble_fraction));

@@ -259,35 +259,34 @@ std::string communication_line(const std::vector<strategies::StreamCommReport>& 
   return out;
 }
 
-namespace {
-// Each calibrated GPU type: its files and, from a step calibration, the share of their speed
-// alone its kernels reach (its attention kernels' beside that).
-void write_calibration_notes(std::ostream& out, const std::vector<strategies::CalibrationNote>& notes) {
-  for (const strategies::CalibrationNote& c : notes) {
-    std::string files;
-    for (const std::string& f : c.files) files += (files.empty() ? "" : ", ") + f;
-    out << "  calibration        " << c.gpu << ": " << files;
-    char buf[160];
+std::vector<std::string> calibration_lines(const strategies::Report& r) {
+  std::vector<std::string> lines;
+  char buf[160];
+  for (const strategies::CalibrationNote& c : r.calibrations) {
+    std::string line = c.gpu + ": ";
+    for (size_t i = 0; i < c.files.size(); ++i) line += (i ? ", " : "") + c.files[i];
     if (c.step_efficiency != 1 || c.attention_step_efficiency != 1) {
       std::snprintf(buf, sizeof buf, " (kernels at %.1f%% of their speed alone", 100 * c.step_efficiency);
-      out << buf;
+      line += buf;
       if (c.attention_step_efficiency != 1) {
         std::snprintf(buf, sizeof buf, ", attention kernels %.2fx that", c.attention_step_efficiency);
-        out << buf;
+        line += buf;
       }
-      out << ")";
+      line += ")";
     }
-    out << "\n";
+    lines.push_back(line);
   }
+  if (r.calibrations.empty() && r.validation.has_band && r.validation.steps == "none")
+    lines.push_back(
+        "none (kernels at their speed alone): --calibration NAME centres the band, NAME a framework's (dejavu list) "
+        "or typical");
+  return lines;
 }
 
-// The calibrations a prediction took, or for an uncalibrated one with a band, how to centre it
-// (the band says it is optimistic).
+namespace {
+// calibration_lines, one a line.
 void write_calibration_lines(std::ostream& out, const strategies::Report& r) {
-  write_calibration_notes(out, r.calibrations);
-  if (!r.calibrations.empty() || !r.validation.has_band || r.validation.steps != "none") return;
-  out << "  calibration        none (kernels at their speed alone): --calibration NAME centres the band, NAME a "
-         "framework's (dejavu list) or typical\n";
+  for (const std::string& line : calibration_lines(r)) out << "  calibration        " << line << "\n";
 }
 
 // What communication took and what it took from compute, and the compute time beside the

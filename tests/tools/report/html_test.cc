@@ -29,9 +29,10 @@ TEST(HtmlReport, SelfContainedWithEveryViewAndRendersInChromium) {
   ASSERT_NE(at, std::string::npos) << r.out;
   const size_t from = r.out.find_first_not_of(' ', at + key.size()), to = r.out.find('\n', from);
   const std::string iteration = r.out.substr(from, to - from);
-  for (const std::string& part : {std::string("<h2>Timeline</h2>"), std::string("<h2>Memory over time</h2>"),
-                                  std::string("<h2>Time per stage</h2>"), std::string("<h2>Traffic per link"),
-                                  std::string("id=\"timeline\""), key, iteration})
+  for (const std::string& part :
+       {std::string("<h2>Timeline</h2>"), std::string("<h2>Memory over time</h2>"),
+        std::string("<h2>Time per stage</h2>"), std::string("<h2>Traffic per link"), std::string("id=\"timeline\""),
+        key, iteration, std::string("<th>calibration</th><td>none (kernels at their speed alone)")})
     EXPECT_NE(page.find(part), std::string::npos) << part;
   // Nothing fetched: no external script, stylesheet, image or font.
   for (const char* outside : {"<script src", "<link", "<img", "url(", "https://", "http://cdn"})
@@ -67,6 +68,19 @@ TEST(HtmlReport, SelfContainedWithEveryViewAndRendersInChromium) {
                             .c_str()),
             0);
   EXPECT_GT(fs::file_size(shot), 10000u);
+}
+
+// The page says which calibration priced the run, as the terminal summary does.
+TEST(HtmlReport, NamesTheCalibrationThatPricedTheRun) {
+  const fs::path html = scratch() / "typical.html";
+  const CliRun r =
+      run_dejavu("simulate --platform " + src("platforms/presets/dgx-a100-4x8.yaml") + " --workload " +
+                 src("workloads/presets/gpt3-13b.yaml") + " --plan " + src("strategies/presets/tp4-pp2-dp4-1f1b.yaml") +
+                 " --calibration typical --quiet --report " + html.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string page = slurp(html);
+  EXPECT_NE(page.find("<th>calibration</th><td>A100-SXM-80GB: typical_any.yaml (kernels at "), std::string::npos);
+  EXPECT_EQ(page.find("none (kernels at their speed alone)"), std::string::npos);
 }
 
 }  // namespace
