@@ -74,6 +74,9 @@ ModelConfig model_config_of(const CsvRow& r, sim::DType dtype) {
   workloads::TransformerConfig c;
   common(c);
   c.dropout = !pytorch_checkpoint(r);
+  // A hand-entered row whose parameter count says the head has its own weights (Megatron-Core's
+  // H100 table: public/megatron_core_h100.csv) says so in its optional tie_embeddings column.
+  c.tie_embeddings = !(r.has("tie_embeddings") && choice(r, "tie_embeddings", {"off"}) == "off");
   return c;
 }
 
@@ -138,7 +141,8 @@ bool sequence_parallel_off(const CsvRow& r) {
   return r.has("sequence_parallel") && choice(r, "sequence_parallel", {"off"}) == "off";
 }
 
-// Megatron-family frameworks run sequence parallelism with tensor parallelism, and so does
+// Megatron-family frameworks run sequence parallelism with tensor parallelism (Megatron-Core's
+// --tp-comm-overlap, which its H100 table ran, requires it), and so does
 // torchtitan: its tensor-parallel plan shards the norms and the residual stream along the
 // sequence (SequenceParallel, Shard(1): parallelize_llama.py at 9dec370 and 820504e). Unstated
 // recomputation is settled by resolve_row.
@@ -162,7 +166,7 @@ strategies::Plan plan_of(const CsvRow& r) {
              {"none", "full", "selective", "selective-op", "save-dot-except-mlpwi", "save-qkv-proj", "unknown"});
   p.recompute = re == "unknown" ? "none" : re;
   p.recompute_early_stop = p.recompute == "full" && pytorch_checkpoint(r);
-  p.sequence_parallel = p.tp > 1 && (nemo || fw == "torchtitan") && !sequence_parallel_off(r);
+  p.sequence_parallel = p.tp > 1 && (nemo || fw == "Megatron-Core" || fw == "torchtitan") && !sequence_parallel_off(r);
   // fp32 where the source says (tools/public_training.py), else the model's
   p.grad_dtype = choice(r, "grad_dtype", {"", "fp32", "bf16", "fp16"});
   p.optimizer_dtype = choice(r, "optimizer_dtype", {"", "fp32", "bf16"});  // bf16 where the run's config says
@@ -236,6 +240,9 @@ std::optional<std::string> unsupported(const CsvRow& r) {
   const std::string& fw = r.text("framework");
   if (r.text("sharding") == "unknown" && (fw == "MaxText" || fw == "Paxml"))
     return "JAX on XLA with an FSDP degree its source does not state (Paxml)";
+  // Megatron-Core's table gives each run's stages but not whether it interleaved them, which
+  // moves a 16-stage step by a fifth (public/megatron_core_h100.yaml).
+  if (r.text("vp") == "unknown") return "pipeline stages without their interleaving (virtual stages) stated";
   if (!r.has("global_batch") || !r.has("measured_step_s") || !r.has("layers")) return "batch, step or model not stated";
   if (!r.has("vocab")) return "vocabulary not stated";
   if (!r.has("heads")) return "attention heads not stated";

@@ -139,6 +139,7 @@ void add_lm_head(Chain& chain, const TransformerConfig& c, const Dims& d) {
   }
   Op head = lm_head_op(after, s, h, V, e);
   if (c.ends == TransformerConfig::Ends::Bert) head.params = V;  // BERT's decoder keeps a bias
+  if (!c.tie_embeddings) head.params = V * h;
   chain.add(head);
   chain.add(cross_entropy_op("loss", after, s, V, e, c.cross_entropy));
 }
@@ -190,10 +191,11 @@ TransformerConfig read_layers(const ConfigNode& n, TransformerConfig::Ends ends)
 
 ModelGraph TransformerGenerator::generate(const ConfigNode& n) const {
   n.expect_map({"kind", "name", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "dtype",
-                "global_batch_size", "attention", "dropout", "cross_entropy"});
+                "global_batch_size", "attention", "dropout", "cross_entropy", "tie_embeddings"});
   TransformerConfig c = read_layers(n, TransformerConfig::Ends::Gpt);
   c.seq_len = positive_key(n, "seq_len", 0, true, limits::kMaxSequence);
   c.vocab = positive_key(n, "vocab", 0, true, 1 << 30);
+  c.tie_embeddings = n.get_bool("tie_embeddings", true);
   return make_transformer(c);
 }
 

@@ -31,6 +31,9 @@ struct TransformerConfig {
   bool dropout = true;
   // How the loss runs (`cross_entropy:`; op_builders.h): Megatron's unfused fp32 passes by default.
   CrossEntropyKind cross_entropy = CrossEntropyKind::Unfused;
+  // GPT's LM head shares the embedding's weights (`tie_embeddings: true`, Megatron's default);
+  // false: its own vocab x hidden weights (Megatron's --untie-embeddings-and-output-weights).
+  bool tie_embeddings = true;
 };
 
 ModelGraph make_transformer(const TransformerConfig& c);

@@ -28,6 +28,7 @@ void write_workload_yaml(std::ostream& out, const TransformerConfig& c, const st
   out << "dtype: " << sim::to_string(c.dtype) << "\nattention: " << to_string(c.attention) << "\n";
   out << "cross_entropy: " << to_string(c.cross_entropy) << "\n";
   out << "dropout: " << (c.dropout ? "true" : "false") << "\n";
+  if (!c.tie_embeddings) out << "tie_embeddings: false\n";
 }
 
 void write_workload_yaml(std::ostream& out, const LlamaConfig& c, const std::string& comment) {

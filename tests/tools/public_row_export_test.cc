@@ -30,7 +30,7 @@ const std::string kSuites = "strategies/validation/public/";
 
 // The exported files, loaded as simulate loads them, predict the step validate predicts for
 // the row, to the last bit: the platform (its preset resized, on Jean Zay's servers for BLOOM),
-// the model (GPT, Llama with GQA, Nemotron's squared ReLU, a name with a colon), the plan
+// the model (GPT, tied or untied, Llama with GQA, Nemotron's squared ReLU, a name with a colon), the plan
 // (FSDP with Composer's post-backward prefetch and early-stopping recomputation, NeMo's overlaps
 // and fp8 weights, BLOOM's pipeline split and fp32 gradients, sequence parallelism off) and the
 // suite's calibration of the row's GPU type (or its typical one, `gpu: any`: torchtitan's H200
@@ -44,6 +44,7 @@ TEST(PublicRowExport, TheFilesRerunTheRowAsValidateRunsIt) {
       {"fp8/calibrated/dgxc_benchmarking.yaml", "385"},
       {"dgxc_benchmarking.yaml", "474"},
       {"calibrated/nemo_megatron_launcher_a100_2207.yaml", "616"},
+      {"calibrated/megatron_core_h100.yaml", "626"},
       {"bigscience_bloom_prequel.yaml", "584"},
       {"fp8/typical/torchtitan_benchmarks.yaml", "248"}};
   for (const auto& [suite, row] : rows) {

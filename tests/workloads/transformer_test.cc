@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/config_node.h"
 #include "sim/error.h"
 #include "workloads/generator.h"
 
@@ -32,6 +33,30 @@ TEST(Transformer, PresetParameterCountsMatchMegatronFormula) {
 TEST(Transformer, Gpt3_175bHas174_6BillionParameters) {
   const ModelGraph g = load_workload_file(preset("gpt3-175b"));
   EXPECT_NEAR(g.parameter_count(), 174.6e9, 0.001 * 174.6e9);
+}
+
+// An untied head has its own vocab x hidden weights: Megatron-Core's H100 table (README at
+// f2e5db402c) sizes its GPT of 24 layers at h 2048, V 131072 and 4096 tokens as 1.7B, the tied
+// count's 1.48B plus V h = 0.27B (1.75B; tied it would read 1.5B). The FLOPs do not change.
+TEST(Transformer, AnUntiedHeadAddsVocabTimesHiddenParameters) {
+  TransformerConfig c;
+  c.layers = 24;
+  c.hidden = 2048;
+  c.heads = 16;
+  c.seq_len = 4096;
+  c.vocab = 131072;
+  const ModelGraph tied = make_transformer(c);
+  c.tie_embeddings = false;
+  const ModelGraph untied = make_transformer(c);
+  EXPECT_NEAR(tied.parameter_count() / megatron_params(24, 2048, 131072, 4096), 1.0, 0.001);
+  EXPECT_DOUBLE_EQ(untied.parameter_count() - tied.parameter_count(), 131072.0 * 2048);
+  EXPECT_NEAR(untied.parameter_count() / 1e9, 1.75, 0.01);
+  EXPECT_DOUBLE_EQ(untied.model_flops(1), tied.model_flops(1));
+  const ModelGraph read = load_workload(
+      ConfigNode::load_string("kind: transformer\nlayers: 24\nhidden: 2048\nheads: 16\nseq_len: 4096\nvocab: 131072\n"
+                              "tie_embeddings: false\n",
+                              "untied.yaml"));
+  EXPECT_DOUBLE_EQ(read.parameter_count(), untied.parameter_count());
 }
 
 TEST(Transformer, ModelFlopsMatchMegatronCount) {
