@@ -498,6 +498,11 @@ TEST(StepCalibration, MegatronCoreH100RowsOutOfSample) {
     std::vector<std::string> cells;
     std::stringstream cells_in(line);
     for (std::string c; std::getline(cells_in, c, ',');) cells.push_back(c);
+    // layers, hidden, GPUs and global batch as the table gives them
+    EXPECT_EQ(std::stod(cells.at(3)), t.layers) << line;
+    EXPECT_EQ(std::stod(cells.at(4)), t.hidden) << line;
+    EXPECT_EQ(std::stod(cells.at(11)), t.gpus) << line;
+    EXPECT_EQ(std::stod(cells.at(21)), t.batch) << line;
     const double s = 4096, V = 131072, L = t.layers, h = t.hidden;
     const double flops = 12 * t.batch * s * L * h * h * ((2 + s / h) + 4 + V / (2 * L * h));
     EXPECT_NEAR(std::stod(cells.at(23)) / (flops / (t.tflops_per_gpu * 1e12 * t.gpus)), 1, 2e-4) << line;
