@@ -120,7 +120,7 @@ void add_vit_head(Chain& chain, const TransformerConfig& c, const Dims& d) {
 }
 
 // A language model's head: BERT's pooler and MLM transform or GPT's final LayerNorm, then
-// the LM head sharing the embedding's weights (vocabulary-parallel) and the loss.
+// the LM head sharing the embedding's weights unless untied (vocabulary-parallel) and the loss.
 void add_lm_head(Chain& chain, const TransformerConfig& c, const Dims& d) {
   const double s = d.s, h = d.h, V = d.V, e = d.e;
   const int after = c.layers;
