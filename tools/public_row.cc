@@ -41,6 +41,14 @@ std::string backward_prefetch_of(const CsvRow& r) {
   return r.text("framework") == "Composer/llm-foundry" ? "post" : strategies::Plan{}.zero_backward_prefetch;
 }
 
+// A hand-entered row turns off what its run did not do in an optional column of that name:
+// sequence_parallel (NeMo's 2022 5B: public/nemo_megatron_launcher_a100_2207.csv) and
+// tie_embeddings (Megatron-Core's H100 table, whose parameter counts say the head has its own
+// weights: public/megatron_core_h100.csv).
+bool turned_off(const CsvRow& r, const std::string& column) {
+  return r.has(column) && choice(r, column, {"off"}) == "off";
+}
+
 // The row's model as a generator's config; its attention kernel and loss are the row's
 // (tools/public_training.py says which each framework ran; no cross_entropy cell: unfused).
 ModelConfig model_config_of(const CsvRow& r, sim::DType dtype) {
@@ -74,9 +82,7 @@ ModelConfig model_config_of(const CsvRow& r, sim::DType dtype) {
   workloads::TransformerConfig c;
   common(c);
   c.dropout = !pytorch_checkpoint(r);
-  // A hand-entered row whose parameter count says the head has its own weights (Megatron-Core's
-  // H100 table: public/megatron_core_h100.csv) says so in its optional tie_embeddings column.
-  c.tie_embeddings = !(r.has("tie_embeddings") && choice(r, "tie_embeddings", {"off"}) == "off");
+  c.tie_embeddings = !turned_off(r, "tie_embeddings");
   return c;
 }
 
@@ -135,12 +141,6 @@ void set_sharding(const CsvRow& r, bool nemo, strategies::Plan& p) {
   if (p.zero == 3) p.zero_backward_prefetch = backward_prefetch_of(r);
 }
 
-// A hand-entered row whose run's config turns sequence parallelism off (NeMo's 2022 5B:
-// public/nemo_megatron_launcher_a100_2207.csv) says so in its optional sequence_parallel column.
-bool sequence_parallel_off(const CsvRow& r) {
-  return r.has("sequence_parallel") && choice(r, "sequence_parallel", {"off"}) == "off";
-}
-
 // Megatron-family frameworks run sequence parallelism with tensor parallelism (Megatron-Core's
 // --tp-comm-overlap, which its H100 table ran, requires it), and so does
 // torchtitan: its tensor-parallel plan shards the norms and the residual stream along the
@@ -166,7 +166,8 @@ strategies::Plan plan_of(const CsvRow& r) {
              {"none", "full", "selective", "selective-op", "save-dot-except-mlpwi", "save-qkv-proj", "unknown"});
   p.recompute = re == "unknown" ? "none" : re;
   p.recompute_early_stop = p.recompute == "full" && pytorch_checkpoint(r);
-  p.sequence_parallel = p.tp > 1 && (nemo || fw == "Megatron-Core" || fw == "torchtitan") && !sequence_parallel_off(r);
+  p.sequence_parallel =
+      p.tp > 1 && (nemo || fw == "Megatron-Core" || fw == "torchtitan") && !turned_off(r, "sequence_parallel");
   // fp32 where the source says (tools/public_training.py), else the model's
   p.grad_dtype = choice(r, "grad_dtype", {"", "fp32", "bf16", "fp16"});
   p.optimizer_dtype = choice(r, "optimizer_dtype", {"", "fp32", "bf16"});  // bf16 where the run's config says

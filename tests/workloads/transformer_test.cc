@@ -18,6 +18,16 @@ double megatron_params(double l, double h, double V, double s) {
   return 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h));
 }
 
+TransformerConfig gpt(int layers, int hidden, int heads, int seq_len, int vocab) {
+  TransformerConfig c;
+  c.layers = layers;
+  c.hidden = hidden;
+  c.heads = heads;
+  c.seq_len = seq_len;
+  c.vocab = vocab;
+  return c;
+}
+
 TEST(Transformer, PresetParameterCountsMatchMegatronFormula) {
   struct Case {
     const char* name;
@@ -39,12 +49,7 @@ TEST(Transformer, Gpt3_175bHas174_6BillionParameters) {
 // f2e5db402c) sizes its GPT of 24 layers at h 2048, V 131072 and 4096 tokens as 1.7B, the tied
 // count's 1.48B plus V h = 0.27B (1.75B; tied it would read 1.5B). The FLOPs do not change.
 TEST(Transformer, AnUntiedHeadAddsVocabTimesHiddenParameters) {
-  TransformerConfig c;
-  c.layers = 24;
-  c.hidden = 2048;
-  c.heads = 16;
-  c.seq_len = 4096;
-  c.vocab = 131072;
+  TransformerConfig c = gpt(24, 2048, 16, 4096, 131072);
   const ModelGraph tied = make_transformer(c);
   c.tie_embeddings = false;
   const ModelGraph untied = make_transformer(c);
@@ -60,13 +65,7 @@ TEST(Transformer, AnUntiedHeadAddsVocabTimesHiddenParameters) {
 }
 
 TEST(Transformer, ModelFlopsMatchMegatronCount) {
-  TransformerConfig c;
-  c.layers = 40;
-  c.hidden = 5120;
-  c.heads = 40;
-  c.seq_len = 2048;
-  c.vocab = 51200;
-  const ModelGraph g = make_transformer(c);
+  const ModelGraph g = make_transformer(gpt(40, 5120, 40, 2048, 51200));
   const double B = 512, s = 2048, l = 40, h = 5120, V = 51200;
   const double expected = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
   EXPECT_NEAR(g.model_flops(B) / expected, 1.0, 1e-12);
